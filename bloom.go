@@ -1,0 +1,794 @@
+// Package bloom implements Bloom filters: compact sets that answer "definitely
+// absent" or "probably present", with no false negatives and a false-positive
+// rate that is chosen up front and that holds.
+//
+// BloomFilter is a fixed-size filter sized from a capacity (keys) and a target
+// error rate. ScalableBloomFilter grows without limit while keeping its overall
+// error rate under its target.
+//
+// Keys are hashed once with 128-bit murmur3 (seeded by the filter's seed); the
+// k bit positions are derived from the two 64-bit halves by enhanced double
+// hashing and mapped onto [0, m) with a multiply-shift. AppendLocations
+// exposes exactly those positions so that other stores (see the redisbloom
+// module) can share a filter bit for bit.
+package bloom
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"math/bits"
+	"unsafe"
+
+	"github.com/bits-and-blooms/bitset"
+	"github.com/spaolacci/murmur3"
+)
+
+const (
+	// MaxBits is the largest filter New and NewWithSize build: 2^40 bits
+	// (128 GiB). Larger requests are errors, refused before any allocation.
+	// On 32-bit platforms the limit is what an int can index instead.
+	MaxBits uint64 = 1 << 40
+
+	// MaxHashes is the largest number of hash functions a filter may use. It
+	// allows error rates down to about 1e-19.
+	MaxHashes uint = 64
+
+	// DefaultSeed is the murmur3 seed filters use unless the Seed option says
+	// otherwise. Filters built anywhere with the same parameters and this seed
+	// set the same bits, so they can be saved, merged and compared.
+	DefaultSeed uint32 = 0x5BD1E995
+)
+
+// maxWords is the number of 64-bit words the largest filter needs, bounded by
+// what an int can index on this platform.
+var maxWords = min(MaxBits/64, uint64(math.MaxInt)/8)
+
+// Sentinel errors, to be matched with errors.Is.
+var (
+	// ErrInvalidParameter is wrapped by every error a constructor or option
+	// returns for a parameter out of its allowed range.
+	ErrInvalidParameter = errors.New("bloom: invalid parameter")
+
+	// ErrIncompatible is returned when combining filters whose sizes, hash
+	// counts or seeds differ.
+	ErrIncompatible = errors.New("bloom: incompatible filters")
+
+	// ErrCorrupt is wrapped by every error a decoder returns for input that is
+	// not a valid encoding: bad magic, unknown version, inconsistent header,
+	// wrong length or checksum mismatch.
+	ErrCorrupt = errors.New("bloom: corrupt or invalid encoding")
+)
+
+func paramError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidParameter, fmt.Sprintf(format, args...))
+}
+
+// Option configures a filter at construction. Options are created by Seed and,
+// for ScalableBloomFilter only, by Linear, Exponential and Tightening.
+type Option struct {
+	apply func(*settings) error
+}
+
+// settings collects what the options chose.
+type settings struct {
+	seed       uint32
+	growth     growth  // growthNone unless Linear or Exponential was given
+	scale      float64 // growth scale factor
+	tightening float64 // 0 unless Tightening was given
+	concurrent bool
+}
+
+func newSettings(opts []Option) (settings, error) {
+	s := settings{seed: DefaultSeed}
+	for _, o := range opts {
+		if o.apply == nil {
+			return s, paramError("zero Option value")
+		}
+		if err := o.apply(&s); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// Seed sets the murmur3 seed (default DefaultSeed). Filters can only be
+// combined and compared when their seeds match.
+//
+// With a public seed anyone can compute which keys collide in a filter and
+// craft keys that make it answer "present" for chosen absent keys, or fill it
+// quickly. A secret random seed (for example from crypto/rand), kept with the
+// filter, defends against such adversaries.
+func Seed(seed uint32) Option {
+	return Option{func(s *settings) error {
+		s.seed = seed
+		return nil
+	}}
+}
+
+// BloomFilter is a fixed-size Bloom filter of m bits and k hash functions.
+// Test never reports a key that was added as absent; it reports an absent key
+// as present with a probability close to ErrorRate while the filter holds at
+// most Capacity keys, and with a growing probability beyond that.
+//
+// A zero BloomFilter is not usable: create one with New or NewWithSize, or
+// decode one with UnmarshalBinary or ReadFrom. Adding to or testing a zero
+// BloomFilter panics; it never answers "present" for every key.
+//
+// A BloomFilter is not safe for concurrent use: calls that may modify it (Add,
+// TestAndAdd, Clear, UnmarshalBinary, ReadFrom) must not run concurrently with
+// any other call. Concurrent Test calls are safe.
+type BloomFilter struct {
+	m     uint64         // number of bits
+	k     uint           // number of hash functions
+	seed  uint32         // murmur3 seed
+	set   *bitset.BitSet // the bits; words aliases its storage
+	words []uint64       // len(words) == ceil(m/64); bits >= m are always 0
+	count uint64         // Adds that set at least one new bit
+
+	capacity  uint64  // keys the filter was sized for
+	errorRate float64 // target false-positive rate at capacity
+}
+
+// New returns an empty filter sized to hold capacity keys with a
+// false-positive rate of at most errorRate, that is with
+// FalsePositiveRate(Bits(), Hashes(), capacity) <= errorRate.
+//
+// It uses about -ln(errorRate)/(ln 2)^2 bits per key (9.6 bits at 1%, 14.4 at
+// 0.1%) and OptimalHashes hash functions. It returns an error wrapping
+// ErrInvalidParameter when capacity is 0, when errorRate is not in (0, 1), when
+// the filter would need more than MaxBits bits or MaxHashes hash functions, or
+// when an option is invalid or only meant for ScalableBloomFilter.
+func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.plainOnly(); err != nil {
+		return nil, err
+	}
+	m, k, err := sizeFor(capacity, errorRate)
+	if err != nil {
+		return nil, err
+	}
+	return newFilter(m, k, capacity, errorRate, s)
+}
+
+// sizeFor returns the smallest m, and the best k for it, such that
+// FalsePositiveRate(m, k, capacity) <= errorRate.
+func sizeFor(capacity uint64, errorRate float64) (uint64, uint, error) {
+	if capacity == 0 {
+		return 0, 0, paramError("capacity must be at least 1, got 0")
+	}
+	if !(errorRate > 0 && errorRate < 1) {
+		return 0, 0, paramError("errorRate must be in (0, 1), got %v", errorRate)
+	}
+	m := max(OptimalBits(capacity, errorRate), 1)
+	if m > MaxBits {
+		return 0, 0, paramError("capacity %d at errorRate %v needs %d bits, more than MaxBits (%d)", capacity, errorRate, m, MaxBits)
+	}
+	k := OptimalHashes(m, capacity)
+	if FalsePositiveRate(m, k, capacity) > errorRate {
+		// The textbook m assumes a real-valued k; with the integer k the rate
+		// overshoots by a hair. For fixed k the rate falls as m grows, so find
+		// the smallest m that meets the target: double the step, then bisect.
+		lo, hi := m, m
+		for step := uint64(1); FalsePositiveRate(hi, k, capacity) > errorRate; step *= 2 {
+			lo = hi
+			hi += step
+			if hi > MaxBits {
+				return 0, 0, paramError("capacity %d at errorRate %v needs more than MaxBits (%d) bits", capacity, errorRate, MaxBits)
+			}
+		}
+		for lo+1 < hi { // invariant: rate(lo) > errorRate >= rate(hi)
+			mid := lo + (hi-lo)/2
+			if FalsePositiveRate(mid, k, capacity) > errorRate {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		m = hi
+		// OptimalHashes picks the k with the lowest rate for this m, so the
+		// target still holds if it picks a different one.
+		k = OptimalHashes(m, capacity)
+	}
+	if k > MaxHashes {
+		return 0, 0, paramError("errorRate %v needs %d hash functions, more than MaxHashes (%d); use an errorRate of at least 1e-19", errorRate, k, MaxHashes)
+	}
+	return m, k, nil
+}
+
+// NewWithSize returns an empty filter of exactly bits bits and hashes hash
+// functions. Its Capacity is the number of keys for which hashes is optimal,
+// round(bits ln 2 / hashes), and its ErrorRate the false-positive rate at
+// that capacity. It returns an error wrapping ErrInvalidParameter when bits is
+// not in [1, MaxBits], hashes is not in [1, MaxHashes], or an option is invalid
+// or only meant for ScalableBloomFilter.
+func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.plainOnly(); err != nil {
+		return nil, err
+	}
+	if err := checkSize(bits, hashes); err != nil {
+		return nil, err
+	}
+	capacity := max(uint64(math.Round(float64(bits)*math.Ln2/float64(hashes))), 1)
+	return newFilter(bits, hashes, capacity, FalsePositiveRate(bits, hashes, capacity), s)
+}
+
+func checkSize(bits uint64, hashes uint) error {
+	if bits == 0 || bits > MaxBits || (bits-1)/64 >= maxWords {
+		return paramError("bits must be in [1, %d], got %d", min(MaxBits, maxWords*64), bits)
+	}
+	if hashes == 0 || hashes > MaxHashes {
+		return paramError("hashes must be in [1, %d], got %d", MaxHashes, hashes)
+	}
+	return nil
+}
+
+// plainOnly reports an error if s holds options that only ScalableBloomFilter
+// understands.
+func (s *settings) plainOnly() error {
+	if s.growth != growthNone || s.tightening != 0 {
+		return paramError("Linear, Exponential and Tightening apply only to NewScalable")
+	}
+	return nil
+}
+
+// newFilter is the one path that allocates a filter; m and k are valid.
+func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings) (*BloomFilter, error) {
+	set := bitset.New(uint(m))
+	return &BloomFilter{
+		m:         m,
+		k:         k,
+		seed:      s.seed,
+		set:       set,
+		words:     set.Words()[:(m+63)/64],
+		capacity:  capacity,
+		errorRate: errorRate,
+	}, nil
+}
+
+// golden is 2^64 divided by the golden ratio. Scaling the enhanced double
+// hashing correction by it makes the correction reach the high bits that the
+// multiply-shift reads.
+const golden = 0x9E3779B97F4A7C15
+
+// AppendLocations appends to dst the hashes bit positions, each in [0, bits),
+// that a filter of bits bits, hashes hash functions and seed seed sets for key
+// and returns the extended slice. They are exactly the positions Add sets and
+// Test reads, in the same order, and they are part of the format promise:
+// they never change within a format version. Positions may repeat.
+//
+// The positions are x_0, x_1, ... mapped onto [0, bits) by
+// (x_i * bits) >> 64, with (h1, h2) the 128-bit murmur3 hash of key with seed,
+// x_0 = h1, x_{i+1} = x_i + y_i, y_0 = h2, y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15
+// (all mod 2^64).
+func AppendLocations(dst []uint64, key []byte, bits uint64, hashes uint, seed uint32) []uint64 {
+	h1, h2 := murmur3.Sum128WithSeed(key, seed)
+	return appendPositions(dst, h1, h2, bits, hashes)
+}
+
+func appendPositions(dst []uint64, h1, h2 uint64, m uint64, k uint) []uint64 {
+	x, y, c := h1, h2, uint64(0)
+	for range k {
+		p, _ := bits.Mul64(x, m)
+		dst = append(dst, p)
+		c += golden
+		x += y
+		y += c
+	}
+	return dst
+}
+
+// bytesOf returns the bytes of s without copying. The result must not be
+// modified; murmur3 only reads it.
+func bytesOf(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+var errZeroValue = "bloom: use of a zero BloomFilter (create one with New or NewWithSize)"
+
+// add sets the positions of the key hashed to (h1, h2) and reports whether
+// all of them were already set. Count goes up when at least one was not.
+func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
+	if f.k == 0 {
+		panic(errZeroValue)
+	}
+	w, m := f.words, f.m
+	var fresh uint64
+	x, y, c := h1, h2, uint64(0)
+	for range f.k {
+		p, _ := bits.Mul64(x, m)
+		i, mask := p>>6, uint64(1)<<(p&63)
+		fresh |= mask &^ w[i]
+		w[i] |= mask
+		c += golden
+		x += y
+		y += c
+	}
+	if fresh == 0 {
+		return true
+	}
+	f.count++
+	return false
+}
+
+// test reports whether every position of the key hashed to (h1, h2) is set.
+func (f *BloomFilter) test(h1, h2 uint64) bool {
+	if f.k == 0 {
+		panic(errZeroValue)
+	}
+	w, m := f.words, f.m
+	x, y, c := h1, h2, uint64(0)
+	for range f.k {
+		p, _ := bits.Mul64(x, m)
+		if w[p>>6]&(1<<(p&63)) == 0 {
+			return false
+		}
+		c += golden
+		x += y
+		y += c
+	}
+	return true
+}
+
+// Add inserts key. Afterwards Test(key) reports true. It hashes key once and
+// does not allocate.
+func (f *BloomFilter) Add(key []byte) {
+	f.add(murmur3.Sum128WithSeed(key, f.seed))
+}
+
+// AddString inserts key, like Add, without copying or allocating.
+func (f *BloomFilter) AddString(key string) {
+	f.add(murmur3.Sum128WithSeed(bytesOf(key), f.seed))
+}
+
+// Test reports whether key may be in the filter: false means key was
+// definitely never added; true means it probably was (it is wrong with a
+// probability of about EstimatedErrorRate).
+func (f *BloomFilter) Test(key []byte) bool {
+	return f.test(murmur3.Sum128WithSeed(key, f.seed))
+}
+
+// TestString is Test for a string key, without copying or allocating.
+func (f *BloomFilter) TestString(key string) bool {
+	return f.test(murmur3.Sum128WithSeed(bytesOf(key), f.seed))
+}
+
+// TestAndAdd inserts key and reports whether it was probably present before
+// the call (with Test's meaning of true and false). The key is present
+// afterwards either way. It costs one hash pass, like Add.
+func (f *BloomFilter) TestAndAdd(key []byte) bool {
+	return f.add(murmur3.Sum128WithSeed(key, f.seed))
+}
+
+// TestAndAddString is TestAndAdd for a string key, without copying or
+// allocating.
+func (f *BloomFilter) TestAndAddString(key string) bool {
+	return f.add(murmur3.Sum128WithSeed(bytesOf(key), f.seed))
+}
+
+// Bits returns m, the size of the filter in bits. It occupies Bits()/8 bytes,
+// rounded up to whole 64-bit words.
+func (f *BloomFilter) Bits() uint64 { return f.m }
+
+// Hashes returns k, the number of bit positions each key sets.
+func (f *BloomFilter) Hashes() uint { return f.k }
+
+// Seed returns the murmur3 seed of the filter.
+func (f *BloomFilter) Seed() uint32 { return f.seed }
+
+// Capacity returns the number of keys the filter was sized for.
+func (f *BloomFilter) Capacity() uint64 { return f.capacity }
+
+// ErrorRate returns the target false-positive rate at Capacity keys.
+func (f *BloomFilter) ErrorRate() float64 { return f.errorRate }
+
+// Count returns the number of Add and TestAndAdd calls that set at least one
+// new bit: repeated keys are not counted, and a new key whose bits were all
+// set already (a false positive) is not counted either. After Union or
+// Intersection it is the EstimatedCount of the result.
+func (f *BloomFilter) Count() uint64 { return f.count }
+
+// IsFull reports whether the filter holds Capacity keys or more, so that its
+// false-positive rate is at or above ErrorRate.
+func (f *BloomFilter) IsFull() bool { return f.count >= f.capacity }
+
+// setBits returns the number of set bits. It is O(m/64).
+func (f *BloomFilter) setBits() uint64 { return uint64(f.set.Count()) }
+
+// FillRatio returns the fraction of bits that are set, in [0, 1]. It is
+// O(m/64): it counts the bits.
+func (f *BloomFilter) FillRatio() float64 {
+	if f.m == 0 {
+		return 0
+	}
+	return float64(f.setBits()) / float64(f.m)
+}
+
+// EstimatedCount returns the number of distinct keys the filter most likely
+// holds, computed from its fill with EstimateCount. Unlike Count it also works
+// for filters built by Union and Intersection. It is math.MaxUint64 when every
+// bit is set, and O(m/64).
+func (f *BloomFilter) EstimatedCount() uint64 {
+	return estimatedCount(f.m, f.k, f.setBits())
+}
+
+func estimatedCount(m uint64, k uint, set uint64) uint64 {
+	e := EstimateCount(m, k, set)
+	if e >= math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return uint64(math.Round(e))
+}
+
+// EstimatedErrorRate returns the probability that Test reports an absent key
+// as present at the current fill: FillRatio()^k. It is O(m/64).
+func (f *BloomFilter) EstimatedErrorRate() float64 {
+	return math.Pow(f.FillRatio(), float64(f.k))
+}
+
+// Clear removes every key and resets Count to 0, keeping the size. O(m/64).
+func (f *BloomFilter) Clear() {
+	clear(f.words)
+	f.count = 0
+}
+
+// Clone returns an independent copy of the filter. O(m/64).
+func (f *BloomFilter) Clone() *BloomFilter {
+	g := *f
+	g.set = f.set.Clone()
+	g.words = g.set.Words()[:len(f.words)]
+	return &g
+}
+
+// Equal reports whether f and other are the same filter: the same size, hash
+// count, seed, capacity, error rate, count and bits, which is when they encode
+// to the same bytes. O(m/64).
+func (f *BloomFilter) Equal(other *BloomFilter) bool {
+	if f == nil || other == nil {
+		return f == other
+	}
+	if f.m != other.m || f.k != other.k || f.seed != other.seed || f.count != other.count ||
+		f.capacity != other.capacity || math.Float64bits(f.errorRate) != math.Float64bits(other.errorRate) {
+		return false
+	}
+	for i, w := range f.words {
+		if other.words[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// compatible returns an error wrapping ErrIncompatible unless f and other can
+// be combined.
+func (f *BloomFilter) compatible(other *BloomFilter) error {
+	switch {
+	case f.k == 0 || other == nil || other.k == 0:
+		return fmt.Errorf("%w: nil or zero BloomFilter", ErrIncompatible)
+	case f.m != other.m:
+		return fmt.Errorf("%w: %d bits vs %d bits", ErrIncompatible, f.m, other.m)
+	case f.k != other.k:
+		return fmt.Errorf("%w: %d hashes vs %d hashes", ErrIncompatible, f.k, other.k)
+	case f.seed != other.seed:
+		return fmt.Errorf("%w: seed %#x vs seed %#x", ErrIncompatible, f.seed, other.seed)
+	}
+	return nil
+}
+
+// Union returns a new filter holding the keys of both f and other: Test on it
+// reports true for every key added to either. Its capacity and error rate are
+// f's; its Count is its EstimatedCount. f and other are unchanged. It returns
+// an error wrapping ErrIncompatible if their sizes, hash counts or seeds
+// differ. O(m/64).
+func (f *BloomFilter) Union(other *BloomFilter) (*BloomFilter, error) {
+	return f.combine(other, (*bitset.BitSet).InPlaceUnion)
+}
+
+// Intersection returns a new filter whose bits are set where both f's and
+// other's are: Test on it reports true for every key added to both (and, with
+// a somewhat higher false-positive rate than either, for some keys added to
+// only one). Its capacity and error rate are f's; its Count is its
+// EstimatedCount. f and other are unchanged. It returns an error wrapping
+// ErrIncompatible if their sizes, hash counts or seeds differ. O(m/64).
+func (f *BloomFilter) Intersection(other *BloomFilter) (*BloomFilter, error) {
+	return f.combine(other, (*bitset.BitSet).InPlaceIntersection)
+}
+
+func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) (*BloomFilter, error) {
+	if err := f.compatible(other); err != nil {
+		return nil, err
+	}
+	g := f.Clone()
+	op(g.set, other.set)
+	g.words = g.set.Words()[:len(f.words)]
+	set := g.setBits()
+	// Count never exceeds the number of set bits, an invariant decoders check.
+	g.count = min(estimatedCount(g.m, g.k, set), set)
+	return g, nil
+}
+
+// The binary format of a BloomFilter, version 1. All integers are
+// little-endian; the encoding of a filter is a pure function of what Equal
+// compares, so the same filter always encodes to the same bytes.
+//
+//	offset  size  field
+//	0       4     magic "BLMF"
+//	4       2     version, 1
+//	6       2     flags, 0 (decoders reject any other value)
+//	8       4     seed (murmur3)
+//	12      4     k, hash functions, in [1, MaxHashes]
+//	16      8     m, bits, in [1, MaxBits]
+//	24      8     capacity, keys, at least 1
+//	32      8     error rate, IEEE 754 float64 bits, in (0, 1)
+//	40      8     count, at most the number of set bits
+//	48      8*W   the bits as W = ceil(m/64) 64-bit words: bit i is bit i%64
+//	              of word i/64; bits at m and above are 0
+//	48+8*W  4     CRC-32C (Castagnoli) of every byte before it
+//
+// Bit positions are those of AppendLocations. Decoders accept exactly this
+// layout: a wrong magic, version, flags, size, padding bit, count, trailing
+// byte or checksum is an error wrapping ErrCorrupt, and a short input is
+// io.ErrUnexpectedEOF.
+const (
+	magic         = "BLMF"
+	formatVersion = 1
+	headerSize    = 48
+	crcSize       = 4
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// EncodedSize returns the length in bytes of the filter's binary encoding.
+func (f *BloomFilter) EncodedSize() int { return headerSize + 8*len(f.words) + crcSize }
+
+func (f *BloomFilter) appendHeader(b []byte) []byte {
+	b = append(b, magic...)
+	b = binary.LittleEndian.AppendUint16(b, formatVersion)
+	b = binary.LittleEndian.AppendUint16(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, f.seed)
+	b = binary.LittleEndian.AppendUint32(b, uint32(f.k))
+	b = binary.LittleEndian.AppendUint64(b, f.m)
+	b = binary.LittleEndian.AppendUint64(b, f.capacity)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.errorRate))
+	b = binary.LittleEndian.AppendUint64(b, f.count)
+	return b
+}
+
+// AppendBinary appends the binary encoding of the filter to b and returns the
+// extended slice (encoding.BinaryAppender).
+func (f *BloomFilter) AppendBinary(b []byte) ([]byte, error) {
+	if f.k == 0 {
+		return b, errors.New(errZeroValue)
+	}
+	start := len(b)
+	b = f.appendHeader(b)
+	for _, w := range f.words {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+}
+
+// MarshalBinary returns the binary encoding of the filter described above
+// (encoding.BinaryMarshaler). It errors only for a zero BloomFilter.
+func (f *BloomFilter) MarshalBinary() ([]byte, error) {
+	return f.AppendBinary(make([]byte, 0, f.EncodedSize()))
+}
+
+// header is a decoded, validated header.
+type header struct {
+	seed      uint32
+	k         uint
+	m         uint64
+	capacity  uint64
+	errorRate float64
+	count     uint64
+}
+
+func (h *header) words() uint64 { return (h.m + 63) / 64 }
+
+// parseHeader validates the fixed-size header; it allocates nothing.
+func parseHeader(b []byte) (header, error) {
+	var h header
+	if string(b[0:4]) != magic {
+		return h, corrupt("bad magic %q", b[0:4])
+	}
+	if v := binary.LittleEndian.Uint16(b[4:]); v != formatVersion {
+		return h, corrupt("unsupported format version %d (want %d)", v, formatVersion)
+	}
+	if fl := binary.LittleEndian.Uint16(b[6:]); fl != 0 {
+		return h, corrupt("unknown flags %#x", fl)
+	}
+	h.seed = binary.LittleEndian.Uint32(b[8:])
+	k := binary.LittleEndian.Uint32(b[12:])
+	h.m = binary.LittleEndian.Uint64(b[16:])
+	h.capacity = binary.LittleEndian.Uint64(b[24:])
+	h.errorRate = math.Float64frombits(binary.LittleEndian.Uint64(b[32:]))
+	h.count = binary.LittleEndian.Uint64(b[40:])
+	if k == 0 || k > uint32(MaxHashes) {
+		return h, corrupt("hash count %d not in [1, %d]", k, MaxHashes)
+	}
+	h.k = uint(k)
+	if err := checkSize(h.m, h.k); err != nil {
+		return h, corrupt("size %d bits not in [1, %d]", h.m, MaxBits)
+	}
+	if h.capacity == 0 {
+		return h, corrupt("capacity 0")
+	}
+	if !(h.errorRate > 0 && h.errorRate < 1) {
+		return h, corrupt("error rate %v not in (0, 1)", h.errorRate)
+	}
+	if h.count > h.m {
+		return h, corrupt("count %d exceeds %d bits", h.count, h.m)
+	}
+	return h, nil
+}
+
+// build checks the payload words against the header and returns the filter.
+// words is owned by the result.
+func (h *header) build(words []uint64) (*BloomFilter, error) {
+	if r := h.m % 64; r != 0 && words[len(words)-1]>>r != 0 {
+		return nil, corrupt("bits set beyond the filter size")
+	}
+	set := bitset.FromWithLength(uint(h.m), words)
+	if c := uint64(set.Count()); h.count > c {
+		return nil, corrupt("count %d exceeds the %d set bits", h.count, c)
+	}
+	return &BloomFilter{
+		m: h.m, k: h.k, seed: h.seed, set: set, words: words, count: h.count,
+		capacity: h.capacity, errorRate: h.errorRate,
+	}, nil
+}
+
+// UnmarshalBinary decodes a filter encoded by MarshalBinary into f
+// (encoding.BinaryUnmarshaler), replacing its contents. It validates the
+// header and the length before it allocates, never panics, and leaves f
+// unchanged on error. Errors wrap ErrCorrupt, or are io.ErrUnexpectedEOF for
+// a truncated input.
+func (f *BloomFilter) UnmarshalBinary(data []byte) error {
+	g, err := decode(data)
+	if err != nil {
+		return err
+	}
+	*f = *g
+	return nil
+}
+
+func decode(data []byte) (*BloomFilter, error) {
+	if len(data) < headerSize {
+		return nil, io.ErrUnexpectedEOF
+	}
+	h, err := parseHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	want := headerSize + 8*h.words() + crcSize // no overflow: m <= MaxBits
+	switch {
+	case uint64(len(data)) < want:
+		return nil, io.ErrUnexpectedEOF
+	case uint64(len(data)) > want:
+		return nil, corrupt("%d trailing bytes", uint64(len(data))-want)
+	}
+	body := data[:want-crcSize]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[want-crcSize:]) {
+		return nil, corrupt("checksum mismatch")
+	}
+	words := make([]uint64, h.words())
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint64(body[headerSize+8*i:])
+	}
+	return h.build(words)
+}
+
+// WriteTo writes the binary encoding of the filter to w (io.WriterTo) and
+// returns the number of bytes written.
+func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
+	if f.k == 0 {
+		return 0, errors.New(errZeroValue)
+	}
+	const chunk = 1 << 13 // words per write
+	buf := make([]byte, 0, 8*min(chunk, len(f.words))+headerSize+crcSize)
+	buf = f.appendHeader(buf)
+	crc := uint32(0)
+	var total int64
+	flush := func() error {
+		crc = crc32.Update(crc, castagnoli, buf)
+		n, err := w.Write(buf)
+		total += int64(n)
+		buf = buf[:0]
+		return err
+	}
+	for i, word := range f.words {
+		buf = binary.LittleEndian.AppendUint64(buf, word)
+		if (i+1)%chunk == 0 {
+			if err := flush(); err != nil {
+				return total, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return total, err
+	}
+	n, err := w.Write(binary.LittleEndian.AppendUint32(buf, crc))
+	return total + int64(n), err
+}
+
+// ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
+// f (io.ReaderFrom), replacing its contents, and returns the number of bytes
+// read. It reads exactly the encoding and no byte past it, so several filters
+// can follow each other in one stream. It never allocates much more than the
+// bytes it has actually read, whatever the header claims, never panics, and
+// leaves f unchanged on error. A stream that ends early gives
+// io.ErrUnexpectedEOF; other errors wrap ErrCorrupt or come from r.
+func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
+	g, n, err := readFilter(r)
+	if err != nil {
+		return n, err
+	}
+	*f = *g
+	return n, nil
+}
+
+func readFilter(r io.Reader) (*BloomFilter, int64, error) {
+	var hb [headerSize]byte
+	n, err := io.ReadFull(r, hb[:])
+	read := int64(n)
+	if err != nil {
+		return nil, read, noEOF(err)
+	}
+	h, err := parseHeader(hb[:])
+	if err != nil {
+		return nil, read, err
+	}
+	crc := crc32.Checksum(hb[:], castagnoli)
+	// Read the words in chunks, growing the slice only as data arrives, so a
+	// hostile header cannot make us allocate what the input does not hold.
+	const chunk = 1 << 13
+	total := h.words()
+	words := make([]uint64, 0, min(total, chunk))
+	buf := make([]byte, 8*min(total, chunk))
+	for uint64(len(words)) < total {
+		part := buf[:8*min(total-uint64(len(words)), chunk)]
+		n, err := io.ReadFull(r, part)
+		read += int64(n)
+		if err != nil {
+			return nil, read, noEOF(err)
+		}
+		crc = crc32.Update(crc, castagnoli, part)
+		for i := 0; i < len(part); i += 8 {
+			words = append(words, binary.LittleEndian.Uint64(part[i:]))
+		}
+	}
+	var cb [crcSize]byte
+	n, err = io.ReadFull(r, cb[:])
+	read += int64(n)
+	if err != nil {
+		return nil, read, noEOF(err)
+	}
+	if binary.LittleEndian.Uint32(cb[:]) != crc {
+		return nil, read, corrupt("checksum mismatch")
+	}
+	g, err := h.build(words)
+	return g, read, err
+}
+
+// noEOF turns an end of input inside an encoding into io.ErrUnexpectedEOF.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
