@@ -150,56 +150,11 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 	if err := s.plainOnly(); err != nil {
 		return nil, err
 	}
-	m, k, err := sizeFor(capacity, errorRate)
+	m, k, err := Size(capacity, errorRate)
 	if err != nil {
 		return nil, err
 	}
 	return newFilter(m, k, capacity, errorRate, s)
-}
-
-// sizeFor returns the smallest m, and the best k for it, such that
-// FalsePositiveRate(m, k, capacity) <= errorRate.
-func sizeFor(capacity uint64, errorRate float64) (uint64, uint, error) {
-	if capacity == 0 {
-		return 0, 0, paramError("capacity must be at least 1, got 0")
-	}
-	if !(errorRate > 0 && errorRate < 1) {
-		return 0, 0, paramError("errorRate must be in (0, 1), got %v", errorRate)
-	}
-	m := max(OptimalBits(capacity, errorRate), 1)
-	if m > MaxBits {
-		return 0, 0, paramError("capacity %d at errorRate %v needs %d bits, more than MaxBits (%d)", capacity, errorRate, m, MaxBits)
-	}
-	k := OptimalHashes(m, capacity)
-	if FalsePositiveRate(m, k, capacity) > errorRate {
-		// The textbook m assumes a real-valued k; with the integer k the rate
-		// overshoots by a hair. For fixed k the rate falls as m grows, so find
-		// the smallest m that meets the target: double the step, then bisect.
-		lo, hi := m, m
-		for step := uint64(1); FalsePositiveRate(hi, k, capacity) > errorRate; step *= 2 {
-			lo = hi
-			hi += step
-			if hi > MaxBits {
-				return 0, 0, paramError("capacity %d at errorRate %v needs more than MaxBits (%d) bits", capacity, errorRate, MaxBits)
-			}
-		}
-		for lo+1 < hi { // invariant: rate(lo) > errorRate >= rate(hi)
-			mid := lo + (hi-lo)/2
-			if FalsePositiveRate(mid, k, capacity) > errorRate {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		m = hi
-		// OptimalHashes picks the k with the lowest rate for this m, so the
-		// target still holds if it picks a different one.
-		k = OptimalHashes(m, capacity)
-	}
-	if k > MaxHashes {
-		return 0, 0, paramError("errorRate %v needs %d hash functions, more than MaxHashes (%d); use an errorRate of at least 1e-19", errorRate, k, MaxHashes)
-	}
-	return m, k, nil
 }
 
 // NewWithSize returns an empty filter of exactly bits bits and hashes hash
