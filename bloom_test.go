@@ -1,0 +1,952 @@
+package bloom
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/spaolacci/murmur3"
+)
+
+// keyOf writes a distinct 16-byte key for i into buf: members use tag 0,
+// absent keys tag 1, so the two sets never overlap.
+func keyOf(buf []byte, tag, i uint64) []byte {
+	binary.LittleEndian.PutUint64(buf[0:], i)
+	binary.LittleEndian.PutUint64(buf[8:], tag)
+	return buf[:16]
+}
+
+func mustNew(t testing.TB, n uint64, p float64, opts ...Option) *BloomFilter {
+	t.Helper()
+	f, err := New(n, p, opts...)
+	if err != nil {
+		t.Fatalf("New(%d, %v): %v", n, p, err)
+	}
+	return f
+}
+
+// ---- sizing ----
+
+func TestOptimalHashesMinimisesRate(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		n := 1 + r.Uint64N(1e7)
+		m := 1 + r.Uint64N(40*n)
+		k := OptimalHashes(m, n)
+		if k < 1 {
+			t.Fatalf("OptimalHashes(%d, %d) = 0", m, n)
+		}
+		got := FalsePositiveRate(m, k, n)
+		if k > 1 && FalsePositiveRate(m, k-1, n) < got {
+			t.Errorf("OptimalHashes(%d, %d) = %d but k-1 gives a lower rate", m, n, k)
+		}
+		if FalsePositiveRate(m, k+1, n) < got {
+			t.Errorf("OptimalHashes(%d, %d) = %d but k+1 gives a lower rate", m, n, k)
+		}
+	}
+}
+
+// TestSizeGolden pins the sizes New chooses; changing them changes what
+// every program allocates, so it must be deliberate.
+func TestSizeGolden(t *testing.T) {
+	tests := []struct {
+		n        uint64
+		p        float64
+		m        uint64
+		k        uint
+		textbook uint64
+	}{
+		{1000, 0.1, 4809, 3, 4793},
+		{1000, 0.01, 9593, 7, 9586},
+		{1000, 0.001, 14378, 10, 14378},
+		{1000000, 0.01, 9592955, 7, 9585059},
+		{1000000, 0.001, 14377640, 10, 14377588},
+		{1000000, 0.0001, 19172955, 13, 19170117},
+		{10000000, 0.01, 95929548, 7, 95850584},
+	}
+	for _, tt := range tests {
+		if got := OptimalBits(tt.n, tt.p); got != tt.textbook {
+			t.Errorf("OptimalBits(%d, %v) = %d, want %d", tt.n, tt.p, got, tt.textbook)
+		}
+		m, k, err := Size(tt.n, tt.p)
+		if err != nil || m != tt.m || k != tt.k {
+			t.Errorf("Size(%d, %v) = %d, %d, %v; want %d, %d", tt.n, tt.p, m, k, err, tt.m, tt.k)
+		}
+		if r := FalsePositiveRate(m, k, tt.n); r > tt.p {
+			t.Errorf("Size(%d, %v): rate %v exceeds the target", tt.n, tt.p, r)
+		}
+		if m > tt.textbook && FalsePositiveRate(m-1, OptimalHashes(m-1, tt.n), tt.n) <= tt.p {
+			t.Errorf("Size(%d, %v) = %d is not the smallest size meeting the target", tt.n, tt.p, m)
+		}
+	}
+	// The case the issue names: the textbook size overshoots with k = 7.
+	if r := FalsePositiveRate(9585059, 7, 1e6); r <= 0.01 {
+		t.Errorf("textbook m no longer overshoots (%v); the golden table above needs a look", r)
+	}
+}
+
+func TestSizeMeetsTargetEverywhere(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		n := 1 + r.Uint64N(1e8)
+		p := math.Pow(10, -r.Float64()*12)
+		if p >= 1 {
+			continue
+		}
+		m, k, err := Size(n, p)
+		if err != nil {
+			continue // beyond MaxBits
+		}
+		if got := FalsePositiveRate(m, k, n); got > p {
+			t.Fatalf("Size(%d, %v) = (%d, %d) gives %v", n, p, m, k, got)
+		}
+	}
+}
+
+func TestEstimateCount(t *testing.T) {
+	if got := EstimateCount(100, 3, 100); !math.IsInf(got, 1) {
+		t.Errorf("full filter: got %v, want +Inf", got)
+	}
+	if got := EstimateCount(1000, 5, 0); got != 0 {
+		t.Errorf("empty filter: got %v, want 0", got)
+	}
+	// The expected fill for n keys is m(1 - e^(-kn/m)); the estimate inverts it.
+	m, k, n := uint64(1e6), uint(7), 50000.0
+	fill := float64(m) * -math.Expm1(-float64(k)*n/float64(m))
+	if got := EstimateCount(m, k, uint64(math.Round(fill))); math.Abs(got-n) > 1 {
+		t.Errorf("EstimateCount = %v, want about %v", got, n)
+	}
+}
+
+// ---- constructors ----
+
+func TestConstructorErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"capacity 0", func() error { _, err := New(0, 0.01); return err }, "capacity"},
+		{"rate 0", func() error { _, err := New(10, 0); return err }, "errorRate"},
+		{"rate 1", func() error { _, err := New(10, 1); return err }, "errorRate"},
+		{"rate negative", func() error { _, err := New(10, -0.5); return err }, "errorRate"},
+		{"rate NaN", func() error { _, err := New(10, math.NaN()); return err }, "errorRate"},
+		{"rate Inf", func() error { _, err := New(10, math.Inf(1)); return err }, "errorRate"},
+		{"too large", func() error { _, err := New(1<<40, 0.01); return err }, "MaxBits"},
+		{"rate too small", func() error { _, err := New(10, 1e-30); return err }, "MaxHashes"},
+		{"bits 0", func() error { _, err := NewWithSize(0, 3); return err }, "bits"},
+		{"bits too many", func() error { _, err := NewWithSize(MaxBits+1, 3); return err }, "bits"},
+		{"hashes 0", func() error { _, err := NewWithSize(64, 0); return err }, "hashes"},
+		{"hashes absurd", func() error { _, err := NewWithSize(64, 1000); return err }, "hashes"},
+		{"zero option", func() error { _, err := New(10, 0.1, Option{}); return err }, "Option"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err()
+			if !errors.Is(err, ErrInvalidParameter) {
+				t.Fatalf("got %v, want an error wrapping ErrInvalidParameter", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "bloom: ") {
+				t.Errorf("error %q should start with \"bloom: \" and name %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewWithSize(t *testing.T) {
+	f, err := NewWithSize(1000, 5, Seed(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Bits() != 1000 || f.Hashes() != 5 || f.Seed() != 9 {
+		t.Fatalf("got m=%d k=%d seed=%d", f.Bits(), f.Hashes(), f.Seed())
+	}
+	if f.Capacity() != 139 { // round(1000 ln 2 / 5)
+		t.Errorf("Capacity = %d, want 139", f.Capacity())
+	}
+	if want := FalsePositiveRate(1000, 5, 139); f.ErrorRate() != want {
+		t.Errorf("ErrorRate = %v, want %v", f.ErrorRate(), want)
+	}
+	g := mustNew(t, 1000, 0.01)
+	if g.Seed() != DefaultSeed {
+		t.Errorf("default seed %#x, want DefaultSeed", g.Seed())
+	}
+}
+
+func TestZeroValuePanics(t *testing.T) {
+	var f BloomFilter
+	for name, call := range map[string]func(){
+		"Add":        func() { f.Add([]byte("x")) },
+		"Test":       func() { f.Test([]byte("x")) },
+		"TestString": func() { f.TestString("x") },
+		"TestAndAdd": func() { f.TestAndAdd(nil) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s on a zero BloomFilter did not panic", name)
+				}
+			}()
+			call()
+		}()
+	}
+	if _, err := f.MarshalBinary(); err == nil {
+		t.Error("MarshalBinary of a zero BloomFilter succeeded")
+	}
+	g := mustNew(t, 10, 0.1)
+	if _, err := g.Union(&f); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("Union with a zero filter: %v", err)
+	}
+}
+
+// ---- behaviour ----
+
+func TestAddTestCount(t *testing.T) {
+	f := mustNew(t, 1000, 0.01)
+	if f.TestString("a") || f.Test(nil) {
+		t.Fatal("empty filter reports a key present")
+	}
+	if f.TestAndAddString("a") {
+		t.Error("TestAndAdd reported a new key present")
+	}
+	if !f.TestAndAdd([]byte("a")) {
+		t.Error("TestAndAdd reported an added key absent")
+	}
+	f.Add(nil)
+	f.AddString("")
+	f.AddString("a")
+	if f.Count() != 2 {
+		t.Errorf("Count = %d, want 2 (duplicates do not count)", f.Count())
+	}
+	if !f.Test([]byte{}) || !f.TestString("a") || !f.Test([]byte("a")) {
+		t.Error("false negative")
+	}
+	buf := make([]byte, 16)
+	for i := range uint64(998) {
+		f.Add(keyOf(buf, 0, i))
+	}
+	if f.Count() < 995 || f.Count() > 1000 || !f.IsFull() {
+		t.Errorf("Count = %d IsFull = %v after 1000 distinct keys", f.Count(), f.IsFull())
+	}
+	if e := f.EstimatedCount(); e < 950 || e > 1050 {
+		t.Errorf("EstimatedCount = %d, want about 1000", e)
+	}
+	if r := f.FillRatio(); r < 0.45 || r > 0.55 {
+		t.Errorf("FillRatio = %v, want about 0.5 at capacity", r)
+	}
+	if r := f.EstimatedErrorRate(); r < 0.005 || r > 0.02 {
+		t.Errorf("EstimatedErrorRate = %v, want about 0.01", r)
+	}
+	f.Clear()
+	if f.Count() != 0 || f.FillRatio() != 0 || f.TestString("a") {
+		t.Error("Clear left keys behind")
+	}
+}
+
+func TestUnionIntersection(t *testing.T) {
+	a, b := mustNew(t, 1000, 0.01), mustNew(t, 1000, 0.01)
+	buf := make([]byte, 16)
+	for i := range uint64(600) {
+		a.Add(keyOf(buf, 0, i))
+		b.Add(keyOf(buf, 0, i+400))
+	}
+	aBefore, bBefore := a.Clone(), b.Clone()
+	u, err := a.Union(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := a.Intersection(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Equal(aBefore) || !b.Equal(bBefore) {
+		t.Fatal("Union or Intersection changed an input")
+	}
+	for i := range uint64(1000) {
+		if !u.Test(keyOf(buf, 0, i)) {
+			t.Fatalf("union lost key %d", i)
+		}
+		if i >= 400 && i < 600 && !in.Test(keyOf(buf, 0, i)) {
+			t.Fatalf("intersection lost key %d", i)
+		}
+	}
+	if c := u.Count(); c < 950 || c > 1050 {
+		t.Errorf("union Count = %d, want about 1000", c)
+	}
+	if c := in.Count(); c < 150 || c > 300 {
+		t.Errorf("intersection Count = %d, want about 200", c)
+	}
+
+	for name, other := range map[string]*BloomFilter{
+		"bits":   mustNew(t, 1001, 0.01),
+		"hashes": func() *BloomFilter { f, _ := NewWithSize(a.Bits(), a.Hashes()+1); return f }(),
+		"seed":   mustNew(t, 1000, 0.01, Seed(1)),
+		"nil":    nil,
+	} {
+		if g, err := a.Union(other); !errors.Is(err, ErrIncompatible) || g != nil {
+			t.Errorf("Union with different %s: %v, %v", name, g, err)
+		}
+		if g, err := a.Intersection(other); !errors.Is(err, ErrIncompatible) || g != nil {
+			t.Errorf("Intersection with different %s: %v, %v", name, g, err)
+		}
+	}
+}
+
+func TestCloneEqual(t *testing.T) {
+	f := mustNew(t, 100, 0.01)
+	f.AddString("x")
+	g := f.Clone()
+	if !g.Equal(f) || !f.Equal(g) {
+		t.Fatal("clone differs")
+	}
+	g.AddString("y")
+	if g.Equal(f) || f.TestString("y") && !g.Equal(f) && f.Count() != 1 {
+		t.Fatal("clone shares state with the original")
+	}
+	if f.Equal(nil) || !(*BloomFilter)(nil).Equal(nil) {
+		t.Error("Equal with nil")
+	}
+	h := mustNew(t, 100, 0.01, Seed(5))
+	h.AddString("x")
+	if h.Equal(f) {
+		t.Error("filters with different seeds are Equal")
+	}
+}
+
+// TestNoFalseNegatives is the core property: over many random
+// configurations, every added key tests present, including empty and binary
+// keys, and after Union, Clone and a binary round trip.
+func TestNoFalseNegatives(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 43))
+	configs := 120
+	if testing.Short() {
+		configs = 30
+	}
+	for c := range configs {
+		n := 1 + r.Uint64N(20000)
+		p := math.Pow(10, -0.2-r.Float64()*6)
+		f := mustNew(t, n, p, Seed(r.Uint32()))
+		other, _ := NewWithSize(f.Bits(), f.Hashes(), Seed(f.Seed()))
+		keys := make([][]byte, 0, n+1)
+		keys = append(keys, []byte{})
+		for range n {
+			k := make([]byte, r.IntN(40))
+			for i := range k {
+				k[i] = byte(r.Uint32())
+			}
+			keys = append(keys, k)
+		}
+		for i, k := range keys {
+			if i%2 == 0 {
+				f.Add(k)
+			} else {
+				f.AddString(string(k))
+			}
+			other.AddString("other" + string(k))
+		}
+		u, err := f.Union(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dec BloomFilter
+		if err := dec.UnmarshalBinary(enc); err != nil {
+			t.Fatal(err)
+		}
+		var streamed BloomFilter
+		if _, err := streamed.ReadFrom(bytes.NewReader(enc)); err != nil {
+			t.Fatal(err)
+		}
+		for name, g := range map[string]*BloomFilter{"filter": f, "union": u, "clone": f.Clone(), "decoded": &dec, "read": &streamed} {
+			for _, k := range keys {
+				if !g.Test(k) || !g.TestString(string(k)) {
+					t.Fatalf("config %d (n=%d p=%g) %s: false negative for %x", c, n, p, name, k)
+				}
+			}
+		}
+	}
+}
+
+// ---- statistics ----
+
+// measureFPR adds n member keys and tests absent keys, returning the
+// measured rate and the rate predicted from the fill, FillRatio^k.
+func measureFPR(f *BloomFilter, n, absent uint64) (measured, predicted float64) {
+	buf := make([]byte, 16)
+	for i := range n {
+		f.Add(keyOf(buf, 0, i))
+	}
+	fp := 0
+	for i := range absent {
+		if f.Test(keyOf(buf, 1, i)) {
+			fp++
+		}
+	}
+	return float64(fp) / float64(absent), f.EstimatedErrorRate()
+}
+
+func TestFalsePositiveRate(t *testing.T) {
+	for _, n := range []uint64{1e3, 1e5, 1e6} {
+		for _, p := range []float64{0.1, 0.01, 0.001, 0.0001} {
+			// At least 10^6 absent keys, and enough to expect 2000 false
+			// positives, so that 1.1x the target is 4.5 sigma away.
+			absent := max(uint64(1_000_000), uint64(2000/p))
+			t.Run(fmt.Sprintf("n=%g/p=%g", float64(n), p), func(t *testing.T) {
+				if testing.Short() && n > 1e5 {
+					t.Skip("large filter in -short mode")
+				}
+				f := mustNew(t, n, p)
+				got, want := measureFPR(f, n, absent)
+				sigma := math.Sqrt(want * (1 - want) / float64(absent))
+				if math.Abs(got-want) > 5*sigma {
+					t.Errorf("measured %.6f, fill predicts %.6f (5 sigma = %.6f)", got, want, 5*sigma)
+				}
+				if n >= 1e5 && got > 1.1*p {
+					t.Errorf("measured %.6f at capacity, more than 1.1x the target %v", got, p)
+				}
+				t.Logf("measured %.6f, predicted %.6f, target %v, ratio %.3f", got, want, p, got/p)
+			})
+		}
+	}
+}
+
+// TestSmallFilterTinyRate guards the known pitfall of double hashing under a
+// multiply-shift: small n and tiny p drift above target unless the
+// correction reaches the high bits.
+func TestSmallFilterTinyRate(t *testing.T) {
+	const (
+		n      = 1000
+		p      = 1e-5
+		seeds  = 40
+		absent = 500_000
+	)
+	var sum float64
+	for s := range uint32(seeds) {
+		f := mustNew(t, n, p, Seed(s*0x9E3779B1+1))
+		got, _ := measureFPR(f, n, absent)
+		sum += got
+	}
+	ratio := sum / seeds / p
+	t.Logf("n=%d p=%g over %d seeds: measured/target = %.3f", n, p, seeds, ratio)
+	if ratio > 1.3 {
+		t.Errorf("measured rate is %.2fx the target, want <= 1.3x", ratio)
+	}
+}
+
+// sourceDesign is the design this library replaced: k murmur3 hashes with
+// seeds 0..k-1, position = hash mod m. It is kept as a yardstick.
+type sourceDesign struct {
+	m    uint64
+	k    uint
+	bits []uint64
+}
+
+func (s *sourceDesign) pos(key []byte, i uint) uint64 {
+	h, _ := murmur3.Sum128WithSeed(key, uint32(i))
+	return h % s.m
+}
+
+func (s *sourceDesign) add(key []byte) {
+	for i := range s.k {
+		p := s.pos(key, i)
+		s.bits[p/64] |= 1 << (p % 64)
+	}
+}
+
+func (s *sourceDesign) test(key []byte) bool {
+	for i := range s.k {
+		p := s.pos(key, i)
+		if s.bits[p/64]&(1<<(p%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPositionsMatchIndependentHashes compares, over the same keys, our
+// one-pass positions with k independently seeded murmur3 hashes.
+func TestPositionsMatchIndependentHashes(t *testing.T) {
+	for _, tc := range []struct {
+		n uint64
+		p float64
+	}{{1e4, 0.01}, {1e5, 0.001}, {2000, 1e-4}} {
+		t.Run(fmt.Sprintf("n=%g/p=%g", float64(tc.n), tc.p), func(t *testing.T) {
+			f := mustNew(t, tc.n, tc.p)
+			s := &sourceDesign{m: f.Bits(), k: f.Hashes(), bits: make([]uint64, (f.Bits()+63)/64)}
+			buf := make([]byte, 16)
+			for i := range tc.n {
+				f.Add(keyOf(buf, 0, i))
+				s.add(keyOf(buf, 0, i))
+			}
+			const absent = 2_000_000
+			var ours, theirs int
+			for i := range uint64(absent) {
+				k := keyOf(buf, 1, i)
+				if f.Test(k) {
+					ours++
+				}
+				if s.test(k) {
+					theirs++
+				}
+			}
+			theory := FalsePositiveRate(f.Bits(), f.Hashes(), tc.n)
+			sigma := math.Sqrt(theory * (1 - theory) / absent)
+			for name, got := range map[string]int{"one-pass": ours, "k seeds": theirs} {
+				rate := float64(got) / absent
+				t.Logf("%s: measured %.6f, theory %.6f", name, rate, theory)
+				if math.Abs(rate-theory) > 5*sigma+0.02*theory {
+					t.Errorf("%s: measured %.6f, theory %.6f (5 sigma = %.6f)", name, rate, theory, 5*sigma)
+				}
+			}
+		})
+	}
+}
+
+// ---- golden vectors ----
+
+func TestGoldenLocations(t *testing.T) {
+	tests := []struct {
+		key  string
+		m    uint64
+		k    uint
+		seed uint32
+		want []uint64
+	}{
+		{"", 1000, 4, DefaultSeed, nil},
+		{"cat", 24, 3, DefaultSeed, nil},
+		{"https://example.com/", 9592955, 7, DefaultSeed, nil},
+		{"https://example.com/", 9592955, 7, 1, nil},
+	}
+	got := make([]string, len(tests))
+	for i, tt := range tests {
+		locs := AppendLocations(nil, []byte(tt.key), tt.m, tt.k, tt.seed)
+		got[i] = fmt.Sprint(locs)
+		// Check against the formula as documented, independently of the
+		// incremental form the hot path uses.
+		h1, h2 := murmur3.Sum128WithSeed([]byte(tt.key), tt.seed)
+		x, y := h1, h2
+		for j := range tt.k {
+			p, _ := bits.Mul64(x, tt.m)
+			if locs[j] != p {
+				t.Fatalf("%q: position %d = %d, formula gives %d", tt.key, j, locs[j], p)
+			}
+			x += y
+			y += uint64(j+1) * 0x9E3779B97F4A7C15
+		}
+	}
+	golden := []string{
+		goldenLocations0, goldenLocations1, goldenLocations2, goldenLocations3,
+	}
+	for i := range tests {
+		if got[i] != golden[i] {
+			t.Errorf("AppendLocations(%q, m=%d, k=%d, seed=%d) = %s, want %s",
+				tests[i].key, tests[i].m, tests[i].k, tests[i].seed, got[i], golden[i])
+		}
+	}
+}
+
+// The golden positions: saved filters depend on them.
+const (
+	goldenLocations0 = "[696 190 301 648]"
+	goldenLocations1 = "[19 11 18]"
+	goldenLocations2 = "[4916142 7913021 7245717 8843002 9040695 4174611 173523]"
+	goldenLocations3 = "[1869830 7433957 9333901 3905479 6670419 4371583 2937743]"
+)
+
+// goldenFilter is a small filter whose encoding is pinned below.
+func goldenFilter(t testing.TB) *BloomFilter {
+	f, err := NewWithSize(100, 3, Seed(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"cat", "dog", "fox"} {
+		f.AddString(k)
+	}
+	return f
+}
+
+// goldenEncoding is the version-1 encoding of goldenFilter: the format
+// promise in bytes.
+const goldenEncoding = "424c4d4601000000070000000300000064000000000000001700000000000000b02d5fe8c6b2bf3f030000000000000088000000900200200401001000000000c0843443"
+
+func TestGoldenEncoding(t *testing.T) {
+	f := goldenFilter(t)
+	enc, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(enc); got != goldenEncoding {
+		t.Errorf("encoding changed:\n got %s\nwant %s", got, goldenEncoding)
+	}
+	again, _ := goldenFilter(t).MarshalBinary()
+	if !bytes.Equal(enc, again) {
+		t.Error("the same filter encoded to different bytes")
+	}
+	var w bytes.Buffer
+	if n, err := f.WriteTo(&w); err != nil || n != int64(len(enc)) || !bytes.Equal(w.Bytes(), enc) {
+		t.Errorf("WriteTo wrote %d bytes (%v), differing from MarshalBinary", n, err)
+	}
+	if len(enc) != f.EncodedSize() {
+		t.Errorf("EncodedSize = %d, encoding has %d bytes", f.EncodedSize(), len(enc))
+	}
+}
+
+// ---- decoding ----
+
+func TestDecodeRejectsDamage(t *testing.T) {
+	f := goldenFilter(t)
+	enc, _ := f.MarshalBinary()
+	before := mustNew(t, 10, 0.1)
+	before.AddString("sentinel")
+	saved := before.Clone()
+
+	check := func(what string, data []byte) {
+		t.Helper()
+		if err := before.UnmarshalBinary(data); err == nil {
+			t.Fatalf("UnmarshalBinary accepted %s", what)
+		}
+		if what != "trailing bytes" { // ReadFrom stops at the end of its filter
+			if _, err := before.ReadFrom(bytes.NewReader(data)); err == nil {
+				t.Fatalf("ReadFrom accepted %s", what)
+			}
+		}
+		if !before.Equal(saved) {
+			t.Fatalf("receiver changed after rejecting %s", what)
+		}
+	}
+	for i := range len(enc) {
+		var err error
+		if err = before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+		}
+		if _, err = before.ReadFrom(bytes.NewReader(enc[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("ReadFrom of truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+		}
+		check(fmt.Sprintf("truncation to %d bytes", i), enc[:i])
+	}
+	for i := range 8 * len(enc) {
+		bad := bytes.Clone(enc)
+		bad[i/8] ^= 1 << (i % 8)
+		check(fmt.Sprintf("bit %d flipped", i), bad)
+	}
+	check("trailing bytes", append(bytes.Clone(enc), 0))
+}
+
+// reseal recomputes the checksum so that a test can reach the checks behind it.
+func reseal(b []byte) []byte {
+	body := b[:len(b)-crcSize]
+	binary.LittleEndian.PutUint32(b[len(b)-crcSize:], crc32Checksum(body))
+	return b
+}
+
+func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
+	enc, _ := goldenFilter(t).MarshalBinary()
+	tests := map[string]func(b []byte){
+		"k 0":            func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 0) },
+		"k huge":         func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 1<<31) },
+		"m 0":            func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 0) },
+		"m larger":       func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 200) },
+		"m smaller":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 64) },
+		"m max":          func(b []byte) { binary.LittleEndian.PutUint64(b[16:], math.MaxUint64) },
+		"capacity 0":     func(b []byte) { binary.LittleEndian.PutUint64(b[24:], 0) },
+		"rate NaN":       func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(math.NaN())) },
+		"rate 1":         func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(1)) },
+		"count too high": func(b []byte) { binary.LittleEndian.PutUint64(b[40:], 50) },
+		"padding bit":    func(b []byte) { b[headerSize+8+7] |= 0x80 },
+		"version 2":      func(b []byte) { b[4] = 2 },
+		"flags":          func(b []byte) { b[6] = 1 },
+	}
+	for name, damage := range tests {
+		t.Run(name, func(t *testing.T) {
+			b := bytes.Clone(enc)
+			damage(b)
+			reseal(b)
+			var f BloomFilter
+			if err := f.UnmarshalBinary(b); err == nil {
+				t.Error("UnmarshalBinary accepted it")
+			}
+			if _, err := f.ReadFrom(bytes.NewReader(b)); err == nil {
+				t.Error("ReadFrom accepted it")
+			}
+		})
+	}
+}
+
+// TestDecodeHostileHeaderDoesNotAllocate feeds a header that claims the
+// largest filter, followed by a few bytes: the decoders must fail without
+// allocating anything near what the header claims.
+func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
+	f, _ := NewWithSize(64, 1)
+	b, _ := f.MarshalBinary()
+	hdr := bytes.Clone(b[:headerSize])
+	binary.LittleEndian.PutUint64(hdr[16:], MaxBits)
+	data := append(hdr, make([]byte, 1000)...)
+	var g BloomFilter
+	allocs := testing.AllocsPerRun(5, func() {
+		if err := g.UnmarshalBinary(data); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("got %v", err)
+		}
+	})
+	if allocs > 0 {
+		t.Errorf("UnmarshalBinary allocated %v times for a hostile header", allocs)
+	}
+	var ms0, ms1 runtimeMem
+	ms0.read()
+	if _, err := g.ReadFrom(bytes.NewReader(data)); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("ReadFrom: got %v", err)
+	}
+	ms1.read()
+	if d := ms1.total - ms0.total; d > 1<<20 {
+		t.Errorf("ReadFrom allocated %d bytes for a 1 KB input", d)
+	}
+}
+
+func TestReadFromStopsAtTheEnd(t *testing.T) {
+	a := goldenFilter(t)
+	b := mustNew(t, 5000, 0.001)
+	b.AddString("second")
+	var stream bytes.Buffer
+	a.WriteTo(&stream)
+	b.WriteTo(&stream)
+	stream.WriteString("tail")
+	var ga, gb BloomFilter
+	na, err := ga.ReadFrom(&stream)
+	if err != nil || na != int64(a.EncodedSize()) {
+		t.Fatalf("first ReadFrom: %d, %v", na, err)
+	}
+	if _, err := gb.ReadFrom(&stream); err != nil {
+		t.Fatal(err)
+	}
+	if !ga.Equal(a) || !gb.Equal(b) || stream.String() != "tail" {
+		t.Errorf("ReadFrom read past its filter (left %q)", stream.String())
+	}
+}
+
+func TestGob(t *testing.T) {
+	f := goldenFilter(t)
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(f); err != nil {
+		t.Fatal(err)
+	}
+	var g BloomFilter
+	if err := gob.NewDecoder(&buf).Decode(&g); err != nil {
+		t.Fatal(err)
+	}
+	if !g.Equal(f) {
+		t.Error("gob round trip changed the filter")
+	}
+}
+
+func FuzzUnmarshalBinary(f *testing.F) {
+	enc, _ := goldenFilter(f).MarshalBinary()
+	f.Add(enc)
+	g := mustNew(f, 300, 0.01)
+	g.AddString("x")
+	enc2, _ := g.MarshalBinary()
+	f.Add(enc2)
+	f.Add([]byte(magic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b BloomFilter
+		if err := b.UnmarshalBinary(data); err != nil {
+			if b.k != 0 {
+				t.Fatal("receiver changed on error")
+			}
+			return
+		}
+		// A decoded filter is usable and re-encodes to the same bytes.
+		b.Test(data)
+		out, err := b.MarshalBinary()
+		if err != nil || !bytes.Equal(out, data) {
+			t.Fatalf("re-encoding differs: %v", err)
+		}
+	})
+}
+
+func FuzzReadFrom(f *testing.F) {
+	enc, _ := goldenFilter(f).MarshalBinary()
+	f.Add(enc)
+	f.Add(append(bytes.Clone(enc), enc...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b BloomFilter
+		n, err := b.ReadFrom(bytes.NewReader(data))
+		if n > int64(len(data)) {
+			t.Fatalf("read %d bytes of %d", n, len(data))
+		}
+		if err != nil {
+			if b.k != 0 {
+				t.Fatal("receiver changed on error")
+			}
+			return
+		}
+		out, _ := b.MarshalBinary()
+		if !bytes.Equal(out, data[:n]) {
+			t.Fatal("re-encoding differs from the bytes read")
+		}
+		var c BloomFilter
+		if c.UnmarshalBinary(data[:n]) != nil || !c.Equal(&b) {
+			t.Fatal("UnmarshalBinary disagrees with ReadFrom")
+		}
+	})
+}
+
+func crc32Checksum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+// runtimeMem reads the total bytes allocated so far.
+type runtimeMem struct{ total uint64 }
+
+func (r *runtimeMem) read() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.total = ms.TotalAlloc
+}
+
+// ---- allocations ----
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	f := mustNew(t, 10000, 0.01)
+	long := strings.Repeat("https://example.com/some/long/path?query=1&", 4)
+	key := []byte(long)
+	for name, fn := range map[string]func(){
+		"Add":              func() { f.Add(key) },
+		"AddString":        func() { f.AddString(long) },
+		"Test":             func() { f.Test(key) },
+		"TestString":       func() { f.TestString(long) },
+		"TestAndAdd":       func() { f.TestAndAdd(key) },
+		"TestAndAddString": func() { f.TestAndAddString(long) },
+	} {
+		if a := testing.AllocsPerRun(100, fn); a != 0 {
+			t.Errorf("%s allocates %v times per call", name, a)
+		}
+	}
+}
+
+// ---- benchmarks ----
+
+// refFilter is the minimal hand-written filter the issue measures us against:
+// the same hash, position derivation and multiply-shift, and Count
+// bookkeeping, on a plain []uint64 read without bounds checks.
+type refFilter struct {
+	m     uint64
+	k     uint
+	words []uint64
+	count uint64
+}
+
+func (r *refFilter) word(i uint64) *uint64 {
+	return (*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.words)), i*8))
+}
+
+func (r *refFilter) add(key []byte) {
+	h1, h2 := murmur3.Sum128WithSeed(key, DefaultSeed)
+	var fresh uint64
+	x, y, c := h1, h2, uint64(0)
+	for range r.k {
+		p, _ := bits.Mul64(x, r.m)
+		w := r.word(p >> 6)
+		mask := uint64(1) << (p & 63)
+		fresh |= mask &^ *w
+		*w |= mask
+		c += 0x9E3779B97F4A7C15
+		x += y
+		y += c
+	}
+	if fresh != 0 {
+		r.count++
+	}
+}
+
+func (r *refFilter) test(key []byte) bool {
+	h1, h2 := murmur3.Sum128WithSeed(key, DefaultSeed)
+	x, y, c := h1, h2, uint64(0)
+	for range r.k {
+		p, _ := bits.Mul64(x, r.m)
+		if *r.word(p >> 6)&(1<<(p&63)) == 0 {
+			return false
+		}
+		c += 0x9E3779B97F4A7C15
+		x += y
+		y += c
+	}
+	return true
+}
+
+// benchKeys are 16-byte keys; the set is a fixed size, independent of b.N.
+func benchKeys(tag uint64, n int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = keyOf(make([]byte, 16), tag, uint64(i)*0x9E3779B97F4A7C15)
+	}
+	return keys
+}
+
+var sink bool
+
+func BenchmarkFilter(b *testing.B) {
+	const keySet = 1 << 20
+	for _, n := range []uint64{1e6, 1e7} {
+		const p = 0.01
+		present := benchKeys(0, min(int(n), keySet))
+		absent := benchKeys(1, keySet)
+		f := mustNew(b, n, p)
+		ref := &refFilter{m: f.Bits(), k: f.Hashes(), words: make([]uint64, (f.Bits()+63)/64)}
+		buf := make([]byte, 16)
+		for i := range n {
+			f.Add(keyOf(buf, 0, i*0x9E3779B97F4A7C15))
+			ref.add(keyOf(buf, 0, i*0x9E3779B97F4A7C15))
+		}
+		name := fmt.Sprintf("n=%g/p=%g", float64(n), p)
+		b.Run(name+"/Add/ours", func(b *testing.B) {
+			g := mustNew(b, n, p)
+			b.ReportAllocs()
+			for i := range b.N {
+				g.Add(absent[i&(keySet-1)])
+			}
+		})
+		b.Run(name+"/Add/reference", func(b *testing.B) {
+			r := &refFilter{m: f.Bits(), k: f.Hashes(), words: make([]uint64, (f.Bits()+63)/64)}
+			b.ReportAllocs()
+			for i := range b.N {
+				r.add(absent[i&(keySet-1)])
+			}
+		})
+		b.Run(name+"/TestPresent/ours", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				sink = f.Test(present[i%len(present)])
+			}
+		})
+		b.Run(name+"/TestPresent/reference", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				sink = ref.test(present[i%len(present)])
+			}
+		})
+		b.Run(name+"/TestAbsent/ours", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				sink = f.Test(absent[i&(keySet-1)])
+			}
+		})
+		b.Run(name+"/TestAbsent/reference", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				sink = ref.test(absent[i&(keySet-1)])
+			}
+		})
+	}
+}
