@@ -913,6 +913,7 @@ func BenchmarkFilter(b *testing.B) {
 		b.Run(name+"/Add/ours", func(b *testing.B) {
 			g := mustNew(b, n, p)
 			b.ReportAllocs()
+			b.ResetTimer()
 			for i := range b.N {
 				g.Add(absent[i&(keySet-1)])
 			}
@@ -920,6 +921,7 @@ func BenchmarkFilter(b *testing.B) {
 		b.Run(name+"/Add/reference", func(b *testing.B) {
 			r := &refFilter{m: f.Bits(), k: f.Hashes(), words: make([]uint64, (f.Bits()+63)/64)}
 			b.ReportAllocs()
+			b.ResetTimer()
 			for i := range b.N {
 				r.add(absent[i&(keySet-1)])
 			}
