@@ -1,0 +1,456 @@
+package bloom
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"testing"
+)
+
+func mustScalable(t testing.TB, n uint64, p float64, opts ...Option) *ScalableBloomFilter {
+	t.Helper()
+	s, err := NewScalable(n, p, opts...)
+	if err != nil {
+		t.Fatalf("NewScalable(%d, %v): %v", n, p, err)
+	}
+	return s
+}
+
+func TestScalableOptionErrors(t *testing.T) {
+	tests := map[string]func() error{
+		"linear 0":            func() error { _, err := NewScalable(10, 0.01, Linear(0)); return err },
+		"linear negative":     func() error { _, err := NewScalable(10, 0.01, Linear(-1)); return err },
+		"linear NaN":          func() error { _, err := NewScalable(10, 0.01, Linear(math.NaN())); return err },
+		"linear Inf":          func() error { _, err := NewScalable(10, 0.01, Linear(math.Inf(1))); return err },
+		"exponential 1":       func() error { _, err := NewScalable(10, 0.01, Exponential(1)); return err },
+		"exponential NaN":     func() error { _, err := NewScalable(10, 0.01, Exponential(math.NaN())); return err },
+		"tightening 0":        func() error { _, err := NewScalable(10, 0.01, Tightening(0)); return err },
+		"tightening 1":        func() error { _, err := NewScalable(10, 0.01, Tightening(1)); return err },
+		"tightening NaN":      func() error { _, err := NewScalable(10, 0.01, Tightening(math.NaN())); return err },
+		"two growth options":  func() error { _, err := NewScalable(10, 0.01, Linear(1), Exponential(2)); return err },
+		"capacity 0":          func() error { _, err := NewScalable(0, 0.01); return err },
+		"rate 1":              func() error { _, err := NewScalable(10, 1); return err },
+		"growth given to New": func() error { _, err := New(10, 0.01, Exponential(2)); return err },
+		"tightening to New":   func() error { _, err := NewWithSize(10, 1, Tightening(0.5)); return err },
+	}
+	for name, call := range tests {
+		err := call()
+		if !errors.Is(err, ErrInvalidParameter) || !strings.HasPrefix(err.Error(), "bloom: ") {
+			t.Errorf("%s: got %v, want an ErrInvalidParameter", name, err)
+		}
+	}
+	s := mustScalable(t, 100, 0.01)
+	if s.growth != growthExponential || s.scale != DefaultScale || s.tightening != DefaultTightening || s.Seed() != DefaultSeed {
+		t.Errorf("defaults: growth %d scale %v tightening %v", s.growth, s.scale, s.tightening)
+	}
+}
+
+func TestScalableSubFilterSizes(t *testing.T) {
+	lin := mustScalable(t, 1000, 0.01, Linear(2), Tightening(0.5))
+	exp := mustScalable(t, 1000, 0.01, Exponential(3), Tightening(0.5))
+	for i, want := range []uint64{1000, 2000, 4000, 6000} {
+		if c, _ := lin.subCapacity(i); c != want {
+			t.Errorf("Linear(2) sub-filter %d capacity %d, want %d", i, c, want)
+		}
+	}
+	for i, want := range []uint64{1000, 3000, 9000, 27000} {
+		if c, _ := exp.subCapacity(i); c != want {
+			t.Errorf("Exponential(3) sub-filter %d capacity %d, want %d", i, c, want)
+		}
+	}
+	var sum float64
+	for i := range 200 {
+		sum += exp.subErrorRate(i)
+	}
+	if sum > 0.01 || exp.subErrorRate(0) != 0.005 {
+		t.Errorf("sub-filter rates sum to %v, first %v", sum, exp.subErrorRate(0))
+	}
+}
+
+// growAndMeasure adds n keys, checks there are no false negatives, and
+// returns the measured false-positive rate over absent keys.
+func growAndMeasure(t *testing.T, s *ScalableBloomFilter, n, absent uint64) float64 {
+	t.Helper()
+	buf := make([]byte, 16)
+	for i := range n {
+		s.Add(keyOf(buf, 0, i))
+	}
+	for i := range n {
+		if !s.Test(keyOf(buf, 0, i)) {
+			t.Fatalf("false negative for key %d after %d keys", i, n)
+		}
+	}
+	fp := 0
+	for i := range absent {
+		if s.Test(keyOf(buf, 1, i)) {
+			fp++
+		}
+	}
+	return float64(fp) / float64(absent)
+}
+
+// within reports whether a rate measured over trials stays at most target,
+// allowing 4 standard deviations of sampling noise.
+func within(measured, target float64, trials uint64) bool {
+	return measured <= target+4*math.Sqrt(target*(1-target)/float64(trials))
+}
+
+func TestScalableKeepsErrorRate(t *testing.T) {
+	const p = 0.01
+	n, absent := uint64(1_000_000), uint64(500_000)
+	if testing.Short() {
+		n = 100_000
+	}
+	for name, opts := range map[string][]Option{
+		"default":          nil,
+		"Exponential(4)":   {Exponential(4)},
+		"Linear(1)":        {Linear(1)},
+		"Tightening(0.9)":  {Tightening(0.9)},
+		"Exponential(1.5)": {Exponential(1.5), Tightening(0.8)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := mustScalable(t, 1000, p, opts...)
+			got := growAndMeasure(t, s, n, absent)
+			t.Logf("%d keys: %d sub-filters, %.2f bits/key, measured rate %.5f (target %v), estimated %.5f",
+				n, s.NumFilters(), float64(s.Bits())/float64(n), got, p, s.EstimatedErrorRate())
+			if !within(got, p, absent) {
+				t.Errorf("measured rate %.5f exceeds the target %v", got, p)
+			}
+			if s.EstimatedErrorRate() > p {
+				t.Errorf("EstimatedErrorRate %v exceeds the target %v", s.EstimatedErrorRate(), p)
+			}
+		})
+	}
+}
+
+// TestScalableEveryGrowthStep checks the promise after each growth step, for
+// at least eight sub-filters.
+func TestScalableEveryGrowthStep(t *testing.T) {
+	const p, absent = 0.02, 200_000
+	for _, r := range []float64{0.5, 0.8, 0.9} {
+		t.Run(fmt.Sprintf("r=%v", r), func(t *testing.T) {
+			s := mustScalable(t, 500, p, Tightening(r), Exponential(1.5))
+			buf := make([]byte, 16)
+			var added uint64
+			for s.NumFilters() < 9 {
+				steps := s.NumFilters()
+				for s.NumFilters() == steps {
+					s.Add(keyOf(buf, 0, added))
+					added++
+				}
+				// The new sub-filter holds one key; measure the filter as its
+				// predecessors filled it.
+				fp := 0
+				for i := range uint64(absent) {
+					if s.Test(keyOf(buf, 1, i)) {
+						fp++
+					}
+				}
+				got := float64(fp) / absent
+				t.Logf("%d sub-filters, %d keys: measured %.5f, estimated %.5f", s.NumFilters(), added, got, s.EstimatedErrorRate())
+				if !within(got, p, absent) {
+					t.Fatalf("after growing to %d sub-filters: measured %.5f > target %v", s.NumFilters(), got, p)
+				}
+			}
+			for i := range added {
+				if !s.Test(keyOf(buf, 0, i)) {
+					t.Fatalf("false negative for key %d", i)
+				}
+			}
+		})
+	}
+}
+
+func TestScalableDuplicatesDoNotGrow(t *testing.T) {
+	s := mustScalable(t, 1000, 0.01)
+	buf := make([]byte, 16)
+	for range 50 {
+		for i := range uint64(900) {
+			s.Add(keyOf(buf, 0, i))
+		}
+	}
+	if s.Count() > 900 || s.NumFilters() != 1 {
+		t.Errorf("Count %d, %d sub-filters after 900 keys added 50 times", s.Count(), s.NumFilters())
+	}
+}
+
+func TestScalableTestAndAdd(t *testing.T) {
+	s := mustScalable(t, 100, 0.001)
+	buf := make([]byte, 16)
+	news := 0
+	for i := range uint64(5000) {
+		if !s.TestAndAdd(keyOf(buf, 0, i)) {
+			news++
+		}
+		if !s.TestAndAddString(string(keyOf(buf, 0, i))) {
+			t.Fatalf("key %d reported new twice", i)
+		}
+	}
+	if news < 4990 || uint64(news) != s.Count() {
+		t.Errorf("%d keys reported new of 5000, Count %d", news, s.Count())
+	}
+	if s.NumFilters() < 5 {
+		t.Errorf("only %d sub-filters after 5000 keys from capacity 100", s.NumFilters())
+	}
+}
+
+func TestScalableRoundTripGrowsIdentically(t *testing.T) {
+	for _, opts := range [][]Option{nil, {Linear(0.5), Tightening(0.7), Seed(3)}} {
+		s := mustScalable(t, 200, 0.01, opts...)
+		buf := make([]byte, 16)
+		for i := range uint64(3000) {
+			s.Add(keyOf(buf, 0, i))
+		}
+		enc, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d, r ScalableBloomFilter
+		if err := d.UnmarshalBinary(enc); err != nil {
+			t.Fatal(err)
+		}
+		var w bytes.Buffer
+		if n, err := s.WriteTo(&w); err != nil || n != int64(len(enc)) || !bytes.Equal(w.Bytes(), enc) {
+			t.Fatalf("WriteTo: %d bytes, %v; differs from MarshalBinary", n, err)
+		}
+		w.WriteString("next")
+		if _, err := r.ReadFrom(&w); err != nil || w.String() != "next" {
+			t.Fatalf("ReadFrom: %v, left %q", err, w.String())
+		}
+		if !d.Equal(s) || !r.Equal(s) || d.EncodedSize() != len(enc) {
+			t.Fatal("decoded filter differs")
+		}
+		c := s.Clone()
+		for i := uint64(3000); i < 20000; i++ {
+			k := keyOf(buf, 0, i)
+			s.Add(k)
+			d.Add(k)
+			r.Add(k)
+		}
+		a, _ := s.MarshalBinary()
+		b, _ := d.MarshalBinary()
+		e, _ := r.MarshalBinary()
+		if !bytes.Equal(a, b) || !bytes.Equal(a, e) {
+			t.Error("decoded filters grew differently from the original")
+		}
+		if c.Equal(s) || c.NumFilters() >= s.NumFilters() {
+			t.Error("Clone shares state with the original")
+		}
+		for i := range uint64(20000) {
+			if !d.Test(keyOf(buf, 0, i)) {
+				t.Fatalf("false negative after decode and growth: key %d", i)
+			}
+		}
+	}
+}
+
+func TestScalableDecodeRejectsDamage(t *testing.T) {
+	s := mustScalable(t, 20, 0.1, Seed(1))
+	for i := range 100 {
+		s.AddString(fmt.Sprint(i))
+	}
+	if s.NumFilters() < 3 {
+		t.Fatalf("want a few sub-filters, have %d", s.NumFilters())
+	}
+	enc, _ := s.MarshalBinary()
+	saved := s.Clone()
+	for i := range len(enc) {
+		if err := s.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("truncated to %d bytes: %v", i, err)
+		}
+		if _, err := s.ReadFrom(bytes.NewReader(enc[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("ReadFrom truncated to %d bytes: %v", i, err)
+		}
+	}
+	for i := range 8 * len(enc) {
+		bad := bytes.Clone(enc)
+		bad[i/8] ^= 1 << (i % 8)
+		if s.UnmarshalBinary(bad) == nil {
+			t.Fatalf("accepted bit %d flipped", i)
+		}
+		if _, err := s.ReadFrom(bytes.NewReader(bad)); err == nil {
+			t.Fatalf("ReadFrom accepted bit %d flipped", i)
+		}
+	}
+	if s.UnmarshalBinary(append(bytes.Clone(enc), 1)) == nil {
+		t.Error("accepted trailing bytes")
+	}
+	// A plain filter is not a scalable one, and the reverse.
+	plain, _ := goldenFilter(t).MarshalBinary()
+	if s.UnmarshalBinary(plain) == nil {
+		t.Error("accepted a plain filter")
+	}
+	var f BloomFilter
+	if f.UnmarshalBinary(enc) == nil {
+		t.Error("BloomFilter accepted a scalable filter")
+	}
+	if !s.Equal(saved) {
+		t.Error("receiver changed on error")
+	}
+}
+
+func TestScalableSaturation(t *testing.T) {
+	// Tightening 0.5 halves each sub-filter's rate, so after some 60
+	// sub-filters the next would need more than MaxHashes hash functions.
+	s := mustScalable(t, 1, 0.5, Linear(0.01), Tightening(0.5))
+	buf := make([]byte, 16)
+	var i uint64
+	for ; !s.Saturated() && i < 1e6; i++ {
+		s.Add(keyOf(buf, 0, i))
+	}
+	if !s.Saturated() {
+		t.Fatalf("not saturated after %d keys, %d sub-filters", i, s.NumFilters())
+	}
+	n := s.NumFilters()
+	for j := range uint64(1000) {
+		s.Add(keyOf(buf, 0, i+j))
+	}
+	if s.NumFilters() != n {
+		t.Error("a saturated filter grew")
+	}
+	for j := range i + 1000 {
+		if !s.Test(keyOf(buf, 0, j)) {
+			t.Fatalf("false negative in a saturated filter: key %d", j)
+		}
+	}
+	enc, _ := s.MarshalBinary()
+	var d ScalableBloomFilter
+	if err := d.UnmarshalBinary(enc); err != nil || !d.Saturated() || !d.Equal(s) {
+		t.Errorf("round trip of a saturated filter: %v", err)
+	}
+	t.Logf("saturated after %d keys with %d sub-filters", i, n)
+	s.Clear()
+	if s.Saturated() || s.NumFilters() != 1 || s.Count() != 0 || s.TestString("x") {
+		t.Error("Clear did not reset the filter")
+	}
+}
+
+func TestScalableHotPathDoesNotAllocate(t *testing.T) {
+	s := mustScalable(t, 100, 0.01)
+	buf := make([]byte, 16)
+	for i := range uint64(1000) {
+		s.Add(keyOf(buf, 0, i))
+	}
+	s.Add(keyOf(buf, 0, 1))
+	long := strings.Repeat("https://example.com/path/", 5)
+	blong := []byte(long)
+	key := keyOf(buf, 0, 7) // present: no growth
+	skey := string(key)
+	for name, fn := range map[string]func(){
+		"Add":              func() { s.Add(key) },
+		"AddString":        func() { s.AddString(skey) },
+		"Test":             func() { s.Test(blong) },
+		"TestString":       func() { s.TestString(long) },
+		"TestAndAdd":       func() { s.TestAndAdd(key) },
+		"TestAndAddString": func() { s.TestAndAddString(long) },
+	} {
+		if a := testing.AllocsPerRun(100, fn); a != 0 {
+			t.Errorf("%s allocates %v times per call", name, a)
+		}
+	}
+}
+
+func FuzzScalableUnmarshalBinary(f *testing.F) {
+	s := mustScalable(f, 10, 0.1)
+	for i := range 50 {
+		s.AddString(fmt.Sprint(i))
+	}
+	enc, _ := s.MarshalBinary()
+	f.Add(enc)
+	one, _ := mustScalable(f, 3, 0.3, Linear(1)).MarshalBinary()
+	f.Add(one)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d ScalableBloomFilter
+		err := d.UnmarshalBinary(data)
+		var r ScalableBloomFilter
+		n, rerr := r.ReadFrom(bytes.NewReader(data))
+		if (err == nil) != (rerr == nil && n == int64(len(data))) {
+			t.Fatalf("UnmarshalBinary says %v, ReadFrom says %v after %d of %d bytes", err, rerr, n, len(data))
+		}
+		if err != nil {
+			if d.filters != nil {
+				t.Fatal("receiver changed on error")
+			}
+			return
+		}
+		d.AddString("x")
+		if !d.TestString("x") {
+			t.Fatal("false negative in a decoded filter")
+		}
+	})
+}
+
+// grownFilter is a scalable filter grown from 1,000 to 10^7 keys.
+func grownFilter(b *testing.B, n uint64) *ScalableBloomFilter {
+	s := mustScalable(b, 1000, 0.01)
+	buf := make([]byte, 16)
+	for i := range n {
+		s.Add(keyOf(buf, 0, i*0x9E3779B97F4A7C15))
+	}
+	return s
+}
+
+// BenchmarkScalable compares a filter grown from 1,000 to n keys with a
+// single filter sized for n, on the same keys.
+func BenchmarkScalable(b *testing.B) {
+	for _, n := range []uint64{1e6, 1e7} {
+		name := fmt.Sprintf("n=%g/p=0.01", float64(n))
+		s := grownFilter(b, n)
+		single := mustNew(b, n, 0.01)
+		buf := make([]byte, 16)
+		for i := range n {
+			single.Add(keyOf(buf, 0, i*0x9E3779B97F4A7C15))
+		}
+		const keySet = 1 << 20
+		absent := benchKeys(1, keySet)
+		present := benchKeys(0, keySet)
+		b.Logf("%s: %d sub-filters, %.2f bits/key", name, s.NumFilters(), float64(s.Bits())/float64(n))
+		b.Run(name+"/TestAbsent/scalable", func(b *testing.B) {
+			for i := range b.N {
+				sink = s.Test(absent[i&(keySet-1)])
+			}
+		})
+		b.Run(name+"/TestAbsent/single", func(b *testing.B) {
+			for i := range b.N {
+				sink = single.Test(absent[i&(keySet-1)])
+			}
+		})
+		b.Run(name+"/TestPresent/scalable", func(b *testing.B) {
+			for i := range b.N {
+				sink = s.Test(present[i%min(keySet, int(n))])
+			}
+		})
+		b.Run(name+"/TestPresent/single", func(b *testing.B) {
+			for i := range b.N {
+				sink = single.Test(present[i%min(keySet, int(n))])
+			}
+		})
+	}
+	// Amortised Add: grow from 1,000 to 10^6 keys, against adding the same
+	// keys to a single filter sized for 10^6. b.N counts whole fills.
+	const fill = 1_000_000
+	keys := benchKeys(2, fill)
+	b.Run("Add/n=1e+06/scalable", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			s := mustScalable(b, 1000, 0.01)
+			for _, k := range keys {
+				s.Add(k)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/fill, "ns/key")
+	})
+	b.Run("Add/n=1e+06/single", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			f := mustNew(b, fill, 0.01)
+			for _, k := range keys {
+				f.Add(k)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/fill, "ns/key")
+	})
+}
