@@ -1,0 +1,196 @@
+package main
+
+import (
+	bab "github.com/bits-and-blooms/bloom/v3"
+	"github.com/cespare/xxhash/v2"
+	"github.com/greatroar/blobloom"
+	boom "github.com/tylertreat/BoomFilters"
+
+	"github.com/bloomfilters/bloom"
+)
+
+// set is what the benchmark drives. Each adapter runs its own loops so that
+// the calls inside them are direct calls on the concrete type, as in a
+// user's program: one interface call per loop, not per key.
+type set interface {
+	// addAll adds every key of ks.
+	addAll(ks *keySet)
+	// testAll tests the first n keys of ks and returns how many are reported
+	// present.
+	testAll(ks *keySet, n int) int
+}
+
+// fixedImpl is a fixed-size filter (or the map) under comparison.
+type fixedImpl struct {
+	name  string
+	isMap bool // does not depend on the error rate
+	build func(n uint64, p float64) set
+}
+
+// Implementation names, used as row labels and to find the ratios.
+const (
+	nameOurs     = "bloomfilters/bloom (ours)"
+	nameLower    = "hand-written lower bound"
+	nameBAB      = "bits-and-blooms/bloom/v3"
+	nameBoom     = "tylertreat/BoomFilters"
+	nameBlobloom = "greatroar/blobloom + xxhash"
+	nameSource   = "source design (k murmur3 seeds, mod m)"
+	nameMap      = "map[string]struct{}"
+)
+
+var fixedImpls = []fixedImpl{
+	{name: nameOurs, build: func(n uint64, p float64) set {
+		f, err := bloom.New(n, p)
+		if err != nil {
+			panic(err)
+		}
+		return (*ours)(f)
+	}},
+	{name: nameLower, build: func(n uint64, p float64) set {
+		f, err := bloom.New(n, p) // the same (m, k) as ours
+		if err != nil {
+			panic(err)
+		}
+		return newLowerBound(f.Bits(), f.Hashes())
+	}},
+	{name: nameBAB, build: func(n uint64, p float64) set {
+		return (*babFilter)(bab.NewWithEstimates(uint(n), p))
+	}},
+	{name: nameBoom, build: func(n uint64, p float64) set {
+		return (*boomFilter)(boom.NewBloomFilter(uint(n), p))
+	}},
+	{name: nameBlobloom, build: func(n uint64, p float64) set {
+		return (*blobFilter)(blobloom.NewOptimized(blobloom.Config{Capacity: n, FPRate: p}))
+	}},
+	{name: nameSource, build: func(n uint64, p float64) set {
+		return newSourceFilter(n, p)
+	}},
+	{name: nameMap, isMap: true, build: func(n uint64, _ float64) set {
+		return mapSet(make(map[string]struct{}))
+	}},
+}
+
+type ours bloom.BloomFilter
+
+func (f *ours) addAll(ks *keySet) {
+	b := (*bloom.BloomFilter)(f)
+	for i := range ks.len() {
+		b.Add(ks.key(i))
+	}
+}
+
+func (f *ours) testAll(ks *keySet, n int) (hits int) {
+	b := (*bloom.BloomFilter)(f)
+	for i := range n {
+		if b.Test(ks.key(i)) {
+			hits++
+		}
+	}
+	return hits
+}
+
+func (f *lowerBound) addAll(ks *keySet) {
+	for i := range ks.len() {
+		f.Add(ks.key(i))
+	}
+}
+
+func (f *lowerBound) testAll(ks *keySet, n int) (hits int) {
+	for i := range n {
+		if f.Test(ks.key(i)) {
+			hits++
+		}
+	}
+	return hits
+}
+
+type babFilter bab.BloomFilter
+
+func (f *babFilter) addAll(ks *keySet) {
+	b := (*bab.BloomFilter)(f)
+	for i := range ks.len() {
+		b.Add(ks.key(i))
+	}
+}
+
+func (f *babFilter) testAll(ks *keySet, n int) (hits int) {
+	b := (*bab.BloomFilter)(f)
+	for i := range n {
+		if b.Test(ks.key(i)) {
+			hits++
+		}
+	}
+	return hits
+}
+
+type boomFilter boom.BloomFilter
+
+func (f *boomFilter) addAll(ks *keySet) {
+	b := (*boom.BloomFilter)(f)
+	for i := range ks.len() {
+		b.Add(ks.key(i))
+	}
+}
+
+func (f *boomFilter) testAll(ks *keySet, n int) (hits int) {
+	b := (*boom.BloomFilter)(f)
+	for i := range n {
+		if b.Test(ks.key(i)) {
+			hits++
+		}
+	}
+	return hits
+}
+
+// blobFilter hashes keys with xxhash, as blobloom's README advises.
+type blobFilter blobloom.Filter
+
+func (f *blobFilter) addAll(ks *keySet) {
+	b := (*blobloom.Filter)(f)
+	for i := range ks.len() {
+		b.Add(xxhash.Sum64(ks.key(i)))
+	}
+}
+
+func (f *blobFilter) testAll(ks *keySet, n int) (hits int) {
+	b := (*blobloom.Filter)(f)
+	for i := range n {
+		if b.Has(xxhash.Sum64(ks.key(i))) {
+			hits++
+		}
+	}
+	return hits
+}
+
+func (f *sourceFilter) addAll(ks *keySet) {
+	for i := range ks.len() {
+		f.Add(ks.key(i))
+	}
+}
+
+func (f *sourceFilter) testAll(ks *keySet, n int) (hits int) {
+	for i := range n {
+		if f.Test(ks.key(i)) {
+			hits++
+		}
+	}
+	return hits
+}
+
+// mapSet is the exact baseline: it stores a copy of every key.
+type mapSet map[string]struct{}
+
+func (s mapSet) addAll(ks *keySet) {
+	for i := range ks.len() {
+		s[string(ks.key(i))] = struct{}{}
+	}
+}
+
+func (s mapSet) testAll(ks *keySet, n int) (hits int) {
+	for i := range n {
+		if _, ok := s[string(ks.key(i))]; ok {
+			hits++
+		}
+	}
+	return hits
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
+	"time"
+)
+
+var nan = math.NaN()
+
+var errorRates = []float64{0.01, 0.001}
+
+// config is one fixed-size scenario.
+type config struct {
+	n    int
+	kind keyKind
+	p    float64
+}
+
+// fixedRun holds one implementation's measurements in one scenario, one
+// entry per repetition.
+type fixedRun struct {
+	add, testPresent, testAbsent []float64 // ns/op
+	bytes                        []float64 // live heap of the filter or map
+	allocsAdd, allocsTest        []float64 // per op
+	falsePos, absent             int       // of the last repetition
+	falseNeg                     int       // present keys reported absent, all repetitions
+}
+
+type fixedResults struct {
+	configs []config
+	sample  int // absent keys, and present keys tested
+	runs    map[config]map[string]*fixedRun
+}
+
+// runFixedAll measures every fixed-size implementation in every scenario.
+// For each key kind and size it generates the keys once, then repeats:
+// every implementation builds a filter of n keys at every error rate (the
+// map once, as it has no error rate), then tests present and absent keys.
+func runFixedAll(o options) *fixedResults {
+	res := &fixedResults{sample: o.absent, runs: make(map[config]map[string]*fixedRun)}
+	type job struct {
+		impl fixedImpl
+		p    float64
+	}
+	for _, n := range o.sizes {
+		for _, kind := range []keyKind{randomKeys, urlKeys} {
+			t0 := time.Now()
+			present := genKeys(kind, n, 1)
+			absent := genKeys(kind, o.absent, 2)
+			progress("keys: %s %s + %s absent in %s", count(n), kind, count(o.absent), time.Since(t0).Round(time.Millisecond))
+			var jobs []job
+			for _, p := range errorRates {
+				c := config{n, kind, p}
+				res.configs = append(res.configs, c)
+				res.runs[c] = make(map[string]*fixedRun)
+				for _, impl := range fixedImpls {
+					if impl.isMap && p != errorRates[0] {
+						continue
+					}
+					jobs = append(jobs, job{impl, p})
+					res.runs[c][impl.name] = &fixedRun{}
+				}
+			}
+			for rep := range o.reps {
+				t0 := time.Now()
+				for _, j := range rotate(jobs, rep) {
+					r := res.runs[config{n, kind, j.p}][j.impl.name]
+					measureFixed(r, j.impl, j.p, present, absent)
+				}
+				progress("  n=%s %s rep %d/%d: %s", count(n), kind, rep+1, o.reps, time.Since(t0).Round(time.Millisecond))
+			}
+			// The map does not depend on p: show the same run at every rate.
+			for _, impl := range fixedImpls {
+				if impl.isMap {
+					for _, p := range errorRates[1:] {
+						res.runs[config{n, kind, p}][impl.name] = res.runs[config{n, kind, errorRates[0]}][impl.name]
+					}
+				}
+			}
+		}
+	}
+	return res
+}
+
+func measureFixed(r *fixedRun, impl fixedImpl, p float64, present, absent *keySet) {
+	n := present.len()
+	heap0, mallocs0 := memStats(true)
+	s := impl.build(uint64(n), p)
+	t := now()
+	s.addAll(present)
+	addNs := float64((now() - t).Nanoseconds()) / float64(n)
+	_, mallocs1 := memStats(false)
+	heap1, _ := memStats(true)
+
+	np := min(n, absent.len()) // as many present keys as absent ones
+	_, mallocs2 := memStats(false)
+	t = now()
+	hits := s.testAll(present, np)
+	tpNs := float64((now() - t).Nanoseconds()) / float64(np)
+	t = now()
+	fp := s.testAll(absent, absent.len())
+	taNs := float64((now() - t).Nanoseconds()) / float64(absent.len())
+	_, mallocs3 := memStats(false)
+	runtime.KeepAlive(s)
+
+	r.add = append(r.add, addNs)
+	r.testPresent = append(r.testPresent, tpNs)
+	r.testAbsent = append(r.testAbsent, taNs)
+	r.bytes = append(r.bytes, float64(heap1)-float64(heap0))
+	r.allocsAdd = append(r.allocsAdd, float64(mallocs1-mallocs0)/float64(n))
+	r.allocsTest = append(r.allocsTest, float64(mallocs3-mallocs2)/float64(np+absent.len()))
+	r.falseNeg += np - hits
+	r.falsePos, r.absent = fp, absent.len()
+}
+
+// pairedRatio returns the median over repetitions of a[i]/b[i].
+func pairedRatio(a, b []float64) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return nan
+	}
+	rs := make([]float64, len(a))
+	for i := range a {
+		rs[i] = a[i] / b[i]
+	}
+	return median(rs)
+}
+
+func (res *fixedResults) print(w io.Writer) {
+	fmt.Fprintf(w, "### Fixed-size filters\n\n")
+	fmt.Fprintf(w, "Time per operation in ns (Add: building the filter of n keys; Test: %s present keys, then the absent keys). "+
+		"Bits per key and bytes are the live heap after the build (runtime.MemStats), so the map's include its copies of the keys. "+
+		"FPR is measured on the absent keys; \"x target\" is FPR / p.\n\n", count(res.sample))
+	for _, c := range res.configs {
+		runs := res.runs[c]
+		fmt.Fprintf(w, "#### n = %s, p = %g, %s keys\n\n", count(c.n), c.p, c.kind)
+		fmt.Fprintln(w, "| implementation | Add | Test present | Test absent | bits/key | bytes | allocs/op Add | allocs/op Test | FPR | x target |")
+		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+		for _, impl := range fixedImpls {
+			r := runs[impl.name]
+			bytes := median(r.bytes)
+			fpr := float64(r.falsePos) / float64(r.absent)
+			name := impl.name
+			if r.falseNeg > 0 {
+				name += fmt.Sprintf(" (**%d false negatives**)", r.falseNeg)
+			}
+			fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f | %.2f | %s | %s | %s | %s | %s |\n", name,
+				median(r.add), median(r.testPresent), median(r.testAbsent),
+				8*bytes/float64(c.n), mib(bytes),
+				allocs(median(r.allocsAdd)), allocs(median(r.allocsTest)),
+				fprString(fpr), xTarget(fpr, c.p, impl.isMap))
+		}
+		fmt.Fprintln(w)
+	}
+
+	fmt.Fprintf(w, "### Ratios (same run, median of per-repetition ratios; lower is better for ours)\n\n")
+	fmt.Fprintln(w, "Targets: ours / lower bound <= 1.15; ours / bits-and-blooms <= 0.6 at n = 10^6 and <= 0.7 at n = 10^7.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| n | p | keys | ours/lower Add | ours/lower Test present | ours/lower Test absent | ours/bits-and-blooms Add | Test present | Test absent | ours/blobloom Add | Test present | Test absent |")
+	fmt.Fprintln(w, "|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, c := range res.configs {
+		runs := res.runs[c]
+		o, lb, bab, blob := runs[nameOurs], runs[nameLower], runs[nameBAB], runs[nameBlobloom]
+		babTarget := 0.6
+		if c.n > 1_000_000 {
+			babTarget = 0.7
+		}
+		fmt.Fprintf(w, "| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", count(c.n), c.p, c.kind,
+			verdict(pairedRatio(o.add, lb.add), 1.15),
+			verdict(pairedRatio(o.testPresent, lb.testPresent), 1.15),
+			verdict(pairedRatio(o.testAbsent, lb.testAbsent), 1.15),
+			verdict(pairedRatio(o.add, bab.add), babTarget),
+			verdict(pairedRatio(o.testPresent, bab.testPresent), babTarget),
+			verdict(pairedRatio(o.testAbsent, bab.testAbsent), babTarget),
+			ratio(pairedRatio(o.add, blob.add)),
+			ratio(pairedRatio(o.testPresent, blob.testPresent)),
+			ratio(pairedRatio(o.testAbsent, blob.testAbsent)))
+	}
+	fmt.Fprintln(w)
+}
+
+func ratio(r float64) string { return fmt.Sprintf("%.2f", r) }
+
+// verdict formats a ratio and marks it when it misses its target.
+func verdict(r, target float64) string {
+	if r <= target {
+		return ratio(r)
+	}
+	return fmt.Sprintf("**%.3f** (miss)", r)
+}
+
+// count formats 1000000 as 10^6 and other numbers with thousands separators.
+func count(n int) string {
+	for e, p := 3, 1000; p <= n; e, p = e+1, p*10 {
+		if p == n {
+			return fmt.Sprintf("10^%d", e)
+		}
+	}
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func mib(bytes float64) string {
+	return fmt.Sprintf("%.1f MiB", bytes/(1<<20))
+}
+
+func allocs(a float64) string {
+	if a < 0.005 {
+		return "0"
+	}
+	return fmt.Sprintf("%.2f", a)
+}
+
+func fprString(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.5f", f)
+}
+
+func xTarget(fpr, p float64, exact bool) string {
+	if exact {
+		return "exact"
+	}
+	return fmt.Sprintf("%.2f", fpr/p)
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+)
+
+const (
+	growInitial = 1000
+	growP       = 0.01
+	// slowSample is how many keys the slow implementations (thousands of
+	// sub-filters, each hashed separately) are tested on.
+	slowSample = 10_000
+)
+
+// growPoint describes a scalable filter after some number of keys.
+type growPoint struct {
+	keys       int
+	subFilters int
+	bits       uint64
+	falsePos   int
+	absent     int
+	err        error
+}
+
+type growRun struct {
+	points                       []growPoint // from the first repetition
+	timedKeys                    int
+	add, testPresent, testAbsent []float64 // ns/op, one per repetition
+	falseNeg                     int
+}
+
+type growResults struct {
+	growTo int
+	runs   map[string]*growRun
+}
+
+func checkpoints(growTo int) []int {
+	var cps []int
+	for cp := 10 * growInitial; cp <= growTo; cp *= 10 {
+		cps = append(cps, cp)
+	}
+	return cps
+}
+
+// sample returns count keys spread evenly over the first n keys of ks, so
+// that every sub-filter of a grown filter holds its share of them.
+func (ks *keySet) sample(n, count int) *keySet {
+	count = min(count, n)
+	s := &keySet{off: make([]uint32, 1, count+1)}
+	for i := range count {
+		s.buf = append(s.buf, ks.key(int(uint64(i)*uint64(n)/uint64(count)))...)
+		s.off = append(s.off, uint32(len(s.buf)))
+	}
+	return s
+}
+
+// runScalableAll grows every scalable implementation from growInitial keys
+// to o.growTo keys at p = growP, o.reps times. The first repetition also
+// records size and false-positive rate at every checkpoint, outside the
+// timings.
+func runScalableAll(o options) *growResults {
+	res := &growResults{growTo: o.growTo, runs: make(map[string]*growRun)}
+	present := genKeys(randomKeys, o.growTo, 3)
+	absent := genKeys(randomKeys, o.absent, 4)
+	slowAbsent := absent.sample(absent.len(), slowSample)
+	for _, impl := range scalableImpls {
+		res.runs[impl.name] = &growRun{}
+	}
+	for rep := range o.reps {
+		t0 := time.Now()
+		for _, impl := range rotate(scalableImpls, rep) {
+			r := res.runs[impl.name]
+			abs, nSample := absent, absent.len()
+			if impl.slow {
+				abs, nSample = slowAbsent, slowSample
+			}
+			timed := o.growTo
+			if impl.maxTimed > 0 {
+				timed = min(timed, impl.maxTimed)
+			}
+			r.timedKeys = timed
+			g := impl.build(growInitial, growP)
+			added := 0
+			var addTime time.Duration
+			for _, cp := range checkpoints(o.growTo) {
+				if cp > timed && rep > 0 {
+					break
+				}
+				t := now()
+				err := g.addRange(present, added, cp)
+				if cp <= timed {
+					addTime += (now() - t)
+				}
+				added = cp
+				if cp == timed && err == nil {
+					ps := present.sample(timed, nSample)
+					t = now()
+					hits := g.testAll(ps, ps.len())
+					r.testPresent = append(r.testPresent, float64((now()-t).Nanoseconds())/float64(ps.len()))
+					r.falseNeg += ps.len() - hits
+					t = now()
+					g.testAll(abs, abs.len())
+					r.testAbsent = append(r.testAbsent, float64((now()-t).Nanoseconds())/float64(abs.len()))
+					r.add = append(r.add, float64(addTime.Nanoseconds())/float64(timed))
+				}
+				if rep == 0 {
+					pt := growPoint{keys: cp, err: err}
+					if err == nil {
+						pt.subFilters, pt.bits = g.subFilters(), g.bits()
+						pt.falsePos, pt.absent = g.testAll(abs, abs.len()), abs.len()
+					}
+					r.points = append(r.points, pt)
+				}
+				if err != nil {
+					break
+				}
+			}
+		}
+		progress("scalable rep %d/%d: %s", rep+1, o.reps, time.Since(t0).Round(time.Millisecond))
+	}
+	return res
+}
+
+// withinTarget reports whether a measured rate is consistent with being at
+// most p: at most p plus three standard deviations of the measurement.
+func withinTarget(falsePos, absent int, p float64) bool {
+	return float64(falsePos) <= float64(absent)*p+3*math.Sqrt(float64(absent)*p*(1-p))
+}
+
+func (res *growResults) print(w io.Writer, fixed *fixedResults) {
+	fmt.Fprintf(w, "### Scalable filters: growth from %s to %s keys at p = %g (16-byte random keys)\n\n",
+		count(growInitial), count(res.growTo), growP)
+	fmt.Fprintf(w, "FPR over the absent keys (%s for the BoomFilters rows, whose lookups cost up to 0.2 ms). "+
+		"\"Within target\" allows three standard deviations of the measurement.\n\n", count(slowSample))
+	fmt.Fprintln(w, "| implementation | keys | sub-filters | bits/key | FPR | x target | within target |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|---|")
+	for _, impl := range scalableImpls {
+		for _, pt := range res.runs[impl.name].points {
+			if pt.err != nil {
+				fmt.Fprintf(w, "| %s | %s | - | - | - | - | failed: %v |\n", impl.name, count(pt.keys), pt.err)
+				continue
+			}
+			fpr := float64(pt.falsePos) / float64(pt.absent)
+			ok := "yes"
+			if !withinTarget(pt.falsePos, pt.absent, growP) {
+				ok = "**no**"
+			}
+			fmt.Fprintf(w, "| %s | %s | %d | %.1f | %s | %.2f | %s |\n", impl.name, count(pt.keys),
+				pt.subFilters, float64(pt.bits)/float64(pt.keys), fprString(fpr), fpr/growP, ok)
+		}
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintln(w, "Time per operation in ns: Add amortised over the whole growth, Test on keys spread over all sub-filters.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| implementation | grown to | Add | Test present | Test absent |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
+	for _, impl := range scalableImpls {
+		r := res.runs[impl.name]
+		name := impl.name
+		if r.falseNeg > 0 {
+			name += fmt.Sprintf(" (**%d false negatives**)", r.falseNeg)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.1f | %.1f | %.1f |\n", name, count(r.timedKeys),
+			median(r.add), median(r.testPresent), median(r.testAbsent))
+	}
+	fmt.Fprintln(w)
+
+	ours, ok := res.runs[nameOursScalable]
+	single := fixed.runs[config{res.growTo, randomKeys, growP}][nameOurs]
+	if ok && single != nil {
+		fmt.Fprintf(w, "Ours grown to %s against one BloomFilter sized for %s (issue 3 targets: Test absent <= 3x, Add <= 1.5x): "+
+			"Test absent %.2fx, Test present %.2fx, Add %.2fx.\n\n", count(res.growTo), count(res.growTo),
+			median(ours.testAbsent)/median(single.testAbsent),
+			median(ours.testPresent)/median(single.testPresent),
+			median(ours.add)/median(single.add))
+	}
+}

@@ -1,0 +1,133 @@
+// Command bench compares github.com/bloomfilters/bloom with the Bloom filter
+// libraries Go users would otherwise pick, the design it replaces, a
+// hand-written lower bound and a map, and prints markdown tables.
+//
+// Run it from the repository root with
+//
+//	go run -C bench . -quick
+//
+// or from this directory with go run . [-quick]. The quick mode measures
+// n = 10^6 and finishes in under a minute; the full run adds n = 10^7 and a
+// scalable growth to 10^7 keys and takes under ten minutes on two cores.
+//
+// Every number is a median over -reps repetitions. Within a repetition the
+// implementations run one after the other (round robin, starting at a
+// different one each time), so slow drifts of the machine hit all of them
+// alike; ratios are medians of the per-repetition ratios.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+type options struct {
+	quick  bool
+	reps   int
+	absent int // absent keys per false-positive measurement
+	sizes  []int
+	growTo int // scalable growth: final number of keys
+}
+
+func main() {
+	var o options
+	flag.BoolVar(&o.quick, "quick", false, "n = 10^6 only, growth to 10^6, 3 repetitions, 2*10^5 absent keys (under a minute)")
+	flag.IntVar(&o.reps, "reps", 0, "repetitions; every figure is their median (default 5, quick 3)")
+	flag.IntVar(&o.absent, "absent", 0, "absent keys tested for the false-positive rate (default 10^6, quick 2*10^5)")
+	flag.Parse()
+	if o.reps == 0 {
+		o.reps = 5
+		if o.quick {
+			o.reps = 3
+		}
+	}
+	if o.absent == 0 {
+		o.absent = 1_000_000
+		if o.quick {
+			o.absent = 200_000
+		}
+	}
+	if o.reps < 1 || o.absent < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -reps and -absent must be at least 1")
+		os.Exit(2)
+	}
+	o.sizes, o.growTo = []int{1_000_000, 10_000_000}, 10_000_000
+	if o.quick {
+		o.sizes, o.growTo = []int{1_000_000}, 1_000_000
+	}
+	start := time.Now()
+	fixed := runFixedAll(o)
+	grow := runScalableAll(o)
+	report(os.Stdout, o, fixed, grow, time.Since(start))
+}
+
+// progress reports on stderr, so that stdout holds only the tables.
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count), or NaN for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return nan
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// rotate returns xs rotated left by r, so that repetition r starts with a
+// different implementation.
+func rotate[T any](xs []T, r int) []T {
+	r %= len(xs)
+	return append(slices.Clone(xs[r:]), xs[:r]...)
+}
+
+// memStats returns the live heap in bytes and the number of allocations so
+// far; with gc it collects garbage first so the live heap is exact.
+func memStats(gc bool) (heap, mallocs uint64) {
+	if gc {
+		runtime.GC()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc, ms.Mallocs
+}
+
+// cpuModel returns the processor name from /proc/cpuinfo.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, "model name"); ok {
+			return strings.TrimSpace(strings.TrimLeft(name, " \t:"))
+		}
+	}
+	return runtime.GOARCH
+}
+
+func report(w io.Writer, o options, fixed *fixedResults, grow *growResults, took time.Duration) {
+	cmd := "go run -C bench ."
+	if len(os.Args) > 1 {
+		cmd += " " + strings.Join(os.Args[1:], " ")
+	}
+	fmt.Fprintf(w, "CPU: %s (%d logical CPUs, GOMAXPROCS %d), %s %s/%s.  \n",
+		cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "Command: `%s` (from the repository root). Medians of %d interleaved repetitions; %s absent keys per false-positive rate; run took %s.\n\n",
+		cmd, o.reps, count(o.absent), took.Round(time.Second))
+	fmt.Fprintf(w, "Times are %s.\n\n", clockName)
+	fixed.print(w)
+	grow.print(w, fixed)
+}
