@@ -1,0 +1,553 @@
+// Package redisbloom keeps a Bloom filter in Redis, so that many processes on
+// many machines share one set: a fleet of crawler workers sharing one
+// seen-URL set, say.
+//
+// A Filter sets exactly the bits the in-memory bloom.BloomFilter with the
+// same bits, hashes and seed sets (bloom.AppendLocations computes them on the
+// client), so Export and Import move a filter between Redis and memory bit
+// for bit. Every operation is one Lua script run on the server: it is atomic,
+// takes one round trip for one key or for a whole batch, and checks in that
+// same round trip that the filter still exists, so a filter that was deleted,
+// flushed, evicted or lost in a restart gives ErrNotFound instead of
+// answering "absent".
+//
+// # Keys
+//
+// A filter named name is two Redis keys that share the hash tag {name}, so
+// they live on one Redis Cluster slot:
+//
+//	{name}:meta  hash: format ("redisbloom/1"), id (random, new on every
+//	             creation), bits, hashes, seed, capacity, error_rate, count
+//	{name}:bits  string of ceil(bits/8) bytes; bit position p is Redis bit p
+//	             (the most significant bit of byte p/8 is bit 8*(p/8))
+//
+// One Redis string holds at most 2^32 bits (512 MiB), so New refuses filters
+// larger than MaxBits.
+//
+// # Requirements
+//
+// Redis 7.0 or later (the scripts declare their flags with a shebang, and the
+// read-only ones run with EVALSHA_RO so that read replicas can serve Test).
+// go-redis honours context deadlines and cancellation on the network only when
+// the client is created with ContextTimeoutEnabled: true; otherwise a call
+// waits for the client's ReadTimeout and WriteTimeout instead.
+//
+// # Errors and retries
+//
+// After an error other than ErrNotFound (a timeout, a dropped connection) the
+// outcome of a writing call is unknown: the server may have applied all, none
+// or, for a batch larger than one script call, some of it. Retrying Add and
+// AddMany is always safe: adding a key twice changes nothing, not even Count.
+// A retried TestAndAdd or TestAndAddMany is safe in the same way, but its
+// answers describe the filter after the failed attempt, so a key that the
+// failed attempt added is reported as present. Note that go-redis itself
+// resends a command after some network errors unless the client's
+// MaxRetries is -1.
+package redisbloom
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// MaxBits is the largest filter New creates: 2^32 bits (512 MiB), the most one
+// Redis string holds.
+const MaxBits uint64 = 1 << 32
+
+// formatName is the metadata's format field. It names the key layout and the
+// bit positions (those of the bloom package's format version 1); a filter
+// with another value is refused with ErrFormat.
+const formatName = "redisbloom/1"
+
+// maxPositionsPerScript bounds the bit positions (keys times hashes) that one
+// script call handles, so that a huge batch does not block the server for
+// long: larger batches are split into several script calls, sent together in
+// one pipeline (one round trip).
+const maxPositionsPerScript = 1 << 16
+
+// Sentinel errors, to be matched with errors.Is. Errors for invalid
+// parameters wrap bloom.ErrInvalidParameter, and New's error for an existing
+// filter with other parameters wraps bloom.ErrIncompatible, as do Import's.
+var (
+	// ErrNotFound is returned when the filter does not exist in Redis: it was
+	// never created, or it was deleted, flushed, evicted or lost in a restart
+	// (and possibly created again since, with a new id) after this Filter
+	// opened it. Open it again (or New it again) to use the new one.
+	ErrNotFound = errors.New("redisbloom: filter not found")
+
+	// ErrFormat is returned when the keys of a filter exist but do not hold a
+	// filter this package understands: another program's data, or a filter
+	// written in another format version.
+	ErrFormat = errors.New("redisbloom: not a filter in a known format")
+)
+
+// Filter is a handle on a Bloom filter stored in Redis. Its Test never
+// reports a key that was added as absent; it reports an absent key as present
+// with a probability close to ErrorRate while the filter holds at most
+// Capacity keys.
+//
+// A Filter holds only the filter's parameters, never its bits, and does not
+// change after New or Open: it is safe for concurrent use by any number of
+// goroutines, and any number of processes may use the same filter at once.
+// Each method takes one round trip to Redis (two the first time a server sees
+// one of the package's scripts) and is atomic there, except batches of more
+// than 65,536 bit positions (keys times Hashes), which are applied in several
+// atomic steps sent in one round trip.
+//
+// A zero Filter is not usable: its methods return an error.
+type Filter struct {
+	rdb       redis.UniversalClient
+	name      string
+	keys      []string // meta, bits
+	id        string   // the random id of the filter this handle opened
+	m         uint64
+	k         uint
+	kArg      string // strconv of k, the scripts' ARGV[2]
+	seed      uint32
+	capacity  uint64
+	errorRate float64
+}
+
+// errZero is returned by every method of a zero Filter.
+var errZero = errors.New("redisbloom: use of a zero Filter (create one with New or Open)")
+
+// New returns the filter called name in rdb, creating it if it does not exist,
+// sized like bloom.New(capacity, errorRate, opts...): bloom.Size gives its
+// bits and hashes, and bloom.Seed its seed (default bloom.DefaultSeed). Every
+// process that shares a filter can call New with the same arguments.
+//
+// It returns an error wrapping bloom.ErrInvalidParameter for an empty name,
+// invalid sizing or options, or a filter larger than MaxBits; an error
+// wrapping bloom.ErrIncompatible when the filter exists with other bits,
+// hashes, seed, capacity or error rate; ErrFormat when name's keys hold
+// something else; or the error of the round trip.
+func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity uint64, errorRate float64, opts ...bloom.Option) (*Filter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	// bloom.Option is opaque; a one-bit filter built with the options
+	// validates them and reveals the seed they choose.
+	probe, err := bloom.NewWithSize(1, 1, opts...)
+	if err != nil {
+		return nil, err
+	}
+	m, k, err := bloom.Size(capacity, errorRate)
+	if err != nil {
+		return nil, err
+	}
+	if m > MaxBits {
+		return nil, fmt.Errorf("%w: capacity %d at errorRate %v needs %d bits, more than MaxBits (%d), the most one Redis string holds",
+			bloom.ErrInvalidParameter, capacity, errorRate, m, MaxBits)
+	}
+	var token [16]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		return nil, fmt.Errorf("redisbloom: filter id: %w", err)
+	}
+	f := newHandle(rdb, name, hex.EncodeToString(token[:]), m, k, probe.Seed(), capacity, errorRate)
+	args := append(f.metaFields(), "count", "0", (m+7)/8)
+	res, err := createScript.Run(ctx, rdb, f.keys, args...).Slice()
+	if err != nil {
+		return nil, f.wrap(err)
+	}
+	if len(res) == 1 {
+		return f, nil // created
+	}
+	existing, err := parseMeta(rdb, name, res[1:])
+	if err != nil {
+		return nil, err
+	}
+	if err := existing.sameParameters(f); err != nil {
+		return nil, err
+	}
+	return existing, nil
+}
+
+// Open returns the existing filter called name in rdb, with the parameters it
+// was created with. It returns ErrNotFound if there is no such filter,
+// ErrFormat if name's keys hold something else, or the error of the round
+// trip.
+func Open(ctx context.Context, rdb redis.UniversalClient, name string) (*Filter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	keys := keysOf(name)
+	res, err := metaScript.RunRO(ctx, rdb, keys, "").Slice()
+	if err != nil {
+		return nil, (&Filter{name: name}).wrap(err)
+	}
+	return parseMeta(rdb, name, res)
+}
+
+func checkName(name string) error {
+	if name == "" {
+		// "{}" is no hash tag: the keys could land on different slots.
+		return fmt.Errorf("%w: the filter name must not be empty", bloom.ErrInvalidParameter)
+	}
+	return nil
+}
+
+func keysOf(name string) []string {
+	tag := "{" + name + "}"
+	return []string{tag + ":meta", tag + ":bits"}
+}
+
+func newHandle(rdb redis.UniversalClient, name, id string, m uint64, k uint, seed uint32, capacity uint64, errorRate float64) *Filter {
+	return &Filter{
+		rdb: rdb, name: name, keys: keysOf(name), id: id,
+		m: m, k: k, kArg: strconv.FormatUint(uint64(k), 10), seed: seed,
+		capacity: capacity, errorRate: errorRate,
+	}
+}
+
+// metaFields returns the metadata fields that describe f, as field, value,
+// ... for HSET.
+func (f *Filter) metaFields() []any {
+	return []any{
+		"format", formatName,
+		"id", f.id,
+		"bits", strconv.FormatUint(f.m, 10),
+		"hashes", strconv.FormatUint(uint64(f.k), 10),
+		"seed", strconv.FormatUint(uint64(f.seed), 10),
+		"capacity", strconv.FormatUint(f.capacity, 10),
+		"error_rate", strconv.FormatFloat(f.errorRate, 'g', -1, 64),
+	}
+}
+
+// metaMap turns a metadata reply (field, value, ...) into a map.
+func metaMap(name string, reply []any) (map[string]string, error) {
+	meta := make(map[string]string, len(reply)/2)
+	for i := 0; i+1 < len(reply); i += 2 {
+		field, ok1 := reply[i].(string)
+		value, ok2 := reply[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%w: %q: malformed metadata", ErrFormat, name)
+		}
+		meta[field] = value
+	}
+	if got := meta["format"]; got != formatName {
+		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, formatName)
+	}
+	return meta, nil
+}
+
+// parseCount returns the metadata's count field.
+func parseCount(name string, meta map[string]string) (uint64, error) {
+	n, err := strconv.ParseUint(meta["count"], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q: invalid count %q", ErrFormat, name, meta["count"])
+	}
+	return n, nil
+}
+
+// parseMeta builds a handle from the metadata reply (field, value, ...),
+// validating every field.
+func parseMeta(rdb redis.UniversalClient, name string, reply []any) (*Filter, error) {
+	meta, err := metaMap(name, reply)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(field string) error {
+		return fmt.Errorf("%w: %q: invalid %s %q", ErrFormat, name, field, meta[field])
+	}
+	m, err := strconv.ParseUint(meta["bits"], 10, 64)
+	if err != nil || m == 0 || m > MaxBits {
+		return nil, bad("bits")
+	}
+	k, err := strconv.ParseUint(meta["hashes"], 10, 64)
+	if err != nil || k == 0 || k > uint64(bloom.MaxHashes) {
+		return nil, bad("hashes")
+	}
+	seed, err := strconv.ParseUint(meta["seed"], 10, 32)
+	if err != nil {
+		return nil, bad("seed")
+	}
+	capacity, err := strconv.ParseUint(meta["capacity"], 10, 64)
+	if err != nil || capacity == 0 {
+		return nil, bad("capacity")
+	}
+	errorRate, err := strconv.ParseFloat(meta["error_rate"], 64)
+	if err != nil || !(errorRate > 0 && errorRate < 1) {
+		return nil, bad("error_rate")
+	}
+	if _, err := parseCount(name, meta); err != nil {
+		return nil, err
+	}
+	if meta["id"] == "" {
+		return nil, bad("id")
+	}
+	return newHandle(rdb, name, meta["id"], m, uint(k), uint32(seed), capacity, errorRate), nil
+}
+
+// sameParameters returns an error wrapping bloom.ErrIncompatible unless f and
+// want describe the same filter.
+func (f *Filter) sameParameters(want *Filter) error {
+	mismatch := func(what string, got, wanted any) error {
+		return fmt.Errorf("%w: filter %q exists with %s %v, not %v", bloom.ErrIncompatible, f.name, what, got, wanted)
+	}
+	switch {
+	case f.m != want.m:
+		return mismatch("bits", f.m, want.m)
+	case f.k != want.k:
+		return mismatch("hashes", f.k, want.k)
+	case f.seed != want.seed:
+		return mismatch("seed", f.seed, want.seed)
+	case f.capacity != want.capacity:
+		return mismatch("capacity", f.capacity, want.capacity)
+	case math.Float64bits(f.errorRate) != math.Float64bits(want.errorRate):
+		return mismatch("error rate", f.errorRate, want.errorRate)
+	}
+	return nil
+}
+
+// wrap turns a script's not-found reply into ErrNotFound and prefixes other
+// errors with the filter's name.
+func (f *Filter) wrap(err error) error {
+	switch {
+	case redis.HasErrorPrefix(err, errNotFoundPrefix):
+		return fmt.Errorf("%w: %q (deleted, flushed, evicted, lost in a restart or created again)", ErrNotFound, f.name)
+	case redis.HasErrorPrefix(err, "WRONGTYPE"), redis.HasErrorPrefix(err, "EXISTS"):
+		return fmt.Errorf("%w: %q: %v", ErrFormat, f.name, err)
+	}
+	return fmt.Errorf("redisbloom: filter %q: %w", f.name, err)
+}
+
+// Name returns the name the filter was created with.
+func (f *Filter) Name() string { return f.name }
+
+// Bits returns m, the size of the filter in bits. Redis holds it in
+// ceil(m/8) bytes.
+func (f *Filter) Bits() uint64 { return f.m }
+
+// Hashes returns k, the number of bit positions each key sets.
+func (f *Filter) Hashes() uint { return f.k }
+
+// Seed returns the murmur3 seed of the filter.
+func (f *Filter) Seed() uint32 { return f.seed }
+
+// Capacity returns the number of keys the filter was sized for.
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// ErrorRate returns the target false-positive rate at Capacity keys.
+func (f *Filter) ErrorRate() float64 { return f.errorRate }
+
+// Add inserts key. Afterwards Test(key) reports true. It takes one round trip
+// and returns ErrNotFound if the filter no longer exists (and then writes
+// nothing). After any other error the key may or may not have been added;
+// retrying is safe.
+func (f *Filter) Add(ctx context.Context, key []byte) error {
+	_, err := f.run(ctx, addScript, false, [][]byte{key})
+	return err
+}
+
+// Test reports whether key may be in the filter: false means key was
+// definitely never added; true means it probably was. It takes one round
+// trip, can be served by a read replica, and returns ErrNotFound, never
+// false, if the filter no longer exists.
+func (f *Filter) Test(ctx context.Context, key []byte) (bool, error) {
+	r, err := f.run(ctx, testScript, true, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	return r[0] == '1', nil
+}
+
+// TestAndAdd inserts key and reports whether it was probably present before
+// the call (with Test's meaning of true and false), atomically: when several
+// clients TestAndAdd the same new key at once, exactly one of them gets
+// false. It takes one round trip and returns ErrNotFound if the filter no
+// longer exists (and then writes nothing). After any other error the key may
+// or may not have been added.
+func (f *Filter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
+	r, err := f.run(ctx, addScript, false, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	return r[0] == '1', nil
+}
+
+// AddMany inserts every key of keys, in order, in one round trip. It returns
+// ErrNotFound if the filter no longer exists. After any other error some,
+// all or none of the keys may have been added; retrying is safe.
+func (f *Filter) AddMany(ctx context.Context, keys [][]byte) error {
+	_, err := f.run(ctx, addScript, false, keys)
+	return err
+}
+
+// TestMany reports, in one round trip, whether each key of keys may be in
+// the filter, with Test's meaning of true and false: present[i] is for
+// keys[i]. It returns ErrNotFound, never all false, if the filter no longer
+// exists.
+func (f *Filter) TestMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
+	r, err := f.run(ctx, testScript, true, keys)
+	if err != nil {
+		return nil, err
+	}
+	return answers(r), nil
+}
+
+// TestAndAddMany inserts every key of keys, in order, in one round trip, and
+// reports for each whether it was probably present before: present[i] is what
+// TestAndAdd(keys[i]) would have returned had the keys been added one by one,
+// so a key repeated within keys is reported present from its second
+// occurrence on. It returns ErrNotFound if the filter no longer exists. After
+// any other error some, all or none of the keys may have been added.
+func (f *Filter) TestAndAddMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
+	r, err := f.run(ctx, addScript, false, keys)
+	if err != nil {
+		return nil, err
+	}
+	return answers(r), nil
+}
+
+func answers(r []byte) []bool {
+	present := make([]bool, len(r))
+	for i, c := range r {
+		present[i] = c == '1'
+	}
+	return present
+}
+
+// Count returns the number of keys added (by Add, TestAndAdd and the batch
+// forms, from any process) that set at least one new bit, like
+// bloom.BloomFilter.Count: repeated keys are not counted, and neither is a new
+// key whose bits were all set already. It returns ErrNotFound if the filter
+// no longer exists.
+func (f *Filter) Count(ctx context.Context) (uint64, error) {
+	if f.rdb == nil {
+		return 0, errZero
+	}
+	res, err := metaScript.RunRO(ctx, f.rdb, f.keys, f.id).Slice()
+	if err != nil {
+		return 0, f.wrap(err)
+	}
+	meta, err := metaMap(f.name, res)
+	if err != nil {
+		return 0, err
+	}
+	return parseCount(f.name, meta)
+}
+
+// Delete removes the filter's keys from Redis. Afterwards every handle on it,
+// this one included, gets ErrNotFound. Deleting a filter that does not exist
+// is not an error.
+func (f *Filter) Delete(ctx context.Context) error {
+	if f.rdb == nil {
+		return errZero
+	}
+	if err := f.rdb.Del(ctx, f.keys...).Err(); err != nil {
+		return f.wrap(err)
+	}
+	return nil
+}
+
+// run computes the positions of keys, runs s over them (in slices of at most
+// maxPositionsPerScript positions, pipelined) and returns the scripts'
+// answers, one byte per key.
+func (f *Filter) run(ctx context.Context, s *redis.Script, readOnly bool, keys [][]byte) ([]byte, error) {
+	if f.rdb == nil {
+		return nil, errZero
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	per := max(1, maxPositionsPerScript/int(f.k)) // keys per script call
+	pos := make([]byte, 0, 4*int(f.k)*len(keys))
+	locs := make([]uint64, 0, f.k)
+	for _, key := range keys {
+		locs = bloom.AppendLocations(locs[:0], key, f.m, f.k, f.seed)
+		for _, p := range locs {
+			pos = binary.LittleEndian.AppendUint32(pos, uint32(p)) // p < m <= 2^32
+		}
+	}
+	if len(keys) <= per {
+		var cmd *redis.Cmd
+		if readOnly {
+			cmd = s.RunRO(ctx, f.rdb, f.keys, f.id, f.kArg, pos)
+		} else {
+			cmd = s.Run(ctx, f.rdb, f.keys, f.id, f.kArg, pos)
+		}
+		return f.reply(cmd, len(keys))
+	}
+	stride := 4 * int(f.k) * per // bytes of positions per script call
+	var argv [][]any
+	for lo := 0; lo < len(pos); lo += stride {
+		argv = append(argv, []any{f.id, f.kArg, pos[lo:min(lo+stride, len(pos))]})
+	}
+	cmds, err := f.pipeline(ctx, s, readOnly, argv, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(keys))
+	for i, cmd := range cmds {
+		want := min(per, len(keys)-i*per)
+		r, err := f.reply(cmd, want)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r...)
+	}
+	return out, nil
+}
+
+// pipeline sends one EVALSHA (or EVALSHA_RO) of s per element of argv in one
+// pipeline. Calls that fail because the server does not have the script
+// cached are sent again, with the script's source, in a second pipeline.
+func (f *Filter) pipeline(ctx context.Context, s *redis.Script, readOnly bool, argv [][]any, bySHA bool) ([]*redis.Cmd, error) {
+	pipe := f.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(argv))
+	for i, args := range argv {
+		switch {
+		case bySHA && readOnly:
+			cmds[i] = s.EvalShaRO(ctx, pipe, f.keys, args...)
+		case bySHA:
+			cmds[i] = s.EvalSha(ctx, pipe, f.keys, args...)
+		case readOnly:
+			cmds[i] = s.EvalRO(ctx, pipe, f.keys, args...)
+		default:
+			cmds[i] = s.Eval(ctx, pipe, f.keys, args...)
+		}
+	}
+	_, _ = pipe.Exec(ctx) // errors are checked per command
+	if !bySHA {
+		return cmds, nil
+	}
+	var again [][]any
+	var at []int
+	for i, cmd := range cmds {
+		if err := cmd.Err(); errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT") {
+			again = append(again, argv[i])
+			at = append(at, i)
+		}
+	}
+	if len(again) > 0 {
+		redo, err := f.pipeline(ctx, s, readOnly, again, false)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range at {
+			cmds[i] = redo[j]
+		}
+	}
+	return cmds, nil
+}
+
+// reply returns the answer string of a script call that covered n keys.
+func (f *Filter) reply(cmd *redis.Cmd, n int) ([]byte, error) {
+	s, err := cmd.Text()
+	if err != nil {
+		return nil, f.wrap(err)
+	}
+	if len(s) != n {
+		return nil, fmt.Errorf("redisbloom: filter %q: script answered for %d keys, want %d", f.name, len(s), n)
+	}
+	return []byte(s), nil
+}
