@@ -13,11 +13,11 @@ import (
 // the calls inside them are direct calls on the concrete type, as in a
 // user's program: one interface call per loop, not per key.
 type set interface {
-	// addAll adds every key of ks.
-	addAll(ks *keySet)
-	// testAll tests the first n keys of ks and returns how many are reported
-	// present.
-	testAll(ks *keySet, n int) int
+	// addRange adds keys from to to-1 of ks.
+	addRange(ks *keySet, from, to int)
+	// testRange tests keys from to to-1 of ks and returns how many are
+	// reported present.
+	testRange(ks *keySet, from, to int) int
 }
 
 // fixedImpl is a fixed-size filter (or the map) under comparison.
@@ -72,16 +72,16 @@ var fixedImpls = []fixedImpl{
 
 type ours bloom.BloomFilter
 
-func (f *ours) addAll(ks *keySet) {
+func (f *ours) addRange(ks *keySet, from, to int) {
 	b := (*bloom.BloomFilter)(f)
-	for i := range ks.len() {
+	for i := from; i < to; i++ {
 		b.Add(ks.key(i))
 	}
 }
 
-func (f *ours) testAll(ks *keySet, n int) (hits int) {
+func (f *ours) testRange(ks *keySet, from, to int) (hits int) {
 	b := (*bloom.BloomFilter)(f)
-	for i := range n {
+	for i := from; i < to; i++ {
 		if b.Test(ks.key(i)) {
 			hits++
 		}
@@ -89,14 +89,14 @@ func (f *ours) testAll(ks *keySet, n int) (hits int) {
 	return hits
 }
 
-func (f *lowerBound) addAll(ks *keySet) {
-	for i := range ks.len() {
+func (f *lowerBound) addRange(ks *keySet, from, to int) {
+	for i := from; i < to; i++ {
 		f.Add(ks.key(i))
 	}
 }
 
-func (f *lowerBound) testAll(ks *keySet, n int) (hits int) {
-	for i := range n {
+func (f *lowerBound) testRange(ks *keySet, from, to int) (hits int) {
+	for i := from; i < to; i++ {
 		if f.Test(ks.key(i)) {
 			hits++
 		}
@@ -106,16 +106,16 @@ func (f *lowerBound) testAll(ks *keySet, n int) (hits int) {
 
 type babFilter bab.BloomFilter
 
-func (f *babFilter) addAll(ks *keySet) {
+func (f *babFilter) addRange(ks *keySet, from, to int) {
 	b := (*bab.BloomFilter)(f)
-	for i := range ks.len() {
+	for i := from; i < to; i++ {
 		b.Add(ks.key(i))
 	}
 }
 
-func (f *babFilter) testAll(ks *keySet, n int) (hits int) {
+func (f *babFilter) testRange(ks *keySet, from, to int) (hits int) {
 	b := (*bab.BloomFilter)(f)
-	for i := range n {
+	for i := from; i < to; i++ {
 		if b.Test(ks.key(i)) {
 			hits++
 		}
@@ -125,16 +125,16 @@ func (f *babFilter) testAll(ks *keySet, n int) (hits int) {
 
 type boomFilter boom.BloomFilter
 
-func (f *boomFilter) addAll(ks *keySet) {
+func (f *boomFilter) addRange(ks *keySet, from, to int) {
 	b := (*boom.BloomFilter)(f)
-	for i := range ks.len() {
+	for i := from; i < to; i++ {
 		b.Add(ks.key(i))
 	}
 }
 
-func (f *boomFilter) testAll(ks *keySet, n int) (hits int) {
+func (f *boomFilter) testRange(ks *keySet, from, to int) (hits int) {
 	b := (*boom.BloomFilter)(f)
-	for i := range n {
+	for i := from; i < to; i++ {
 		if b.Test(ks.key(i)) {
 			hits++
 		}
@@ -145,16 +145,16 @@ func (f *boomFilter) testAll(ks *keySet, n int) (hits int) {
 // blobFilter hashes keys with xxhash, as blobloom's README advises.
 type blobFilter blobloom.Filter
 
-func (f *blobFilter) addAll(ks *keySet) {
+func (f *blobFilter) addRange(ks *keySet, from, to int) {
 	b := (*blobloom.Filter)(f)
-	for i := range ks.len() {
+	for i := from; i < to; i++ {
 		b.Add(xxhash.Sum64(ks.key(i)))
 	}
 }
 
-func (f *blobFilter) testAll(ks *keySet, n int) (hits int) {
+func (f *blobFilter) testRange(ks *keySet, from, to int) (hits int) {
 	b := (*blobloom.Filter)(f)
-	for i := range n {
+	for i := from; i < to; i++ {
 		if b.Has(xxhash.Sum64(ks.key(i))) {
 			hits++
 		}
@@ -162,14 +162,14 @@ func (f *blobFilter) testAll(ks *keySet, n int) (hits int) {
 	return hits
 }
 
-func (f *sourceFilter) addAll(ks *keySet) {
-	for i := range ks.len() {
+func (f *sourceFilter) addRange(ks *keySet, from, to int) {
+	for i := from; i < to; i++ {
 		f.Add(ks.key(i))
 	}
 }
 
-func (f *sourceFilter) testAll(ks *keySet, n int) (hits int) {
-	for i := range n {
+func (f *sourceFilter) testRange(ks *keySet, from, to int) (hits int) {
+	for i := from; i < to; i++ {
 		if f.Test(ks.key(i)) {
 			hits++
 		}
@@ -180,14 +180,14 @@ func (f *sourceFilter) testAll(ks *keySet, n int) (hits int) {
 // mapSet is the exact baseline: it stores a copy of every key.
 type mapSet map[string]struct{}
 
-func (s mapSet) addAll(ks *keySet) {
-	for i := range ks.len() {
+func (s mapSet) addRange(ks *keySet, from, to int) {
+	for i := from; i < to; i++ {
 		s[string(ks.key(i))] = struct{}{}
 	}
 }
 
-func (s mapSet) testAll(ks *keySet, n int) (hits int) {
-	for i := range n {
+func (s mapSet) testRange(ks *keySet, from, to int) (hits int) {
+	for i := from; i < to; i++ {
 		if _, ok := s[string(ks.key(i))]; ok {
 			hits++
 		}

@@ -1,5 +1,3 @@
-//go:build ourscalable
-
 package main
 
 import "github.com/bloomfilters/bloom"
