@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bloomfilters/bloom"
+)
+
+// benchLines returns n 60-byte lines (59 characters and a newline), half of
+// them repeats of earlier ones, like a crawler's URL stream.
+func benchLines(n int) []byte {
+	var b bytes.Buffer
+	b.Grow(60 * n)
+	for i := range n {
+		k := uint64(i)
+		if i%2 == 1 {
+			k = uint64(i) * 0x9E3779B97F4A7C15 % uint64(i) // an earlier line
+		}
+		fmt.Fprintf(&b, "https://example.com/page/%016x%018d\n", k*0x9E3779B97F4A7C15, k)
+	}
+	return b.Bytes()
+}
+
+// BenchmarkDedup measures the dedup loop on 60-byte lines with the default
+// parameters: reading, hashing, the filter and buffered output. The filter is
+// made anew for every pass over the same 2^21 lines, so its size does not
+// depend on b.N.
+func BenchmarkDedup(b *testing.B) {
+	const lines = 1 << 21
+	input := benchLines(lines)
+	b.SetBytes(int64(len(input)))
+	b.ReportAllocs()
+	var stop atomic.Bool
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		f, err := bloom.NewScalable(dedupCapacity, dedupErrorRate)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := dedup(bytes.NewReader(input), io.Discard, f, &stop, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}

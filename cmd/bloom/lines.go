@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"io"
+)
+
+// ioBufferSize is the size of the buffered readers and writers: big enough
+// that a 60-byte line costs a small fraction of a system call.
+const ioBufferSize = 64 << 10
+
+// lineReader reads lines of any length from a buffered reader. A line that
+// fits the buffer is returned without copying; a longer one is gathered in a
+// slice that grows as needed.
+type lineReader struct {
+	r    *bufio.Reader
+	long []byte // a line longer than r's buffer
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, ioBufferSize)}
+}
+
+// next returns the next line including its "\n", if it has one: the last line
+// of the input may lack it. The slice is valid until the next call. After the
+// last line next returns io.EOF.
+func (l *lineReader) next() ([]byte, error) {
+	line, err := l.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.long = append(l.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = l.r.ReadSlice('\n')
+			l.long = append(l.long, line...)
+		}
+		line = l.long
+	}
+	if err == io.EOF && len(line) > 0 {
+		err = nil // a last line without a newline
+	}
+	if err != nil {
+		return nil, err
+	}
+	return line, nil
+}
+
+// key returns line without its "\n" or "\r\n" ending.
+func key(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+		if n > 1 && line[n-2] == '\r' {
+			line = line[:n-2]
+		}
+	}
+	return line
+}
+
+// eachLine calls fn with the key of each line of r.
+func eachLine(r io.Reader, fn func(key []byte) error) error {
+	lr := newLineReader(r)
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(key(line)); err != nil {
+			return err
+		}
+	}
+}
+
+// writeLine writes line to w with a newline if it has none.
+func writeLine(w *bufio.Writer, line []byte) error {
+	_, err := w.Write(line)
+	if len(line) == 0 || line[len(line)-1] != '\n' {
+		err = w.WriteByte('\n')
+	}
+	return err
+}

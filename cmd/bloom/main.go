@@ -1,0 +1,219 @@
+// Command bloom removes duplicate lines from a stream and builds, queries and
+// inspects Bloom filter files made with github.com/bloomfilters/bloom.
+//
+// Usage:
+//
+//	bloom dedup [-capacity N] [-error-rate P] [-state FILE]   < lines > first-seen lines
+//	bloom build -capacity N [-error-rate P] -o FILE [INPUT]
+//	bloom query FILE [KEY...]
+//	bloom info FILE
+//	bloom faceoff
+//
+// A line is a key: its trailing "\n" or "\r\n" is not part of it, and a last
+// line without a newline counts. Lines may be of any length.
+//
+// dedup writes each line the first time it sees it, remembering the lines in
+// a ScalableBloomFilter, so its memory grows with the number of distinct lines
+// (about 2 to 4 bytes each at the default error rate) and not with their
+// length. A Bloom filter has no false negatives, so a repeated line is never
+// written twice; it has false positives, so a new line is dropped with a
+// probability of at most -error-rate. With -state the filter is loaded before
+// and saved after the run (to a temporary file in the same directory, synced
+// and renamed over the old one), so a long job can stop and resume. An
+// interrupt (SIGINT or SIGTERM) stops reading at the next line and saves; a
+// second one quits at once without saving, leaving the old state file as it
+// was.
+//
+// build writes a fixed-size filter of the lines of INPUT (or stdin); query
+// reports each key, or each line of stdin, as "present" or "absent"; info
+// prints a filter file's parameters; faceoff compares a filter's memory with
+// a Go map's and walks through a 24-bit filter bit by bit.
+//
+// Progress goes to stderr when stderr is a terminal. Exit status: 0 on
+// success (for query: every key present), 1 when query finds a key absent,
+// 2 on any error, such as an unknown flag, a parameter out of range or a
+// missing or corrupt filter file. On error no file is written or replaced.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit statuses.
+const (
+	exitOK     = 0
+	exitAbsent = 1 // query: at least one key is absent
+	exitError  = 2
+	// exitInterrupted is dedup's status after an interrupt, with the state
+	// saved: 128 + SIGINT, as a shell reports a process killed by SIGINT.
+	exitInterrupted = 130
+)
+
+// errAbsent makes run exit with exitAbsent without printing anything.
+var errAbsent = errors.New("absent")
+
+// env is what a subcommand reads from and writes to, so that tests and
+// benchmarks can run commands in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// progress says whether to draw progress on stderr: only when it is a
+	// terminal, never into pipes or files.
+	progress bool
+	// signals says whether dedup may catch SIGINT and SIGTERM: only in the
+	// real process, not in tests that run commands in-process.
+	signals bool
+}
+
+type command struct {
+	name    string
+	args    string // synopsis after the name
+	summary string
+	run     func(e *env, args []string) error
+}
+
+var commands []*command // set in init: the commands refer to usage
+
+func init() {
+	commands = []*command{
+		{"dedup", "[-capacity N] [-error-rate P] [-state FILE]", "write each line of stdin the first time it is seen", runDedup},
+		{"build", "-capacity N [-error-rate P] -o FILE [INPUT]", "build a filter file from lines of INPUT or stdin", runBuild},
+		{"query", "FILE [KEY...]", "report each KEY, or each line of stdin, as present or absent", runQuery},
+		{"info", "FILE", "print the parameters and fill of a filter file", runInfo},
+		{"faceoff", "", "compare a filter's memory with a Go map's; walk through a tiny filter", runFaceoff},
+	}
+}
+
+func main() {
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, progress: isTerminal(os.Stderr), signals: true}
+	os.Exit(run(e, os.Args[1:]))
+}
+
+// isTerminal reports whether f is a character device such as a terminal.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// run runs the command line args (without the program name) and returns the
+// exit status.
+func run(e *env, args []string) int {
+	if len(args) == 0 {
+		usage(e.stderr)
+		return exitError
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(e.stdout)
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(e, args[1:])
+		switch {
+		case err == nil || errors.Is(err, flag.ErrHelp):
+			return exitOK
+		case errors.Is(err, errAbsent):
+			return exitAbsent
+		case errors.Is(err, errInterrupted):
+			return exitInterrupted
+		}
+		fmt.Fprintf(e.stderr, "bloom %s: %s\n", c.name, oneLine(err))
+		return exitError
+	}
+	fmt.Fprintf(e.stderr, "bloom: unknown command %q (run 'bloom -h' for the list)\n", args[0])
+	return exitError
+}
+
+// oneLine formats err for a one-line message, dropping the library's "bloom: "
+// prefix that would repeat the program name.
+func oneLine(err error) string {
+	s := strings.TrimPrefix(err.Error(), "bloom: ")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: bloom COMMAND [flags] [args]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'bloom COMMAND -h' for a command's flags. Exit status: 0 success,\n"+
+		"1 query found a key absent, 2 error.\n")
+}
+
+// flagSet is a subcommand's flag set and its usage text.
+type flagSet struct {
+	*flag.FlagSet
+	usage func()
+}
+
+// newFlagSet returns a flag set for subcommand c whose errors come back to
+// the caller, to be printed as one line, and whose -h prints the synopsis,
+// doc and flags to stdout.
+func newFlagSet(e *env, c string, doc string) *flagSet {
+	fs := flag.NewFlagSet("bloom "+c, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // Parse calls it on errors too; parse prints for -h only
+	usage := func() {
+		for _, cmd := range commands {
+			if cmd.name == c {
+				fmt.Fprintf(e.stdout, "Usage: bloom %s %s\n\n", cmd.name, cmd.args)
+			}
+		}
+		fmt.Fprint(e.stdout, doc)
+		var flags strings.Builder
+		fs.SetOutput(&flags)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		if flags.Len() > 0 {
+			fmt.Fprintf(e.stdout, "\nFlags:\n%s", flags.String())
+		}
+	}
+	return &flagSet{fs, usage}
+}
+
+// parse parses args. For -h it prints the usage and returns flag.ErrHelp,
+// which run turns into exit status 0.
+func (fs *flagSet) parse(args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.usage()
+		return flag.ErrHelp
+	}
+	if err != nil {
+		return fmt.Errorf("%v (run '%s -h' for usage)", err, fs.Name())
+	}
+	return nil
+}
+
+// checkArgs returns an error unless fs has between min and max positional
+// arguments (max < 0: no limit).
+func checkArgs(fs *flagSet, min, max int) error {
+	n := fs.NArg()
+	switch {
+	case n < min:
+		return fmt.Errorf("missing argument (run '%s -h' for usage)", fs.Name())
+	case max >= 0 && n > max:
+		return fmt.Errorf("unexpected argument %q (flags go before arguments; run '%s -h' for usage)", fs.Arg(max), fs.Name())
+	}
+	return nil
+}
+
+// checkSizing validates -capacity and -error-rate with messages that name the
+// flags, before the library's own checks (which catch filters too large).
+func checkSizing(capacity uint64, errorRate float64) error {
+	if capacity == 0 {
+		return errors.New("-capacity must be at least 1")
+	}
+	if !(errorRate > 0 && errorRate < 1) {
+		return fmt.Errorf("-error-rate must be in (0, 1), got %v", errorRate)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+
+	"github.com/bloomfilters/bloom"
+)
+
+const queryDoc = `Reports each KEY, or without KEYs each line of stdin, as "present" or
+"absent", one per line: the key, a tab, the answer. "absent" is certain;
+"present" is wrong with a probability of about the filter's estimated error
+rate (see bloom info). FILE is a filter written by build or dedup -state.
+Exit status: 0 if every key is present, 1 if any is absent, 2 on error.
+`
+
+// tester is what query needs of both kinds of filter.
+type tester interface {
+	Test(key []byte) bool
+}
+
+var (
+	_ tester = (*bloom.BloomFilter)(nil)
+	_ tester = (*bloom.ScalableBloomFilter)(nil)
+)
+
+func runQuery(e *env, args []string) error {
+	fs := newFlagSet(e, "query", queryDoc)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := checkArgs(fs, 1, -1); err != nil {
+		return err
+	}
+	loaded, err := loadFilter(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	f := loaded.(tester)
+	w := bufio.NewWriterSize(e.stdout, ioBufferSize)
+	absent := false
+	report := func(key []byte) error {
+		answer := "present"
+		if !f.Test(key) {
+			answer, absent = "absent", true
+		}
+		w.Write(key)
+		w.WriteByte('\t')
+		_, err := w.WriteString(answer + "\n")
+		return err
+	}
+	if fs.NArg() > 1 {
+		for _, k := range fs.Args()[1:] {
+			report([]byte(k))
+		}
+	} else if err := eachLine(e.stdin, report); err != nil {
+		w.Flush()
+		return fmt.Errorf("reading stdin: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing stdout: %w", err)
+	}
+	if absent {
+		return errAbsent
+	}
+	return nil
+}
