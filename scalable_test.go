@@ -454,3 +454,46 @@ func BenchmarkScalable(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/fill, "ns/key")
 	})
 }
+
+// TestScalableDefaults computes the table in README: bits per key averaged
+// over final sizes from 10^4 to 10^7 keys (301 log-spaced sizes), starting at
+// 1,000 keys with p = 0.01, for the growth settings the defaults were chosen
+// from. The sizes are what NewScalable allocates, sub-filter by sub-filter. It
+// fails if the defaults stop being the cheapest setting measured.
+func TestScalableDefaults(t *testing.T) {
+	bitsPerKey := func(opts ...Option) float64 {
+		s := mustScalable(t, 1000, 0.01, opts...)
+		var sum float64
+		for e := 0; e <= 300; e++ {
+			n := uint64(math.Round(math.Pow(10, 4+float64(e)/100)))
+			var bits, held uint64
+			for i := 0; held < n; i++ {
+				c, _, m, _, err := s.subSize(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bits += m
+				held += c
+			}
+			sum += float64(bits) / float64(n)
+		}
+		return sum / 301
+	}
+	best, bestName := math.Inf(1), ""
+	for _, g := range []float64{1.5, 2, 4} {
+		row := fmt.Sprintf("| Exponential %v |", g)
+		for _, r := range []float64{0.5, 0.8, 0.85, 0.9, 0.95} {
+			b := bitsPerKey(Exponential(g), Tightening(r))
+			row += fmt.Sprintf(" %.1f |", b)
+			if b < best {
+				best, bestName = b, fmt.Sprintf("Exponential(%v)/Tightening(%v)", g, r)
+			}
+		}
+		t.Log(row)
+	}
+	def := bitsPerKey()
+	t.Logf("defaults: %.2f bits/key; cheapest measured: %s at %.2f", def, bestName, best)
+	if def > best {
+		t.Errorf("the defaults cost %.2f bits/key, but %s costs %.2f", def, bestName, best)
+	}
+}
