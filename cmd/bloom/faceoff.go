@@ -323,11 +323,13 @@ func ruler(n, unit int) string {
 			b[i] = byte('0' + i/unit%10)
 		}
 	}
-	return string(b)
+	return strings.TrimRight(string(b), " ")
 }
 
-// joinPositions formats positions as "3, 9 and 17".
+// joinPositions formats positions in increasing order, without repeats, as
+// "3, 9 and 17".
 func joinPositions(ps []uint64) string {
+	ps = slices.Compact(slices.Sorted(slices.Values(ps)))
 	s := make([]string, len(ps))
 	for i, p := range ps {
 		s[i] = strconv.FormatUint(p, 10)

@@ -84,8 +84,12 @@ func removeTemp() {
 // writes a temporary file in the same directory, syncs it to disk, renames it
 // over path and syncs the directory. On error path is untouched and the
 // temporary file removed. A new file gets mode 0666 less the umask; a
-// replaced file keeps its mode.
+// replaced file keeps its mode. If path is a symbolic link, the file it
+// points to is replaced.
 func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target // replace the file a symbolic link points to, not the link
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

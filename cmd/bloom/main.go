@@ -32,7 +32,8 @@
 // Progress goes to stderr when stderr is a terminal. Exit status: 0 on
 // success (for query: every key present), 1 when query finds a key absent,
 // 2 on any error, such as an unknown flag, a parameter out of range or a
-// missing or corrupt filter file. On error no file is written or replaced.
+// missing or corrupt filter file, and 130 when dedup was interrupted (and
+// saved its state). On error no file is written or replaced.
 package main
 
 import (

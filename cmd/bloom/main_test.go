@@ -140,6 +140,7 @@ func noTempFiles(t *testing.T, dir string) {
 }
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	r := runBloom(t, "")
 	if r.code != exitError || !strings.Contains(r.stderr, "Usage: bloom COMMAND") {
 		t.Errorf("no arguments: status %d, stderr %q; want 2 and the usage", r.code, r.stderr)
@@ -152,6 +153,7 @@ func TestUsage(t *testing.T) {
 	}
 	for _, c := range commands {
 		t.Run(c.name+" -h", func(t *testing.T) {
+			t.Parallel()
 			r := runBloom(t, "", c.name, "-h")
 			r.want(t, 0, nil)
 			if !strings.HasPrefix(r.stdout, "Usage: bloom "+c.name) || r.stderr != "" {
@@ -159,6 +161,7 @@ func TestUsage(t *testing.T) {
 			}
 		})
 		t.Run(c.name+" -no-such-flag", func(t *testing.T) {
+			t.Parallel()
 			runBloom(t, "", c.name, "-no-such-flag").wantError(t, "flag provided but not defined: -no-such-flag")
 		})
 	}
@@ -166,6 +169,7 @@ func TestUsage(t *testing.T) {
 }
 
 func TestDedup(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 3<<20) // longer than any buffer
 	for _, tc := range []struct {
 		name, in, out string
@@ -183,6 +187,7 @@ func TestDedup(t *testing.T) {
 		{"binary", "\x00\xff\n\x00\xff\n\x00\n", "\x00\xff\n\x00\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := runBloom(t, tc.in, "dedup")
 			r.want(t, 0, &tc.out)
 			if r.stderr != "" {
@@ -195,6 +200,7 @@ func TestDedup(t *testing.T) {
 // TestDedupMany checks that no repeated line gets through and that almost
 // no new line is dropped, across the growth of the filter.
 func TestDedupMany(t *testing.T) {
+	t.Parallel()
 	var in, want strings.Builder
 	const n = 50_000
 	for i := range n {
@@ -220,6 +226,7 @@ func TestDedupMany(t *testing.T) {
 }
 
 func TestDedupState(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "seen.bf")
 	runBloom(t, "a\nb\na\n", "dedup", "-state", state).want(t, 0, ptr("a\nb\n"))
@@ -241,6 +248,7 @@ func TestDedupState(t *testing.T) {
 // TestDedupBadInput checks that bad flags and bad state files are refused
 // with one line and status 2, before any input is read or any file written.
 func TestDedupBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "seen.bf")
 	runBloom(t, "a\nb\n", "dedup", "-state", state).want(t, 0, nil)
@@ -305,6 +313,7 @@ func TestDedupBadInput(t *testing.T) {
 // intact and no temporary file is left. The save fails on the file size
 // limit (ulimit -f), which binds root too: the state grows past it.
 func TestDedupFailedSave(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("uses sh and RLIMIT_FSIZE")
 	}
@@ -369,6 +378,7 @@ func startDedup(t *testing.T, state string) (cmd *exec.Cmd, stdin io.WriteCloser
 // TestDedupKilled kills dedup mid-stream and checks that the old state is
 // untouched and still loads.
 func TestDedupKilled(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "seen.bf")
 	runBloom(t, "old\n", "dedup", "-state", state).want(t, 0, nil)
@@ -390,6 +400,7 @@ func TestDedupKilled(t *testing.T) {
 // TestDedupInterrupted interrupts dedup mid-stream: it stops reading, saves
 // what it has seen and exits with status 130.
 func TestDedupInterrupted(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGINT")
 	}
@@ -418,6 +429,7 @@ func TestDedupInterrupted(t *testing.T) {
 }
 
 func TestBuildQueryInfo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "words.txt")
 	writeFile(t, input, "cat\ndog\r\nfox")
@@ -457,6 +469,7 @@ func TestBuildQueryInfo(t *testing.T) {
 }
 
 func TestBuildQueryInfoBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "f.bf")
 	runBloom(t, "a\n", "build", "-capacity", "10", "-o", out).want(t, 0, nil)
@@ -504,15 +517,74 @@ func TestBuildQueryInfoBadInput(t *testing.T) {
 }
 
 func TestFaceoff(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a few seconds")
+	t.Parallel()
+	var out strings.Builder
+	if err := faceoff(&out, []int{1000, 10_000}, 100_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := walkthrough(&out); err != nil {
+		t.Fatal(err)
+	}
+	checkFaceoff(t, out.String(), "10,000")
+	if testing.Short() || raceEnabled {
+		return // the full run takes seconds, and far longer under the race detector
 	}
 	r := runBloom(t, "", "faceoff")
 	r.want(t, 0, nil)
-	for _, s := range []string{"1,000,000", "map/filter", "measured", "theoretical",
-		`add "cat"`, `add "dog"`, `add "fox"`, "definitely absent", "false positive"} {
-		if !strings.Contains(r.stdout, s) {
-			t.Errorf("faceoff output lacks %q", s)
+	checkFaceoff(t, r.stdout, "1,000,000")
+}
+
+func checkFaceoff(t *testing.T, out, largest string) {
+	t.Helper()
+	for _, s := range []string{largest, "map/filter", "measured", "theoretical",
+		`add "cat"`, `add "dog"`, `add "fox"`, "probably present (it was added)",
+		"definitely absent", "false positive"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("faceoff output lacks %q:\n%s", s, out)
 		}
 	}
+}
+
+// TestProgress runs dedup and build in-process as if stderr were a terminal.
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&in, "%d\n", i%70_000)
+	}
+	for _, args := range [][]string{
+		{"dedup"},
+		{"build", "-capacity", "1000", "-o", filepath.Join(t.TempDir(), "f.bf")},
+	} {
+		var stdout, stderr bytes.Buffer
+		e := &env{stdin: strings.NewReader(in.String()), stdout: &stdout, stderr: &stderr, progress: true}
+		if code := run(e, args); code != 0 {
+			t.Fatalf("%s: exit status %d, stderr %q", args[0], code, stderr.String())
+		}
+		want := "\r100,000 lines read"
+		if args[0] == "dedup" {
+			want += ", 70,000 written"
+		}
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s: progress %q does not contain %q", args[0], stderr.String(), want)
+		}
+	}
+}
+
+// TestStateSymlink checks that saving through a symbolic link replaces the
+// file it points to and keeps the link.
+func TestStateSymlink(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.bf")
+	link := filepath.Join(dir, "link.bf")
+	runBloom(t, "a\n", "dedup", "-state", target).want(t, 0, nil)
+	if err := os.Symlink("real.bf", link); err != nil {
+		t.Skip(err)
+	}
+	runBloom(t, "a\nb\n", "dedup", "-state", link).want(t, 0, ptr("b\n"))
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("link replaced: %v, %v", fi, err)
+	}
+	runBloom(t, "", "query", target, "a", "b").want(t, 0, nil)
 }
