@@ -23,8 +23,13 @@ type set interface {
 // fixedImpl is a fixed-size filter (or the map) under comparison.
 type fixedImpl struct {
 	name  string
-	isMap bool // does not depend on the error rate
-	build func(n uint64, p float64) set
+	short string // for benchmark names
+	isMap bool   // does not depend on the error rate
+	// costly implementations take seconds to build a filter of 10^7 keys;
+	// above smallN keys they run in the first repetition only, to keep the
+	// full run under ten minutes. None of the targets involves them.
+	costly bool
+	build  func(n uint64, p float64) set
 }
 
 // Implementation names, used as row labels and to find the ratios.
@@ -39,33 +44,33 @@ const (
 )
 
 var fixedImpls = []fixedImpl{
-	{name: nameOurs, build: func(n uint64, p float64) set {
+	{name: nameOurs, short: "ours", build: func(n uint64, p float64) set {
 		f, err := bloom.New(n, p)
 		if err != nil {
 			panic(err)
 		}
 		return (*ours)(f)
 	}},
-	{name: nameLower, build: func(n uint64, p float64) set {
+	{name: nameLower, short: "lowerbound", build: func(n uint64, p float64) set {
 		f, err := bloom.New(n, p) // the same (m, k) as ours
 		if err != nil {
 			panic(err)
 		}
 		return newLowerBound(f.Bits(), f.Hashes())
 	}},
-	{name: nameBAB, build: func(n uint64, p float64) set {
+	{name: nameBAB, short: "bitsandblooms", build: func(n uint64, p float64) set {
 		return (*babFilter)(bab.NewWithEstimates(uint(n), p))
 	}},
-	{name: nameBoom, build: func(n uint64, p float64) set {
+	{name: nameBoom, short: "boomfilters", costly: true, build: func(n uint64, p float64) set {
 		return (*boomFilter)(boom.NewBloomFilter(uint(n), p))
 	}},
-	{name: nameBlobloom, build: func(n uint64, p float64) set {
+	{name: nameBlobloom, short: "blobloom", build: func(n uint64, p float64) set {
 		return (*blobFilter)(blobloom.NewOptimized(blobloom.Config{Capacity: n, FPRate: p}))
 	}},
-	{name: nameSource, build: func(n uint64, p float64) set {
+	{name: nameSource, short: "source", costly: true, build: func(n uint64, p float64) set {
 		return newSourceFilter(n, p)
 	}},
-	{name: nameMap, isMap: true, build: func(n uint64, _ float64) set {
+	{name: nameMap, short: "map", isMap: true, costly: true, build: func(n uint64, _ float64) set {
 		return mapSet(make(map[string]struct{}))
 	}},
 }

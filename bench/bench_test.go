@@ -175,16 +175,16 @@ func BenchmarkFixed(b *testing.B) {
 	const p = 0.01
 	present, absent := keysForBench(b)
 	for _, impl := range fixedImpls {
-		b.Run("Add/"+impl.name, func(b *testing.B) {
+		b.Run("Add/"+impl.short, func(b *testing.B) {
 			s := impl.build(benchN, p)
 			loop(b, present, s.addRange)
 		})
 		s := impl.build(benchN, p)
 		s.addRange(present, 0, present.len())
-		b.Run("TestPresent/"+impl.name, func(b *testing.B) {
+		b.Run("TestPresent/"+impl.short, func(b *testing.B) {
 			loop(b, present, func(ks *keySet, from, to int) { s.testRange(ks, from, to) })
 		})
-		b.Run("TestAbsent/"+impl.name, func(b *testing.B) {
+		b.Run("TestAbsent/"+impl.short, func(b *testing.B) {
 			loop(b, absent, func(ks *keySet, from, to int) { s.testRange(ks, from, to) })
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"slices"
 	"time"
 )
 
@@ -58,9 +60,11 @@ func (ks *keySet) sample(n, count int) *keySet {
 }
 
 // runScalableAll grows every scalable implementation from growInitial keys
-// to o.growTo keys at p = growP, o.reps times. The first repetition also
-// records size and false-positive rate at every checkpoint, outside the
-// timings.
+// to o.growTo keys at p = growP, o.reps times. The growth is cut into
+// segments visited round robin across the implementations. The first
+// repetition also records size and false-positive rate at every checkpoint,
+// outside the timings, and grows the implementations whose timed runs stop
+// early (maxTimed) on to o.growTo, untimed.
 func runScalableAll(o options) *growResults {
 	res := &growResults{growTo: o.growTo, runs: make(map[string]*growRun)}
 	present := genKeys(randomKeys, o.growTo, 3)
@@ -69,56 +73,80 @@ func runScalableAll(o options) *growResults {
 	for _, impl := range scalableImpls {
 		res.runs[impl.name] = &growRun{}
 	}
+	cps := checkpoints(o.growTo)
+	// Segment ends: the checkpoints, with the last decade cut in ten.
+	var ends []int
+	for i, cp := range cps {
+		if i == len(cps)-1 && i > 0 {
+			for k := 2; k < 10; k++ {
+				ends = append(ends, k*cps[i-1])
+			}
+		}
+		ends = append(ends, cp)
+	}
+	type state struct {
+		impl    scalableImpl
+		r       *growRun
+		g       growable
+		timed   int
+		added   int
+		addTime time.Duration
+		err     error
+	}
 	for rep := range o.reps {
 		t0 := time.Now()
+		var sts []*state
 		for _, impl := range rotate(scalableImpls, rep) {
-			r := res.runs[impl.name]
-			abs, nSample := absent, absent.len()
-			if impl.slow {
-				abs, nSample = slowAbsent, slowSample
-			}
 			timed := o.growTo
 			if impl.maxTimed > 0 {
 				timed = min(timed, impl.maxTimed)
 			}
+			r := res.runs[impl.name]
 			r.timedKeys = timed
-			g := impl.build(growInitial, growP)
-			added := 0
-			var addTime time.Duration
-			for _, cp := range checkpoints(o.growTo) {
-				if cp > timed && rep > 0 {
-					break
+			sts = append(sts, &state{impl: impl, r: r, g: impl.build(growInitial, growP), timed: timed})
+		}
+		for si, end := range ends {
+			for _, st := range rotate(sts, si) {
+				if st.err != nil || st.added >= end || (end > st.timed && rep > 0) {
+					continue
 				}
 				t := now()
-				err := g.addRange(present, added, cp)
-				if cp <= timed {
-					addTime += (now() - t)
+				st.err = st.g.addRange(present, st.added, end)
+				if end <= st.timed {
+					st.addTime += now() - t
 				}
-				added = cp
-				if cp == timed && err == nil {
-					ps := present.sample(timed, nSample)
-					t = now()
-					hits := g.testAll(ps, ps.len())
-					r.testPresent = append(r.testPresent, float64((now()-t).Nanoseconds())/float64(ps.len()))
-					r.falseNeg += ps.len() - hits
-					t = now()
-					g.testAll(abs, abs.len())
-					r.testAbsent = append(r.testAbsent, float64((now()-t).Nanoseconds())/float64(abs.len()))
-					r.add = append(r.add, float64(addTime.Nanoseconds())/float64(timed))
-				}
-				if rep == 0 {
-					pt := growPoint{keys: cp, err: err}
-					if err == nil {
-						pt.subFilters, pt.bits = g.subFilters(), g.bits()
-						pt.falsePos, pt.absent = g.testAll(abs, abs.len()), abs.len()
+				st.added = end
+				if end == st.timed && st.err == nil {
+					abs, nSample := absent, absent.len()
+					if st.impl.slow {
+						abs, nSample = slowAbsent, slowSample
 					}
-					r.points = append(r.points, pt)
+					ps := present.sample(end, nSample)
+					t = now()
+					hits := st.g.testAll(ps, ps.len())
+					st.r.testPresent = append(st.r.testPresent, float64((now()-t).Nanoseconds())/float64(ps.len()))
+					st.r.falseNeg += ps.len() - hits
+					t = now()
+					st.g.testAll(abs, abs.len())
+					st.r.testAbsent = append(st.r.testAbsent, float64((now()-t).Nanoseconds())/float64(abs.len()))
+					st.r.add = append(st.r.add, float64(st.addTime.Nanoseconds())/float64(end))
 				}
-				if err != nil {
-					break
+				if rep == 0 && slices.Contains(cps, end) {
+					pt := growPoint{keys: end, err: st.err}
+					if st.err == nil {
+						abs := absent
+						if st.impl.slow {
+							abs = slowAbsent
+						}
+						pt.subFilters, pt.bits = st.g.subFilters(), st.g.bits()
+						pt.falsePos, pt.absent = st.g.testAll(abs, abs.len()), abs.len()
+					}
+					st.r.points = append(st.r.points, pt)
 				}
 			}
 		}
+		sts = nil
+		runtime.GC()
 		progress("scalable rep %d/%d: %s", rep+1, o.reps, time.Since(t0).Round(time.Millisecond))
 	}
 	return res

@@ -49,7 +49,7 @@ func init() {
 			build: func(initial uint64, p float64) growable {
 				return &boomScalable{f: boom.NewScalableBloomFilter(uint(initial), p, 0.8)}
 			}},
-		scalableImpl{name: nameBoomDefault, slow: true,
+		scalableImpl{name: nameBoomDefault, slow: true, maxTimed: 1_000_000,
 			build: func(_ uint64, p float64) growable {
 				return &boomScalable{f: boom.NewDefaultScalableBloomFilter(p)}
 			}},
