@@ -48,12 +48,12 @@ package redisbloom
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
@@ -459,28 +459,43 @@ func (f *Filter) run(ctx context.Context, s *redis.Script, readOnly bool, keys [
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	per := max(1, maxPositionsPerScript/int(f.k)) // keys per script call
-	pos := make([]byte, 0, 4*int(f.k)*len(keys))
-	locs := make([]uint64, 0, f.k)
+	k := int(f.k)
+	per := max(1, maxPositionsPerScript/k) // keys per script call
+	// The positions as decimal strings, all in one string to allocate once.
+	text := make([]byte, 0, 11*k*len(keys))
+	ends := make([]int, 0, k*len(keys))
+	locs := make([]uint64, 0, k)
 	for _, key := range keys {
 		locs = bloom.AppendLocations(locs[:0], key, f.m, f.k, f.seed)
 		for _, p := range locs {
-			pos = binary.LittleEndian.AppendUint32(pos, uint32(p)) // p < m <= 2^32
+			text = strconv.AppendUint(text, p, 10)
+			ends = append(ends, len(text))
 		}
 	}
-	if len(keys) <= per {
+	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
+	var argv [][]any
+	for lo := 0; lo < len(keys); lo += per {
+		n := min(per, len(keys)-lo)
+		args := make([]any, 2, 2+k*n)
+		args[0], args[1] = f.id, f.kArg
+		start := 0
+		if lo > 0 {
+			start = ends[k*lo-1]
+		}
+		for _, end := range ends[k*lo : k*(lo+n)] {
+			args = append(args, all[start:end])
+			start = end
+		}
+		argv = append(argv, args)
+	}
+	if len(argv) == 1 {
 		var cmd *redis.Cmd
 		if readOnly {
-			cmd = s.RunRO(ctx, f.rdb, f.keys, f.id, f.kArg, pos)
+			cmd = s.RunRO(ctx, f.rdb, f.keys, argv[0]...)
 		} else {
-			cmd = s.Run(ctx, f.rdb, f.keys, f.id, f.kArg, pos)
+			cmd = s.Run(ctx, f.rdb, f.keys, argv[0]...)
 		}
 		return f.reply(cmd, len(keys))
-	}
-	stride := 4 * int(f.k) * per // bytes of positions per script call
-	var argv [][]any
-	for lo := 0; lo < len(pos); lo += stride {
-		argv = append(argv, []any{f.id, f.kArg, pos[lo:min(lo+stride, len(pos))]})
 	}
 	cmds, err := f.pipeline(ctx, s, readOnly, argv, true)
 	if err != nil {
@@ -488,8 +503,7 @@ func (f *Filter) run(ctx context.Context, s *redis.Script, readOnly bool, keys [
 	}
 	out := make([]byte, 0, len(keys))
 	for i, cmd := range cmds {
-		want := min(per, len(keys)-i*per)
-		r, err := f.reply(cmd, want)
+		r, err := f.reply(cmd, min(per, len(keys)-i*per))
 		if err != nil {
 			return nil, err
 		}

@@ -12,11 +12,9 @@ import "github.com/redis/go-redis/v9"
 // lost in a restart) and then created again under the same name has a new id,
 // so an old handle cannot silently write into it with stale parameters.
 //
-// Bit positions travel as one binary argument of 4-byte little-endian
-// unsigned integers (positions are below MaxBits = 2^32), k per key, and are
-// applied with BITFIELD in slices of at most 1800 positions: SET takes 4
-// arguments per position, and Redis's Lua unpacks at most about 8000 values
-// into one call.
+// Bit positions are applied with BITFIELD (SET u1 <pos> 1 returns the old
+// bit, which makes test-and-add atomic) in slices of whole keys: Redis's Lua
+// unpacks at most about 8000 values into one call.
 //
 // The scripts start with a shebang (Redis 7.0 and later), which lets Redis
 // refuse a writing script up front when it is out of memory instead of
@@ -27,41 +25,44 @@ import "github.com/redis/go-redis/v9"
 // keys are gone or belong to a newer filter of the same name.
 const errNotFoundPrefix = "NOTFOUND"
 
-// checkLua is the common prologue: the filter must still be the one this
-// handle opened.
+// checkLua is the common prologue of addScript and testScript: the filter
+// must still be the one this handle opened. ARGV[2] is k, ARGV[3..] are the
+// positions, k per key, as decimal strings: passing them through to BITFIELD
+// as they came is cheaper than any decoding in Lua, whose number-to-string
+// conversion costs more than the bit operation itself.
 const checkLua = `
 if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then
   return redis.error_reply('NOTFOUND redisbloom: filter deleted, flushed, evicted or replaced')
 end
 local k = tonumber(ARGV[2])
-local pos = ARGV[3]
-local n = #pos / (4 * k)
-local per = math.max(1, math.floor(1800 / k))
-local byte = string.byte
+local n = (#ARGV - 2) / k
 local out = {}
-local i = 1
+local j = 3
 `
 
-// addScript sets the positions of every key (ARGV[2] = k, ARGV[3] =
-// positions), counts the keys that set at least one new bit into the
-// metadata's count field, and returns one byte per key: '1' if all of its
-// bits were already set (probably present before), '0' if not.
+// addScript sets the positions of every key, adds the number of keys that
+// set at least one new bit to the metadata's count field, and returns one
+// byte per key: '1' if all of its bits were already set (probably present
+// before), '0' if not. Each BITFIELD call covers whole keys and at most 1800
+// positions (7200 arguments).
 var addScript = redis.NewScript(`#!lua
 ` + checkLua + `
+local per = math.max(1, math.floor(1800 / k))
+local args = {}
+for q = 1, per * k do
+  args[4 * q - 3] = 'SET'
+  args[4 * q - 2] = 'u1'
+  args[4 * q] = '1'
+end
 local fresh = 0
 for first = 1, n, per do
   local last = math.min(n, first + per - 1)
-  local args, a = {}, 0
-  for _ = 1, (last - first + 1) * k do
-    local b1, b2, b3, b4 = byte(pos, i, i + 3)
-    i = i + 4
-    args[a + 1] = 'SET'
-    args[a + 2] = 'u1'
-    args[a + 3] = b1 + 256 * b2 + 65536 * b3 + 16777216 * b4
-    args[a + 4] = 1
-    a = a + 4
+  local c = (last - first + 1) * k
+  for q = 1, c do
+    args[4 * q - 1] = ARGV[j]
+    j = j + 1
   end
-  local old = redis.call('BITFIELD', KEYS[2], unpack(args))
+  local old = redis.call('BITFIELD', KEYS[2], unpack(args, 1, 4 * c))
   local o = 1
   for key = first, last do
     local present = '1'
@@ -79,23 +80,26 @@ end
 return table.concat(out)
 `)
 
-// testScript reads the positions of every key (ARGV[2] = k, ARGV[3] =
-// positions) with BITFIELD_RO and returns one byte per key: '1' if all of
-// its bits are set, '0' if not. It writes nothing, so replicas can run it.
+// testScript reads the positions of every key with BITFIELD_RO and returns
+// one byte per key: '1' if all of its bits are set, '0' if not. It writes
+// nothing, so replicas can run it. Each BITFIELD_RO call covers whole keys
+// and at most 2600 positions (7800 arguments).
 var testScript = redis.NewScript(`#!lua flags=no-writes
 ` + checkLua + `
+local per = math.max(1, math.floor(2600 / k))
+local args = {}
+for q = 1, per * k do
+  args[3 * q - 2] = 'GET'
+  args[3 * q - 1] = 'u1'
+end
 for first = 1, n, per do
   local last = math.min(n, first + per - 1)
-  local args, a = {}, 0
-  for _ = 1, (last - first + 1) * k do
-    local b1, b2, b3, b4 = byte(pos, i, i + 3)
-    i = i + 4
-    args[a + 1] = 'GET'
-    args[a + 2] = 'u1'
-    args[a + 3] = b1 + 256 * b2 + 65536 * b3 + 16777216 * b4
-    a = a + 3
+  local c = (last - first + 1) * k
+  for q = 1, c do
+    args[3 * q] = ARGV[j]
+    j = j + 1
   end
-  local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args))
+  local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * c))
   local o = 1
   for key = first, last do
     local present = '1'

@@ -1,0 +1,143 @@
+package redisbloom_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/bloomfilters/bloom/redisbloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// sourceFilter is the design this package replaces, kept as the benchmarks'
+// reference: the filter's bits in one Redis string, the positions computed on
+// the client, and one round trip per bit. It is the most favourable version of
+// that design, with SETBIT's returned old bit as the test (the original tested
+// with GETBIT first and then set, which costs more round trips and races).
+// It does not check that the filter exists and keeps no count.
+type sourceFilter struct {
+	rdb  redis.UniversalClient
+	key  string
+	m    uint64
+	k    uint
+	seed uint32
+}
+
+func (s *sourceFilter) testAndAdd(ctx context.Context, key []byte, locs []uint64) (bool, []uint64, error) {
+	locs = bloom.AppendLocations(locs[:0], key, s.m, s.k, s.seed)
+	present := true
+	for _, p := range locs {
+		old, err := s.rdb.SetBit(ctx, s.key, int64(p), 1).Result()
+		if err != nil {
+			return false, locs, err
+		}
+		if old == 0 {
+			present = false
+		}
+	}
+	return present, locs, nil
+}
+
+// benchCapacity sizes the benchmark filters: 10^7 keys at 1% is 96 Mbit
+// (12 MiB) and 7 hashes, whatever b.N is.
+const (
+	benchCapacity  = 10_000_000
+	benchErrorRate = 0.01
+	benchBatch     = 1000
+)
+
+// benchKeys returns the keys of iteration i: a batch of benchBatch keys that
+// no other iteration uses.
+func benchKeys(prefix string, i int, keys [][]byte) [][]byte {
+	keys = keys[:0]
+	for j := range benchBatch {
+		keys = append(keys, []byte(prefix+strconv.Itoa(i*benchBatch+j)))
+	}
+	return keys
+}
+
+func benchFilter(b *testing.B) (*redis.Client, *redisbloom.Filter) {
+	rdb := client(b)
+	f, err := redisbloom.New(context.Background(), rdb, filterName(b, rdb), benchCapacity, benchErrorRate)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rdb, f
+}
+
+// BenchmarkTestAndAddMany measures TestAndAddMany in batches of 1,000 new
+// keys; keys/s is the throughput.
+func BenchmarkTestAndAddMany(b *testing.B) {
+	_, f := benchFilter(b)
+	ctx := context.Background()
+	var keys [][]byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		keys = benchKeys("bench-", i, keys)
+		b.StartTimer()
+		if _, err := f.TestAndAddMany(ctx, keys); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "keys/s")
+}
+
+// BenchmarkSourceDesign measures the reference design (one SETBIT round trip
+// per bit) on the same batches of 1,000 new keys as BenchmarkTestAndAddMany.
+func BenchmarkSourceDesign(b *testing.B) {
+	rdb, f := benchFilter(b)
+	ctx := context.Background()
+	src := &sourceFilter{rdb: rdb, key: "{" + f.Name() + "}:bits", m: f.Bits(), k: f.Hashes(), seed: f.Seed()}
+	var keys [][]byte
+	var locs []uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		keys = benchKeys("bench-", i, keys)
+		b.StartTimer()
+		for _, key := range keys {
+			var err error
+			if _, locs, err = src.testAndAdd(ctx, key, locs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "keys/s")
+}
+
+// BenchmarkAdd measures single-key Add: one round trip per key.
+func BenchmarkAdd(b *testing.B) {
+	_, f := benchFilter(b)
+	ctx := context.Background()
+	key := []byte("https://example.com/page/")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		key = strconv.AppendInt(key[:25], int64(i), 10)
+		if err := f.Add(ctx, key); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}
+
+// BenchmarkTestMany measures TestMany in batches of 1,000 keys.
+func BenchmarkTestMany(b *testing.B) {
+	_, f := benchFilter(b)
+	ctx := context.Background()
+	var keys [][]byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		keys = benchKeys("bench-", i, keys)
+		b.StartTimer()
+		if _, err := f.TestMany(ctx, keys); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "keys/s")
+}
