@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // bloomBin is the bloom binary that TestMain builds for the end-to-end tests.
@@ -347,9 +346,10 @@ func TestDedupFailedSave(t *testing.T) {
 	runBloom(t, "", "query", state, "a").want(t, 0, ptr("a\tpresent\n"))
 }
 
-// startDedup starts dedup -state with a pipe for stdin and returns after it
-// has written its first line, when its signal handler is in place.
-func startDedup(t *testing.T, state string) (cmd *exec.Cmd, stdin io.WriteCloser, stdout *bufio.Reader) {
+// startDedup starts dedup -state with pipes for stdin, stdout and stderr and
+// returns after it has written its first line, when its signal handler is in
+// place.
+func startDedup(t *testing.T, state string) (cmd *exec.Cmd, stdin io.WriteCloser, stdout, stderr *bufio.Reader) {
 	t.Helper()
 	cmd = exec.Command(bloomBin, "dedup", "-state", state)
 	stdin, err := cmd.StdinPipe()
@@ -360,19 +360,22 @@ func startDedup(t *testing.T, state string) (cmd *exec.Cmd, stdin io.WriteCloser
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = io.Discard
+	errOut, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	stdout = bufio.NewReader(out)
+	stdout, stderr = bufio.NewReader(out), bufio.NewReader(errOut)
 	if _, err := io.WriteString(stdin, "first\n"); err != nil {
 		t.Fatal(err)
 	}
 	if l, err := stdout.ReadString('\n'); l != "first\n" || err != nil {
 		t.Fatalf("first line %q, %v", l, err)
 	}
-	return cmd, stdin, stdout
+	return cmd, stdin, stdout, stderr
 }
 
 // TestDedupKilled kills dedup mid-stream and checks that the old state is
@@ -384,7 +387,7 @@ func TestDedupKilled(t *testing.T) {
 	runBloom(t, "old\n", "dedup", "-state", state).want(t, 0, nil)
 	old := readFile(t, state)
 
-	cmd, stdin, _ := startDedup(t, state)
+	cmd, stdin, _, _ := startDedup(t, state)
 	for i := range 10_000 {
 		fmt.Fprintf(stdin, "line %d\n", i)
 	}
@@ -397,8 +400,9 @@ func TestDedupKilled(t *testing.T) {
 	noTempFiles(t, dir)
 }
 
-// TestDedupInterrupted interrupts dedup mid-stream: it stops reading, saves
-// what it has seen and exits with status 130.
+// TestDedupInterrupted interrupts dedup while it waits for input: it stops
+// after the next line, without waiting for the end of the input, saves what
+// it has seen and exits with status 130.
 func TestDedupInterrupted(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS == "windows" {
@@ -408,19 +412,21 @@ func TestDedupInterrupted(t *testing.T) {
 	state := filepath.Join(dir, "seen.bf")
 	runBloom(t, "old\n", "dedup", "-state", state).want(t, 0, nil)
 
-	cmd, stdin, stdout := startDedup(t, state)
+	cmd, stdin, stdout, stderr := startDedup(t, state)
+	defer stdin.Close()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	// dedup is waiting for input: the signal takes effect after this line.
-	time.Sleep(100 * time.Millisecond)
-	io.WriteString(stdin, "second\n")
+	if l, _ := stderr.ReadString('\n'); !strings.Contains(l, "interrupted") {
+		t.Fatalf("stderr %q after SIGINT", l)
+	}
+	io.WriteString(stdin, "second\n") // stdin stays open
 	rest, _ := io.ReadAll(stdout)
+	io.Copy(io.Discard, stderr)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
 		t.Fatalf("interrupted dedup: %v, want exit status %d", err, exitInterrupted)
 	}
-	stdin.Close()
 	if string(rest) != "second\n" {
 		t.Errorf("output after the interrupt %q, want %q", rest, "second\n")
 	}
