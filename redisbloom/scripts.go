@@ -47,7 +47,7 @@ local j = 3
 // positions (7200 arguments).
 var addScript = redis.NewScript(`#!lua
 ` + checkLua + `
-local per = math.max(1, math.floor(1800 / k))
+local per = math.min(n, math.max(1, math.floor(1800 / k)))
 local args = {}
 for q = 1, per * k do
   args[4 * q - 3] = 'SET'
@@ -86,7 +86,7 @@ return table.concat(out)
 // and at most 2600 positions (7800 arguments).
 var testScript = redis.NewScript(`#!lua flags=no-writes
 ` + checkLua + `
-local per = math.max(1, math.floor(2600 / k))
+local per = math.min(n, math.max(1, math.floor(2600 / k)))
 local args = {}
 for q = 1, per * k do
   args[3 * q - 2] = 'GET'
