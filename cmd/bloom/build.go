@@ -17,18 +17,18 @@ which keeps a filter that grows.
 `
 
 func runBuild(e *env, args []string) error {
-	fs := newFlagSet(e, "build", buildDoc)
-	capacity := fs.Uint64("capacity", 0, "distinct keys the filter is sized for (required)")
-	errorRate := fs.Float64("error-rate", 0.01, "false-positive rate at capacity, in (0, 1)")
-	out := fs.String("o", "", "write the filter to `FILE` (required)")
-	if err := fs.parse(args); err != nil {
+	flags := newFlagSet(e, "build", buildDoc)
+	capacity := flags.Uint64("capacity", 0, "distinct keys the filter is sized for (required)")
+	errorRate := flags.Float64("error-rate", 0.01, "false-positive rate at capacity, in (0, 1)")
+	out := flags.String("o", "", "write the filter to `FILE` (required)")
+	if err := flags.parse(args); err != nil {
 		return err
 	}
-	if err := checkArgs(fs, 0, 1); err != nil {
+	if err := checkArgs(flags, 0, 1); err != nil {
 		return err
 	}
 	if *out == "" {
-		return fmt.Errorf("-o FILE is required (run '%s -h' for usage)", fs.Name())
+		return fmt.Errorf("-o FILE is required (run '%s -h' for usage)", flags.Name())
 	}
 	if err := checkSizing(*capacity, *errorRate); err != nil {
 		return err
@@ -38,8 +38,8 @@ func runBuild(e *env, args []string) error {
 		return err
 	}
 	in, name := e.stdin, "stdin"
-	if fs.NArg() == 1 {
-		name = fs.Arg(0)
+	if flags.NArg() == 1 {
+		name = flags.Arg(0)
 		file, err := os.Open(name)
 		if err != nil {
 			return err

@@ -16,9 +16,11 @@ import (
 
 const dedupDoc = `Writes each line of stdin to stdout the first time it is seen. A line's
 "\n" or "\r\n" ending is not part of it; a last line without a newline gets
-one. The lines seen are remembered in a scalable Bloom filter: a repeated
-line is never written twice, and a new line is wrongly dropped with a
-probability of at most -error-rate over the whole run.
+one. The lines seen are remembered in a scalable Bloom filter, which grows
+with the number of distinct lines (4 to 8 bytes each at the default rate)
+but not with their length. A repeated line is never written twice; a new
+line is wrongly dropped with a probability of at most -error-rate, so
+expect at most N x P of N new lines to go missing.
 
 With -state FILE the filter is read from FILE first (if it exists) and
 written back at the end, atomically: FILE always holds a whole filter. Then
@@ -36,14 +38,14 @@ const (
 )
 
 func runDedup(e *env, args []string) error {
-	fs := newFlagSet(e, "dedup", dedupDoc)
-	capacity := fs.Uint64("capacity", dedupCapacity, "distinct lines the filter holds before it first grows")
-	errorRate := fs.Float64("error-rate", dedupErrorRate, "highest probability of dropping a new line, in (0, 1)")
-	state := fs.String("state", "", "load the filter from `FILE` if it exists, save it there at the end")
-	if err := fs.parse(args); err != nil {
+	flags := newFlagSet(e, "dedup", dedupDoc)
+	capacity := flags.Uint64("capacity", dedupCapacity, "distinct lines the filter holds before it first grows")
+	errorRate := flags.Float64("error-rate", dedupErrorRate, "highest probability of dropping a new line, in (0, 1)")
+	state := flags.String("state", "", "load the filter from `FILE` if it exists, save it there at the end")
+	if err := flags.parse(args); err != nil {
 		return err
 	}
-	if err := checkArgs(fs, 0, 0); err != nil {
+	if err := checkArgs(flags, 0, 0); err != nil {
 		return err
 	}
 	if err := checkSizing(*capacity, *errorRate); err != nil {

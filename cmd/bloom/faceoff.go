@@ -32,11 +32,11 @@ const (
 )
 
 func runFaceoff(e *env, args []string) error {
-	fs := newFlagSet(e, "faceoff", faceoffDoc)
-	if err := fs.parse(args); err != nil {
+	flags := newFlagSet(e, "faceoff", faceoffDoc)
+	if err := flags.parse(args); err != nil {
 		return err
 	}
-	if err := checkArgs(fs, 0, 0); err != nil {
+	if err := checkArgs(flags, 0, 0); err != nil {
 		return err
 	}
 	w := bufio.NewWriter(e.stdout)
@@ -99,7 +99,7 @@ func faceoff(w io.Writer, sizes []int, probes int) error {
 	}
 	fmt.Fprintf(w, "\nThe map keeps every key (16 bytes, a 16-byte string header, its table);\n"+
 		"the filter keeps no key, only about %.1f bits each, and answers \"maybe\".\n\n", -math.Log(faceoffRate)/(math.Ln2*math.Ln2))
-	fmt.Fprintf(w, "False positives: %s keys that were never added, tested against each filter.\n\n", thousands(uint64(probes)))
+	fmt.Fprintf(w, "False positives among %s keys never added, tested against each filter:\n\n", thousands(uint64(probes)))
 	fmt.Fprintf(w, "%11s  %6s  %6s  %12s  %12s\n", "n", "bits", "hashes", "measured", "theoretical")
 	for _, r := range rows {
 		fmt.Fprintf(w, "%11s  %6s  %6d  %11.3f%%  %11.3f%%\n", thousands(uint64(r.n)), shortBits(r.bits), r.hashes,
@@ -210,12 +210,16 @@ func walkthrough(w io.Writer) error {
 			set[p] = true
 		}
 		f.AddString(word)
-		note := "sets bits " + joinPositions(locs)
-		if len(already) > 0 {
-			note += fmt.Sprintf(" (%s already on)", joinPositions(already))
+		note := ""
+		switch len(already) {
+		case 0:
+		case 1:
+			note = joinPositions(already) + " was on already"
+		default:
+			note = joinPositions(already) + " were on already"
 		}
-		fmt.Fprintf(w, label+"%s   %s\n", "add "+strconv.Quote(word), row(set), note)
-		fmt.Fprintf(w, label+"%s\n", "", marks(locs, set))
+		fmt.Fprintf(w, label+"%s   sets bits %s\n", "add "+strconv.Quote(word), row(set), joinPositions(locs))
+		fmt.Fprintf(w, label+"%s\n", "", notes(marks(locs, set), note))
 	}
 	on := 0
 	for _, b := range set {
@@ -230,14 +234,14 @@ func walkthrough(w io.Writer) error {
 
 	test := func(word, verdict string) {
 		locs := locations(word)
-		fmt.Fprintf(w, label+"%s   bits %s: %s\n", "test "+strconv.Quote(word), row(set), joinPositions(locs), verdict)
-		fmt.Fprintf(w, label+"%s\n", "", marks(locs, set))
+		fmt.Fprintf(w, label+"%s   reads bits %s\n", "test "+strconv.Quote(word), row(set), joinPositions(locs))
+		fmt.Fprintf(w, label+"%s\n", "", notes(marks(locs, set), verdict))
 	}
 	member := walkMembers[1]
 	if !f.TestString(member) {
 		return fmt.Errorf("walkthrough: %q was added but tests absent", member) // cannot happen
 	}
-	test(member, "all on, so probably present (it was added)")
+	test(member, "all on: probably present (it was added)")
 
 	var absent, falsePositive string
 	for _, c := range candidates() {
@@ -264,12 +268,12 @@ func walkthrough(w io.Writer) error {
 	if len(off) == 1 {
 		s = ""
 	}
-	test(absent, fmt.Sprintf("bit%s %s off (!), so definitely absent", s, joinPositions(off)))
+	test(absent, fmt.Sprintf("bit%s %s off (!): definitely absent", s, joinPositions(off)))
 	if falsePositive == "" {
 		fmt.Fprintln(w, "\n(No false positive among the words searched.)")
 		return nil
 	}
-	test(falsePositive, "all on, so \"probably present\"")
+	test(falsePositive, "all on: \"probably present\", wrongly")
 	fmt.Fprintf(w, "\n%q was never added: other words set its bits. It is a false positive,\n"+
 		"the price of keeping bits instead of keys. A bigger filter makes them rarer:\n"+
 		"bloom.New(n, p) sizes one for n keys at a false-positive rate p.\n", falsePositive)
@@ -309,6 +313,14 @@ func marks(locs []uint64, set []bool) string {
 		}
 	}
 	return strings.TrimRight(string(b), " ")
+}
+
+// notes pads a marks line to the width of a row and appends note.
+func notes(marks, note string) string {
+	if note == "" {
+		return marks
+	}
+	return marks + strings.Repeat(" ", walkBits-len(marks)) + "   " + note
 }
 
 // ruler labels positions 0 to n-1: with unit 10 the tens digit every ten

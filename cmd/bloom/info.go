@@ -13,14 +13,14 @@ dedup -state: a fixed-size or a scalable Bloom filter.
 `
 
 func runInfo(e *env, args []string) error {
-	fs := newFlagSet(e, "info", infoDoc)
-	if err := fs.parse(args); err != nil {
+	flags := newFlagSet(e, "info", infoDoc)
+	if err := flags.parse(args); err != nil {
 		return err
 	}
-	if err := checkArgs(fs, 1, 1); err != nil {
+	if err := checkArgs(flags, 1, 1); err != nil {
 		return err
 	}
-	path := fs.Arg(0)
+	path := flags.Arg(0)
 	loaded, err := loadFilter(path)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@
 //
 // dedup writes each line the first time it sees it, remembering the lines in
 // a ScalableBloomFilter, so its memory grows with the number of distinct lines
-// (about 2 to 4 bytes each at the default error rate) and not with their
+// (4 to 8 bytes each at the default error rate) and not with their
 // length. A Bloom filter has no false negatives, so a repeated line is never
 // written twice; it has false positives, so a new line is dropped with a
 // probability of at most -error-rate. With -state the filter is loaded before

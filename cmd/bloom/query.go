@@ -25,14 +25,14 @@ var (
 )
 
 func runQuery(e *env, args []string) error {
-	fs := newFlagSet(e, "query", queryDoc)
-	if err := fs.parse(args); err != nil {
+	flags := newFlagSet(e, "query", queryDoc)
+	if err := flags.parse(args); err != nil {
 		return err
 	}
-	if err := checkArgs(fs, 1, -1); err != nil {
+	if err := checkArgs(flags, 1, -1); err != nil {
 		return err
 	}
-	loaded, err := loadFilter(fs.Arg(0))
+	loaded, err := loadFilter(flags.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -49,8 +49,8 @@ func runQuery(e *env, args []string) error {
 		_, err := w.WriteString(answer + "\n")
 		return err
 	}
-	if fs.NArg() > 1 {
-		for _, k := range fs.Args()[1:] {
+	if flags.NArg() > 1 {
+		for _, k := range flags.Args()[1:] {
 			report([]byte(k))
 		}
 	} else if err := eachLine(e.stdin, report); err != nil {
