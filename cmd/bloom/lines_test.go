@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// TestLineReader reads lines around the buffer size, with both endings and
+// with and without a final newline, through a reader that returns one byte
+// at a time as well as a whole buffer.
+func TestLineReader(t *testing.T) {
+	var lines []string
+	for _, n := range []int{0, 1, ioBufferSize - 2, ioBufferSize - 1, ioBufferSize, ioBufferSize + 1, 3 * ioBufferSize} {
+		lines = append(lines, strings.Repeat("a", n), strings.Repeat("b", n)+"\r")
+	}
+	for _, eol := range []string{"\n", "\r\n"} {
+		for _, final := range []bool{true, false} {
+			t.Run(fmt.Sprintf("eol=%q/final=%v", eol, final), func(t *testing.T) {
+				var in bytes.Buffer
+				for i, l := range lines {
+					in.WriteString(l)
+					if i < len(lines)-1 || final {
+						in.WriteString(eol)
+					}
+				}
+				// A line's "\r" before "\n" reads as a CRLF ending.
+				want := make([]string, len(lines))
+				for i, l := range lines {
+					want[i] = l
+					if eol == "\n" && (i < len(lines)-1 || final) {
+						want[i] = strings.TrimSuffix(l, "\r")
+					}
+				}
+				for _, r := range []io.Reader{bytes.NewReader(in.Bytes()), iotest.OneByteReader(bytes.NewReader(in.Bytes()))} {
+					var got []string
+					if err := eachLine(r, func(k []byte) error {
+						got = append(got, string(k))
+						return nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					if len(got) != len(want) {
+						t.Fatalf("%d lines, want %d", len(got), len(want))
+					}
+					for i := range got {
+						if got[i] != want[i] {
+							t.Errorf("line %d: %d bytes %q..., want %d bytes", i, len(got[i]), head(got[i]), len(want[i]))
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func head(s string) string { return s[:min(len(s), 10)] }
+
+// TestLineReaderError passes on a read error.
+func TestLineReaderError(t *testing.T) {
+	r := io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(io.ErrClosedPipe))
+	var got []string
+	err := eachLine(r, func(k []byte) error { got = append(got, string(k)); return nil })
+	if err != io.ErrClosedPipe || len(got) != 1 {
+		t.Errorf("got %q, %v; want [a] and %v", got, err, io.ErrClosedPipe)
+	}
+}
