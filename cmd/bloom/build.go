@@ -37,6 +37,9 @@ func runBuild(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkWritable(*out); err != nil {
+		return err
+	}
 	in, name := e.stdin, "stdin"
 	if flags.NArg() == 1 {
 		name = flags.Arg(0)

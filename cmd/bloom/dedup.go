@@ -55,6 +55,11 @@ func runDedup(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *state != "" {
+		if err := checkWritable(*state); err != nil {
+			return err
+		}
+	}
 
 	var stop atomic.Bool
 	if e.signals {

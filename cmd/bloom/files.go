@@ -137,6 +137,26 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	return nil
 }
 
+// checkWritable reports an error if writeFileAtomic would fail to create
+// its temporary file for path, so that a long run fails at its start rather
+// than at its end.
+func checkWritable(path string) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := createTemp(dir, base)
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	f.Close()
+	removeTemp()
+	return nil
+}
+
 // createTemp creates a new file named like ".BASE.tmp-123456" in dir, with
 // mode 0666 less the umask (os.CreateTemp would make it 0600), and records
 // it in saving.

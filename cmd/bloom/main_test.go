@@ -287,6 +287,7 @@ func TestDedupBadInput(t *testing.T) {
 		{"plain filter as state", []string{"-state", plain}, "not a dedup state"},
 		{"state is a directory", []string{"-state", dir}, "is a directory"},
 		{"state under a file", []string{"-state", notDir}, "not a directory"},
+		{"state in a missing directory", []string{"-state", filepath.Join(dir, "missing", "seen.bf")}, "cannot write"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := map[string][]byte{}
@@ -497,7 +498,7 @@ func TestBuildQueryInfoBadInput(t *testing.T) {
 		{"build error rate", []string{"build", "-capacity", "10", "-error-rate", "1.5", "-o", out}, "-error-rate must be in (0, 1)"},
 		{"build missing input", []string{"build", "-capacity", "10", "-o", out, filepath.Join(dir, "nope")}, "no such file"},
 		{"build two inputs", []string{"build", "-capacity", "10", "-o", out, "a", "b"}, `unexpected argument "b"`},
-		{"build into a missing directory", []string{"build", "-capacity", "10", "-o", filepath.Join(dir, "no", "f.bf")}, "no such file"},
+		{"build into a missing directory", []string{"build", "-capacity", "10", "-o", filepath.Join(dir, "no", "f.bf")}, "cannot write"},
 		{"query without file", []string{"query"}, "missing argument"},
 		{"query missing file", []string{"query", filepath.Join(dir, "nope"), "a"}, "no such file"},
 		{"query garbage", []string{"query", garbage, "a"}, "corrupt"},
