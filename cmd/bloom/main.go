@@ -78,7 +78,9 @@ type command struct {
 	run     func(e *env, args []string) error
 }
 
-var commands []*command // set in init: the commands refer to usage
+// commands is set in init to break an initialization cycle: the commands'
+// flag sets look up their synopses in it.
+var commands []*command
 
 func init() {
 	commands = []*command{
