@@ -40,9 +40,11 @@
 // AddMany is always safe: adding a key twice changes nothing, not even Count.
 // A retried TestAndAdd or TestAndAddMany is safe in the same way, but its
 // answers describe the filter after the failed attempt, so a key that the
-// failed attempt added is reported as present. Note that go-redis itself
-// resends a command after some network errors unless the client's
-// MaxRetries is -1.
+// failed attempt added is reported as present. go-redis itself resends a
+// command after some network errors (up to MaxRetries times, 3 by default),
+// with the same effect; where TestAndAdd must report every new key as new
+// exactly once even across network failures, create the client with
+// MaxRetries: -1 and treat an error as "maybe added".
 package redisbloom
 
 import (
