@@ -21,6 +21,8 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/bits-and-blooms/bitset"
@@ -67,8 +69,9 @@ func paramError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidParameter, fmt.Sprintf(format, args...))
 }
 
-// Option configures a filter at construction. Options are created by Seed and,
-// for ScalableBloomFilter only, by Linear, Exponential and Tightening.
+// Option configures a filter at construction. Options are created by Seed and
+// Concurrent and, for ScalableBloomFilter only, by Linear, Exponential and
+// Tightening.
 type Option struct {
 	apply func(*settings) error
 }
@@ -79,7 +82,7 @@ type settings struct {
 	growth     growth  // growthNone unless Linear or Exponential was given
 	scale      float64 // growth scale factor
 	tightening float64 // 0 unless Tightening was given
-	concurrent bool
+	concurrent bool    // Concurrent was given
 }
 
 func newSettings(opts []Option) (settings, error) {
@@ -109,6 +112,35 @@ func Seed(seed uint32) Option {
 	}}
 }
 
+// Concurrent makes a BloomFilter or ScalableBloomFilter safe for Add, Test and
+// TestAndAdd (and their String forms) from any number of goroutines at once,
+// without a global lock. It costs a 64 KiB table of locks per filter; without
+// it the filter is exactly as fast as before.
+//
+// Test takes no lock: it reads the bits with atomic loads. Add and TestAndAdd
+// first test the key the same way, so a key that is already present costs no
+// lock and no write. Otherwise they lock one of 1024 mutexes, chosen by the
+// key's hash, and set the bits with atomic ORs. Different keys almost never
+// share a mutex; callers racing on the same key take turns, so TestAndAdd
+// reports a new key as absent to exactly one of them and Count stays exact.
+//
+// The locks are needed for that guarantee: the old values of the atomic ORs
+// alone cannot decide it. If goroutine A sets the key's first bit and B, seeing
+// it set, sets the second before A gets there, both have set a bit that was
+// clear, and nothing in the bits tells them which came first.
+//
+// The type docs of BloomFilter and ScalableBloomFilter say which other methods
+// are safe during concurrent writes. A filter keeps its mode when cloned,
+// combined or decoded into: decoding into a filter made with Concurrent gives
+// a concurrent filter, decoding into a zero value a plain one. The mode is not
+// part of the binary format or of Equal.
+func Concurrent() Option {
+	return Option{func(s *settings) error {
+		s.concurrent = true
+		return nil
+	}}
+}
+
 // BloomFilter is a fixed-size Bloom filter of m bits and k hash functions.
 // Test never reports a key that was added as absent; it reports an absent key
 // as present with a probability close to ErrorRate while the filter holds at
@@ -118,16 +150,28 @@ func Seed(seed uint32) Option {
 // decode one with UnmarshalBinary or ReadFrom. Adding to or testing a zero
 // BloomFilter panics; it never answers "present" for every key.
 //
-// A BloomFilter is not safe for concurrent use: calls that may modify it (Add,
-// TestAndAdd, Clear, UnmarshalBinary, ReadFrom) must not run concurrently with
-// any other call. Concurrent Test calls are safe.
+// Without the Concurrent option a BloomFilter is not safe for concurrent use:
+// calls that may modify it (Add, TestAndAdd, Clear, UnmarshalBinary, ReadFrom)
+// must not run concurrently with any other call. Concurrent Test calls are
+// safe.
+//
+// With Concurrent, Add, TestAndAdd and Test may run from any number of
+// goroutines at once, and so may the methods that only read the filter:
+// Count, IsFull, FillRatio, EstimatedCount, EstimatedErrorRate, Clone, Equal,
+// Union, Intersection, EncodedSize, AppendBinary, MarshalBinary and WriteTo.
+// While writes go on, those see the filter as it is at no single instant: all
+// keys added before they started and perhaps some added meanwhile. A copy or
+// encoding made then is valid and has no false negatives for the keys added
+// before it started. Clear, UnmarshalBinary and ReadFrom must still not run
+// concurrently with any other call.
 type BloomFilter struct {
 	m     uint64         // number of bits
 	k     uint           // number of hash functions
 	seed  uint32         // murmur3 seed
 	set   *bitset.BitSet // the bits; words aliases its storage
 	words []uint64       // len(words) == ceil(m/64); bits >= m are always 0
-	count uint64         // Adds that set at least one new bit
+	count uint64         // Adds that set at least one new bit; 0 if conc != nil
+	conc  *concurrency   // nil unless the filter is concurrent
 
 	capacity  uint64  // keys the filter was sized for
 	errorRate float64 // target false-positive rate at capacity
@@ -200,7 +244,7 @@ func (s *settings) plainOnly() error {
 // newFilter is the one path that allocates a filter; m and k are valid.
 func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings) (*BloomFilter, error) {
 	set := bitset.New(uint(m))
-	return &BloomFilter{
+	f := &BloomFilter{
 		m:         m,
 		k:         k,
 		seed:      s.seed,
@@ -208,7 +252,58 @@ func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings)
 		words:     set.Words()[:(m+63)/64],
 		capacity:  capacity,
 		errorRate: errorRate,
-	}, nil
+	}
+	if s.concurrent {
+		f.makeConcurrent(new(lockTable))
+	}
+	return f, nil
+}
+
+// concurrency is the state of a concurrent filter.
+type concurrency struct {
+	count atomic.Uint64 // replaces BloomFilter.count
+	// locks serializes writers of the same key. It is nil in the sub-filters
+	// of a ScalableBloomFilter, which does its own locking.
+	locks *lockTable
+}
+
+// lockBits is log2 of the number of locks in a lockTable.
+const lockBits = 10
+
+// lockTable is the striped locks of a concurrent filter, each on its own
+// cache line so that goroutines holding different ones do not slow each
+// other down.
+type lockTable [1 << lockBits]struct {
+	sync.Mutex
+	_ [64 - unsafe.Sizeof(sync.Mutex{})]byte
+}
+
+// of returns the lock for a key whose hash has h2 as its second half.
+func (t *lockTable) of(h2 uint64) *sync.Mutex { return &t[h2>>(64-lockBits)].Mutex }
+
+// makeConcurrent switches f, not yet shared, to concurrent mode with the
+// given locks (nil for a sub-filter of a ScalableBloomFilter).
+func (f *BloomFilter) makeConcurrent(locks *lockTable) {
+	f.conc = &concurrency{locks: locks}
+	f.conc.count.Store(f.count)
+	f.count = 0
+}
+
+// newLocks returns the locks for a copy of a filter with state c: new ones,
+// or nil for a sub-filter of a ScalableBloomFilter.
+func (c *concurrency) newLocks() *lockTable {
+	if c.locks == nil {
+		return nil
+	}
+	return new(lockTable)
+}
+
+// word returns word i of the bits, with an atomic load if f is concurrent.
+func (f *BloomFilter) word(i int) uint64 {
+	if f.conc != nil {
+		return atomic.LoadUint64(&f.words[i])
+	}
+	return f.words[i]
 }
 
 // golden is 2^64 divided by the golden ratio. Scaling the enhanced double
@@ -254,6 +349,9 @@ var errZeroValue = "bloom: use of a zero BloomFilter (create one with New or New
 // add sets the positions of the key hashed to (h1, h2) and reports whether
 // all of them were already set. Count goes up when at least one was not.
 func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
+	if f.conc != nil {
+		return f.addConcurrent(h1, h2)
+	}
 	if f.k == 0 {
 		panic(errZeroValue)
 	}
@@ -278,6 +376,9 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 
 // test reports whether every position of the key hashed to (h1, h2) is set.
 func (f *BloomFilter) test(h1, h2 uint64) bool {
+	if f.conc != nil {
+		return f.testConcurrent(h1, h2)
+	}
 	if f.k == 0 {
 		panic(errZeroValue)
 	}
@@ -293,6 +394,60 @@ func (f *BloomFilter) test(h1, h2 uint64) bool {
 		y += c
 	}
 	return true
+}
+
+// testConcurrent is test with atomic loads.
+func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
+	w, m := f.words, f.m
+	x, y, c := h1, h2, uint64(0)
+	for range f.k {
+		p, _ := bits.Mul64(x, m)
+		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
+			return false
+		}
+		c += golden
+		x += y
+		y += c
+	}
+	return true
+}
+
+// setConcurrent sets the positions of the key hashed to (h1, h2) with atomic
+// ORs and reports whether it set one that was clear. It skips the OR, and so
+// the exclusive use of the cache line, for bits that are already set.
+func (f *BloomFilter) setConcurrent(h1, h2 uint64) (fresh bool) {
+	w, m := f.words, f.m
+	var flipped uint64
+	x, y, c := h1, h2, uint64(0)
+	for range f.k {
+		p, _ := bits.Mul64(x, m)
+		word, mask := &w[p>>6], uint64(1)<<(p&63)
+		if atomic.LoadUint64(word)&mask == 0 {
+			flipped |= mask &^ atomic.OrUint64(word, mask)
+		}
+		c += golden
+		x += y
+		y += c
+	}
+	return flipped != 0
+}
+
+// addConcurrent is add for a concurrent filter. A key that tests present
+// needs no lock. Otherwise the lock of the key serializes it with callers
+// adding the same key, so exactly one of them sets a clear bit and counts it.
+func (f *BloomFilter) addConcurrent(h1, h2 uint64) (present bool) {
+	if f.testConcurrent(h1, h2) {
+		return true
+	}
+	mu := f.conc.locks.of(h2)
+	mu.Lock()
+	fresh := f.setConcurrent(h1, h2)
+	mu.Unlock()
+	if !fresh {
+		return true
+	}
+	f.conc.count.Add(1)
+	return false
 }
 
 // Add inserts key. Afterwards Test(key) reports true. It hashes key once and
@@ -351,14 +506,37 @@ func (f *BloomFilter) ErrorRate() float64 { return f.errorRate }
 // new bit: repeated keys are not counted, and a new key whose bits were all
 // set already (a false positive) is not counted either. After Union or
 // Intersection it is the EstimatedCount of the result.
-func (f *BloomFilter) Count() uint64 { return f.count }
+func (f *BloomFilter) Count() uint64 {
+	if f.conc != nil {
+		return f.conc.count.Load()
+	}
+	return f.count
+}
+
+// setCount sets what Count returns; f must not be shared.
+func (f *BloomFilter) setCount(n uint64) {
+	if f.conc != nil {
+		f.conc.count.Store(n)
+		return
+	}
+	f.count = n
+}
 
 // IsFull reports whether the filter holds Capacity keys or more, so that its
 // false-positive rate is at or above ErrorRate.
-func (f *BloomFilter) IsFull() bool { return f.count >= f.capacity }
+func (f *BloomFilter) IsFull() bool { return f.Count() >= f.capacity }
 
 // setBits returns the number of set bits. It is O(m/64).
-func (f *BloomFilter) setBits() uint64 { return uint64(f.set.Count()) }
+func (f *BloomFilter) setBits() uint64 {
+	if f.conc != nil {
+		var n int
+		for i := range f.words {
+			n += bits.OnesCount64(atomic.LoadUint64(&f.words[i]))
+		}
+		return uint64(n)
+	}
+	return uint64(f.set.Count())
+}
 
 // FillRatio returns the fraction of bits that are set, in [0, 1]. It is
 // O(m/64): it counts the bits.
@@ -392,29 +570,61 @@ func (f *BloomFilter) EstimatedErrorRate() float64 {
 }
 
 // Clear removes every key and resets Count to 0, keeping the size. O(m/64).
+// It must not run concurrently with any other call, even on a concurrent
+// filter.
 func (f *BloomFilter) Clear() {
 	clear(f.words)
-	f.count = 0
+	f.setCount(0)
 }
 
-// Clone returns an independent copy of the filter. O(m/64).
+// Clone returns an independent copy of the filter, concurrent if f is (with
+// its own locks). O(m/64).
 func (f *BloomFilter) Clone() *BloomFilter {
+	g := f.snapshot()
+	if f.conc != nil {
+		g.makeConcurrent(f.conc.newLocks())
+	}
+	return g
+}
+
+// snapshot returns a plain (not concurrent) copy of f. For a concurrent f it
+// reads Count before the bits, which only ever get set while f is shared, so
+// that the copy's Count never exceeds its set bits. O(m/64).
+func (f *BloomFilter) snapshot() *BloomFilter {
 	g := *f
-	g.set = f.set.Clone()
+	if f.conc == nil {
+		g.set = f.set.Clone()
+		g.words = g.set.Words()[:len(f.words)]
+		return &g
+	}
+	g.conc = nil
+	g.count = f.conc.count.Load()
+	g.set = bitset.New(uint(f.m))
 	g.words = g.set.Words()[:len(f.words)]
+	for i := range g.words {
+		g.words[i] = atomic.LoadUint64(&f.words[i])
+	}
 	return &g
 }
 
 // Equal reports whether f and other are the same filter: the same size, hash
 // count, seed, capacity, error rate, count and bits, which is when they encode
-// to the same bytes. O(m/64).
+// to the same bytes. Whether they are concurrent does not matter. O(m/64).
 func (f *BloomFilter) Equal(other *BloomFilter) bool {
 	if f == nil || other == nil {
 		return f == other
 	}
-	if f.m != other.m || f.k != other.k || f.seed != other.seed || f.count != other.count ||
+	if f.m != other.m || f.k != other.k || f.seed != other.seed || f.Count() != other.Count() ||
 		f.capacity != other.capacity || math.Float64bits(f.errorRate) != math.Float64bits(other.errorRate) {
 		return false
+	}
+	if f.conc != nil || other.conc != nil {
+		for i := range f.words {
+			if f.word(i) != other.word(i) {
+				return false
+			}
+		}
+		return true
 	}
 	for i, w := range f.words {
 		if other.words[i] != w {
@@ -441,8 +651,8 @@ func (f *BloomFilter) compatible(other *BloomFilter) error {
 }
 
 // Union returns a new filter holding the keys of both f and other: Test on it
-// reports true for every key added to either. Its capacity and error rate are
-// f's; its Count is its EstimatedCount. f and other are unchanged. It returns
+// reports true for every key added to either. Its capacity, error rate and
+// concurrency are f's; its Count is its EstimatedCount. f and other are unchanged. It returns
 // an error wrapping ErrIncompatible if their sizes, hash counts or seeds
 // differ. O(m/64).
 func (f *BloomFilter) Union(other *BloomFilter) (*BloomFilter, error) {
@@ -452,8 +662,8 @@ func (f *BloomFilter) Union(other *BloomFilter) (*BloomFilter, error) {
 // Intersection returns a new filter whose bits are set where both f's and
 // other's are: Test on it reports true for every key added to both (and, with
 // a somewhat higher false-positive rate than either, for some keys added to
-// only one). Its capacity and error rate are f's; its Count is its
-// EstimatedCount. f and other are unchanged. It returns an error wrapping
+// only one). Its capacity, error rate and concurrency are f's; its Count is
+// its EstimatedCount. f and other are unchanged. It returns an error wrapping
 // ErrIncompatible if their sizes, hash counts or seeds differ. O(m/64).
 func (f *BloomFilter) Intersection(other *BloomFilter) (*BloomFilter, error) {
 	return f.combine(other, (*bitset.BitSet).InPlaceIntersection)
@@ -463,12 +673,18 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 	if err := f.compatible(other); err != nil {
 		return nil, err
 	}
-	g := f.Clone()
+	g := f.snapshot()
+	if other.conc != nil {
+		other = other.snapshot()
+	}
 	op(g.set, other.set)
 	g.words = g.set.Words()[:len(f.words)]
 	set := g.setBits()
 	// Count never exceeds the number of set bits, an invariant decoders check.
 	g.count = min(estimatedCount(g.m, g.k, set), set)
+	if f.conc != nil {
+		g.makeConcurrent(f.conc.newLocks())
+	}
 	return g, nil
 }
 
@@ -519,7 +735,7 @@ func (f *BloomFilter) appendHeader(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint64(b, f.m)
 	b = binary.LittleEndian.AppendUint64(b, f.capacity)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.errorRate))
-	b = binary.LittleEndian.AppendUint64(b, f.count)
+	b = binary.LittleEndian.AppendUint64(b, f.Count())
 	return b
 }
 
@@ -530,9 +746,9 @@ func (f *BloomFilter) AppendBinary(b []byte) ([]byte, error) {
 		return b, errors.New(errZeroValue)
 	}
 	start := len(b)
-	b = f.appendHeader(b)
-	for _, w := range f.words {
-		b = binary.LittleEndian.AppendUint64(b, w)
+	b = f.appendHeader(b) // Count before the bits, as in snapshot
+	for i := range f.words {
+		b = binary.LittleEndian.AppendUint64(b, f.word(i))
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 }
@@ -609,17 +825,26 @@ func (h *header) build(words []uint64) (*BloomFilter, error) {
 }
 
 // UnmarshalBinary decodes a filter encoded by MarshalBinary into f
-// (encoding.BinaryUnmarshaler), replacing its contents. It validates the
-// header and the length before it allocates, never panics, and leaves f
-// unchanged on error. Errors wrap ErrCorrupt, or are io.ErrUnexpectedEOF for
-// a truncated input.
+// (encoding.BinaryUnmarshaler), replacing its contents but keeping its mode:
+// f stays concurrent if it was made with Concurrent. It validates the header
+// and the length before it allocates, never panics, and leaves f unchanged on
+// error. Errors wrap ErrCorrupt, or are io.ErrUnexpectedEOF for a truncated
+// input. It must not run concurrently with any other call.
 func (f *BloomFilter) UnmarshalBinary(data []byte) error {
 	g, err := decode(data)
 	if err != nil {
 		return err
 	}
-	*f = *g
+	f.replace(g)
 	return nil
+}
+
+// replace replaces f with the plain filter g, keeping f's mode.
+func (f *BloomFilter) replace(g *BloomFilter) {
+	if f.conc != nil {
+		g.makeConcurrent(f.conc.locks) // f's locks are free: nothing else runs
+	}
+	*f = *g
 }
 
 func decode(data []byte) (*BloomFilter, error) {
@@ -656,7 +881,7 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 	}
 	const chunk = 1 << 13 // words per write
 	buf := make([]byte, 0, 8*min(chunk, len(f.words))+headerSize+crcSize)
-	buf = f.appendHeader(buf)
+	buf = f.appendHeader(buf) // Count before the bits, as in snapshot
 	crc := uint32(0)
 	var total int64
 	flush := func() error {
@@ -666,8 +891,8 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 		buf = buf[:0]
 		return err
 	}
-	for i, word := range f.words {
-		buf = binary.LittleEndian.AppendUint64(buf, word)
+	for i := range f.words {
+		buf = binary.LittleEndian.AppendUint64(buf, f.word(i))
 		if (i+1)%chunk == 0 {
 			if err := flush(); err != nil {
 				return total, err
@@ -682,18 +907,19 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 }
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
-// f (io.ReaderFrom), replacing its contents, and returns the number of bytes
-// read. It reads exactly the encoding and no byte past it, so several filters
-// can follow each other in one stream. It never allocates much more than the
-// bytes it has actually read, whatever the header claims, never panics, and
-// leaves f unchanged on error. A stream that ends early gives
-// io.ErrUnexpectedEOF; other errors wrap ErrCorrupt or come from r.
+// f (io.ReaderFrom), replacing its contents but keeping its mode, like
+// UnmarshalBinary, and returns the number of bytes read. It reads exactly the
+// encoding and no byte past it, so several filters can follow each other in
+// one stream. It never allocates much more than the bytes it has actually
+// read, whatever the header claims, never panics, and leaves f unchanged on
+// error. A stream that ends early gives io.ErrUnexpectedEOF; other errors wrap
+// ErrCorrupt or come from r. It must not run concurrently with any other call.
 func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
 	g, n, err := readFilter(r)
 	if err != nil {
 		return n, err
 	}
-	*f = *g
+	f.replace(g)
 	return n, nil
 }
 

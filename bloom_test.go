@@ -14,6 +14,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -949,6 +951,400 @@ func BenchmarkFilter(b *testing.B) {
 			for i := range b.N {
 				sink = ref.test(absent[i&(keySet-1)])
 			}
+		})
+	}
+}
+
+// ---- concurrency ----
+
+// concurrentWorkers and concurrentOps are the goroutines and the operations
+// each of them runs in the concurrency tests.
+const (
+	concurrentWorkers = 16
+	concurrentOps     = 100_000
+)
+
+// filterOps is what the concurrency tests need from BloomFilter and
+// ScalableBloomFilter.
+type filterOps interface {
+	Add([]byte)
+	AddString(string)
+	Test([]byte) bool
+	TestString(string) bool
+	TestAndAdd([]byte) bool
+	TestAndAddString(string) bool
+	Count() uint64
+}
+
+// runWorkers runs work(g) for g in [0, workers) on their own goroutines,
+// released together, and waits for all of them.
+func runWorkers(workers int, work func(g int)) {
+	start, done := make(chan struct{}), make(chan struct{}, workers)
+	for g := range workers {
+		go func() {
+			<-start
+			work(g)
+			done <- struct{}{}
+		}()
+	}
+	close(start)
+	for range workers {
+		<-done
+	}
+}
+
+// mixedKey is the key a worker uses for its operation i: it shares half of
+// its keys with the other workers, so that the same key is often added by
+// several at once.
+func mixedKey(buf []byte, g, i int) []byte {
+	if i%2 == 0 {
+		return keyOf(buf, 2, uint64(i/2))
+	}
+	return keyOf(buf, 3+uint64(g), uint64(i/2))
+}
+
+// hammer runs concurrentWorkers goroutines of concurrentOps operations each on
+// f, mixing every Add, Test and TestAndAdd form on shared and private keys
+// while side() runs, and returns the keys each worker added. A key a worker
+// added must test present for it from then on.
+func hammer(t *testing.T, f filterOps, side func()) (added [][]int) {
+	t.Helper()
+	added = make([][]int, concurrentWorkers)
+	failures := make([]string, concurrentWorkers)
+	stop := make(chan struct{})
+	sideDone := make(chan struct{})
+	go func() {
+		defer close(sideDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				side()
+			}
+		}
+	}()
+	runWorkers(concurrentWorkers, func(g int) {
+		buf := make([]byte, 16)
+		for i := range concurrentOps {
+			k := mixedKey(buf, g, i)
+			switch i % 6 {
+			case 0:
+				f.Add(k)
+			case 1:
+				f.AddString(string(k))
+			case 2:
+				f.TestAndAdd(k)
+			case 3:
+				f.TestAndAddString(string(k))
+			case 4:
+				f.Test(k)
+				continue
+			case 5:
+				f.TestString(string(k))
+				continue
+			}
+			added[g] = append(added[g], i)
+			// Check a key added a little earlier, which others may have been
+			// adding at the same time.
+			if j := added[g][max(0, len(added[g])-5)]; !f.Test(mixedKey(buf, g, j)) {
+				failures[g] = fmt.Sprintf("worker %d: false negative for its operation %d during the run", g, j)
+				return
+			}
+		}
+	})
+	close(stop)
+	<-sideDone
+	for _, msg := range failures {
+		if msg != "" {
+			t.Fatal(msg)
+		}
+	}
+	buf := make([]byte, 16)
+	for g, ops := range added {
+		for _, i := range ops {
+			k := mixedKey(buf, g, i)
+			if !f.Test(k) || !f.TestString(string(k)) {
+				t.Fatalf("false negative for worker %d's operation %d after the run", g, i)
+			}
+		}
+	}
+	return added
+}
+
+// TestConcurrentMixed runs every Add, Test and TestAndAdd form from 16
+// goroutines at once, while another goroutine copies, combines and encodes
+// the filter: with -race it finds unsynchronized access, and afterwards no
+// added key may test absent.
+func TestConcurrentMixed(t *testing.T) {
+	const n = concurrentWorkers * concurrentOps // more than will be added
+	f := mustNew(t, n, 0.01, Concurrent())
+	other := mustNew(t, n, 0.01, Concurrent())
+	other.AddString("other")
+	var snapshots int
+	hammer(t, f, func() {
+		snapshots++
+		enc, err := f.MarshalBinary()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var dec BloomFilter
+		if err := dec.UnmarshalBinary(enc); err != nil {
+			t.Errorf("encoding made during writes does not decode: %v", err)
+		}
+		if _, err := f.Union(other); err != nil {
+			t.Error(err)
+		}
+		c := f.Clone()
+		_ = c.Equal(f) || f.IsFull() || f.FillRatio() > 1 || f.EstimatedCount() == 0
+	})
+	t.Logf("Count %d, %d snapshots during the run", f.Count(), snapshots)
+	if f.Count() == 0 || f.Count() > f.setBits() {
+		t.Errorf("Count = %d with %d bits set", f.Count(), f.setBits())
+	}
+}
+
+// exactlyOnce has concurrentWorkers goroutines call TestAndAdd on the same
+// keys, in the same order so that they race on each, and checks that exactly
+// one of them reports each key new (absent) and that Count agrees.
+func exactlyOnce(t *testing.T, f filterOps, keys int) {
+	t.Helper()
+	news := make([][]int32, concurrentWorkers)
+	runWorkers(concurrentWorkers, func(g int) {
+		news[g] = make([]int32, keys)
+		buf := make([]byte, 16)
+		for i := range keys {
+			k := keyOf(buf, 0, uint64(i))
+			var present bool
+			if g%2 == 0 {
+				present = f.TestAndAdd(k)
+			} else {
+				present = f.TestAndAddString(string(k))
+			}
+			if !present {
+				news[g][i]++
+			}
+		}
+	})
+	var bad int
+	for i := range keys {
+		var n int32
+		for g := range news {
+			n += news[g][i]
+		}
+		if n != 1 {
+			if bad++; bad <= 5 {
+				t.Errorf("key %d reported new %d times", i, n)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d keys not reported new exactly once", bad, keys)
+	}
+	if c := f.Count(); c != uint64(keys) {
+		t.Errorf("Count = %d, want %d", c, keys)
+	}
+}
+
+// TestConcurrentTestAndAddExactlyOnce races TestAndAdd on the same 10^4 keys.
+// The error rate is tiny so that false positives do not blur the count.
+func TestConcurrentTestAndAddExactlyOnce(t *testing.T) {
+	for round := range 5 {
+		exactlyOnce(t, mustNew(t, 10_000, 1e-9, Concurrent(), Seed(uint32(round))), 10_000)
+		if t.Failed() {
+			break
+		}
+	}
+}
+
+// TestConcurrentMode checks that the option is accepted, that the mode
+// survives copying, combining and decoding, and that it changes neither the
+// encoding nor what Equal compares.
+func TestConcurrentMode(t *testing.T) {
+	f, err := NewWithSize(100, 3, Seed(7), Concurrent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"cat", "dog", "fox"} {
+		f.AddString(k)
+	}
+	enc, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(enc); got != goldenEncoding {
+		t.Errorf("a concurrent filter encodes differently:\n got %s\nwant %s", got, goldenEncoding)
+	}
+	var w bytes.Buffer
+	if _, err := f.WriteTo(&w); err != nil || !bytes.Equal(w.Bytes(), enc) {
+		t.Errorf("WriteTo differs from MarshalBinary: %v", err)
+	}
+	plain := goldenFilter(t)
+	if !f.Equal(plain) || !plain.Equal(f) {
+		t.Error("a concurrent filter is not Equal to the same plain one")
+	}
+	u, err := f.Union(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := plain.Intersection(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded, read, zero BloomFilter
+	if err := zero.UnmarshalBinary(enc); err != nil {
+		t.Fatal(err)
+	}
+	decoded = *mustNew(t, 10, 0.1, Concurrent())
+	if err := decoded.UnmarshalBinary(enc); err != nil {
+		t.Fatal(err)
+	}
+	read = *mustNew(t, 10, 0.1, Concurrent())
+	if _, err := read.ReadFrom(bytes.NewReader(enc)); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		g          *BloomFilter
+		concurrent bool
+	}{
+		"clone": {f.Clone(), true}, "union": {u, true}, "intersection of plain": {in, false},
+		"decoded into concurrent": {&decoded, true}, "read into concurrent": {&read, true},
+		"decoded into zero": {&zero, false}, "plain clone": {plain.Clone(), false},
+	} {
+		if (tc.g.conc != nil) != tc.concurrent || tc.g.conc != nil && tc.g.conc.locks == nil {
+			t.Errorf("%s: concurrent = %v, want %v", name, tc.g.conc != nil, tc.concurrent)
+		}
+		if !tc.g.Equal(plain) || !tc.g.TestString("cat") {
+			t.Errorf("%s: differs from the original", name)
+		}
+	}
+	// A clone has its own bits and count.
+	c := f.Clone()
+	c.AddString("emu")
+	if f.Count() != 3 || c.Count() != 4 || f.Equal(c) {
+		t.Errorf("clone shares state: counts %d and %d", f.Count(), c.Count())
+	}
+	f.Clear()
+	if f.Count() != 0 || f.FillRatio() != 0 || f.TestString("cat") {
+		t.Error("Clear left keys behind")
+	}
+	if _, err := New(10, 0.1, Concurrent(), Linear(2)); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("Concurrent with a scalable-only option: %v", err)
+	}
+}
+
+func TestConcurrentHotPathDoesNotAllocate(t *testing.T) {
+	f := mustNew(t, 10000, 0.01, Concurrent())
+	long := strings.Repeat("https://example.com/some/long/path?query=1&", 4)
+	key := []byte(long)
+	buf := make([]byte, 16)
+	var i uint64
+	for name, fn := range map[string]func(){
+		"Add":              func() { i++; f.Add(keyOf(buf, 0, i)) },
+		"AddString":        func() { f.AddString(long) },
+		"Test":             func() { f.Test(key) },
+		"TestString":       func() { f.TestString(long) },
+		"TestAndAdd":       func() { i++; f.TestAndAdd(keyOf(buf, 0, i)) },
+		"TestAndAddString": func() { f.TestAndAddString(long) },
+	} {
+		if a := testing.AllocsPerRun(100, fn); a != 0 {
+			t.Errorf("%s allocates %v times per call", name, a)
+		}
+	}
+}
+
+// rwFilter is the usual alternative to Concurrent: a plain filter behind a
+// sync.RWMutex.
+type rwFilter[F parallelFilter] struct {
+	mu sync.RWMutex
+	f  F
+}
+
+func (r *rwFilter[F]) Add(key []byte) {
+	r.mu.Lock()
+	r.f.Add(key)
+	r.mu.Unlock()
+}
+
+func (r *rwFilter[F]) Test(key []byte) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.f.Test(key)
+}
+
+func (r *rwFilter[F]) TestAndAdd(key []byte) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.f.TestAndAdd(key)
+}
+
+// parallelFilter is what BenchmarkConcurrent runs.
+type parallelFilter interface {
+	Add([]byte)
+	Test([]byte) bool
+	TestAndAdd([]byte) bool
+}
+
+// benchParallel runs op from GOMAXPROCS goroutines (set it with -cpu), each
+// on its own stream of keys: keyOf(tag g, i) for its i-th call.
+func benchParallel(b *testing.B, op func(buf []byte, g, i uint64)) {
+	var next atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		g := next.Add(1)
+		buf := make([]byte, 16)
+		for i := uint64(0); pb.Next(); i++ {
+			op(buf, g, i)
+		}
+	})
+}
+
+// BenchmarkConcurrent compares a Concurrent filter with a plain one behind a
+// sync.RWMutex, from 1, 2 and 4 goroutines:
+//
+//	go test -run XXX -bench Concurrent -cpu 1,2,4 .
+//
+// Add inserts new keys; Test looks up keys, half of them present;
+// TestAndAdd alternates new keys with keys it added a while ago, as a crawler
+// would. The filter holds 10^7 keys at 1%, more than any run adds.
+func BenchmarkConcurrent(b *testing.B) {
+	const n, p = 10_000_000, 0.01
+	benchConcurrent(b, map[string]func(b *testing.B) parallelFilter{
+		"concurrent": func(b *testing.B) parallelFilter { return mustNew(b, n, p, Concurrent()) },
+		"rwmutex":    func(b *testing.B) parallelFilter { return &rwFilter[*BloomFilter]{f: mustNew(b, n, p)} },
+	})
+}
+
+// benchConcurrent runs the operations of BenchmarkConcurrent on filters made
+// by each of filters.
+func benchConcurrent(b *testing.B, filters map[string]func(b *testing.B) parallelFilter) {
+	for _, name := range []string{"concurrent", "rwmutex"} {
+		mk := filters[name]
+		b.Run("Add/"+name, func(b *testing.B) {
+			f := mk(b)
+			benchParallel(b, func(buf []byte, g, i uint64) { f.Add(keyOf(buf, 10+g, i)) })
+		})
+		b.Run("Test/"+name, func(b *testing.B) {
+			f := mk(b)
+			buf := make([]byte, 16)
+			for i := range uint64(1 << 20) {
+				f.Add(keyOf(buf, 0, i))
+			}
+			benchParallel(b, func(buf []byte, g, i uint64) {
+				sink = f.Test(keyOf(buf, i&1, (i>>1+g<<16)&(1<<20-1)))
+			})
+		})
+		b.Run("TestAndAdd/"+name, func(b *testing.B) {
+			f := mk(b)
+			benchParallel(b, func(buf []byte, g, i uint64) {
+				if i&1 == 0 {
+					sink = f.TestAndAdd(keyOf(buf, 10+g, i>>1))
+				} else {
+					sink = f.TestAndAdd(keyOf(buf, 10+g, i>>2))
+				}
+			})
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"github.com/spaolacci/murmur3"
 )
@@ -88,11 +90,28 @@ func Tightening(ratio float64) Option {
 // tells by how much.
 //
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
-// decode one. Its methods panic like a zero BloomFilter's. A
-// ScalableBloomFilter is not safe for concurrent use if any goroutine may
-// modify it.
+// decode one. Its methods panic like a zero BloomFilter's.
+//
+// Without the Concurrent option a ScalableBloomFilter is not safe for
+// concurrent use if any goroutine may modify it. With Concurrent, Add,
+// TestAndAdd and Test may run from any number of goroutines at once, and so
+// may Count, Capacity, Bits, NumFilters, Saturated, EstimatedErrorRate, Clone,
+// Equal, EncodedSize, AppendBinary, MarshalBinary and WriteTo, with the
+// caveats of BloomFilter: during writes they see all keys added before they
+// started and perhaps some added meanwhile. Clear, UnmarshalBinary and
+// ReadFrom must still not run concurrently with any other call.
+//
+// A concurrent filter grows exactly as a plain one fed the same keys would:
+// a key that tests absent takes a slot in the newest sub-filter by
+// compare-and-swap on its count, never past its capacity; the goroutine that
+// finds it full adds the next sub-filter under a mutex, once however many
+// find it full at the same time, while the others wait for it; Test never
+// waits, and reads the list of sub-filters, which is replaced and never
+// changed, with one atomic load.
 type ScalableBloomFilter struct {
-	filters []*BloomFilter // oldest first; never empty once constructed
+	filters   []*BloomFilter // oldest first; never empty once constructed; nil if conc != nil
+	saturated bool           // growth has stopped: the next sub-filter cannot be built
+	conc      *scalableConcurrency
 
 	seed            uint32
 	initialCapacity uint64
@@ -100,13 +119,48 @@ type ScalableBloomFilter struct {
 	growth          growth
 	scale           float64
 	tightening      float64
-	saturated       bool // growth has stopped: the next sub-filter cannot be built
+}
+
+// scalableConcurrency is the state of a concurrent ScalableBloomFilter.
+type scalableConcurrency struct {
+	chain atomic.Pointer[chain] // replaces filters and saturated
+	grow  sync.Mutex            // held while adding a sub-filter
+	locks *lockTable            // serializes writers of the same key
+}
+
+// chain is the sub-filters of a concurrent ScalableBloomFilter. It is never
+// changed once stored: growth stores a new one.
+type chain struct {
+	filters   []*BloomFilter // concurrent, without locks of their own
+	saturated bool
+}
+
+// subFilters returns the sub-filters, oldest first, and whether the filter is
+// saturated.
+func (s *ScalableBloomFilter) subFilters() ([]*BloomFilter, bool) {
+	if s.conc != nil {
+		c := s.conc.chain.Load()
+		return c.filters, c.saturated
+	}
+	return s.filters, s.saturated
+}
+
+// makeConcurrent switches s, not yet shared, to concurrent mode with the
+// given locks.
+func (s *ScalableBloomFilter) makeConcurrent(locks *lockTable) {
+	for _, f := range s.filters {
+		f.makeConcurrent(nil)
+	}
+	s.conc = &scalableConcurrency{locks: locks}
+	s.conc.chain.Store(&chain{filters: s.filters, saturated: s.saturated})
+	s.filters, s.saturated = nil, false
 }
 
 // NewScalable returns an empty ScalableBloomFilter whose first sub-filter
 // holds initialCapacity keys and whose overall false-positive rate stays at
 // most errorRate. Options: Linear or Exponential (default
-// Exponential(DefaultScale)), Tightening (default DefaultTightening) and Seed.
+// Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed
+// and Concurrent.
 // It returns an error wrapping ErrInvalidParameter for a capacity of 0, an
 // errorRate not in (0, 1), invalid options, or a first sub-filter larger than
 // MaxBits.
@@ -140,6 +194,9 @@ func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*Sc
 		return nil, err
 	}
 	sf.filters = []*BloomFilter{first}
+	if s.concurrent {
+		sf.makeConcurrent(new(lockTable))
+	}
 	return sf, nil
 }
 
@@ -186,12 +243,16 @@ func (s *ScalableBloomFilter) newSubFilter(i int, usedBits uint64) (*BloomFilter
 	if usedBits+m > MaxBits {
 		return nil, paramError("sub-filter %d would take the filter past MaxBits", i)
 	}
-	return newFilter(m, k, capacity, rate, settings{seed: s.seed})
+	f, err := newFilter(m, k, capacity, rate, settings{seed: s.seed})
+	if err == nil && s.conc != nil {
+		f.makeConcurrent(nil)
+	}
+	return f, err
 }
 
 // grow adds a sub-filter, or marks the filter saturated if it cannot.
 func (s *ScalableBloomFilter) grow() {
-	f, err := s.newSubFilter(len(s.filters), s.Bits())
+	f, err := s.newSubFilter(len(s.filters), bitsOf(s.filters))
 	if err != nil {
 		s.saturated = true
 		return
@@ -200,11 +261,21 @@ func (s *ScalableBloomFilter) grow() {
 }
 
 func (s *ScalableBloomFilter) test(h1, h2 uint64) bool {
-	if len(s.filters) == 0 {
+	filters := s.filters
+	if s.conc != nil {
+		filters = s.conc.chain.Load().filters
+	}
+	if len(filters) == 0 {
 		panic("bloom: use of a zero ScalableBloomFilter (create one with NewScalable)")
 	}
-	for i := len(s.filters) - 1; i >= 0; i-- {
-		if s.filters[i].test(h1, h2) {
+	return testNewestFirst(filters, h1, h2)
+}
+
+// testNewestFirst reports whether any of filters holds the key hashed to
+// (h1, h2), looking at the newest first.
+func testNewestFirst(filters []*BloomFilter, h1, h2 uint64) bool {
+	for i := len(filters) - 1; i >= 0; i-- {
+		if filters[i].test(h1, h2) {
 			return true
 		}
 	}
@@ -212,6 +283,9 @@ func (s *ScalableBloomFilter) test(h1, h2 uint64) bool {
 }
 
 func (s *ScalableBloomFilter) testAndAdd(h1, h2 uint64) bool {
+	if s.conc != nil {
+		return s.testAndAddConcurrent(h1, h2)
+	}
 	if s.test(h1, h2) {
 		return true
 	}
@@ -222,6 +296,65 @@ func (s *ScalableBloomFilter) testAndAdd(h1, h2 uint64) bool {
 	}
 	newest.add(h1, h2)
 	return false
+}
+
+// testAndAddConcurrent is testAndAdd for a concurrent filter. A key that
+// tests present needs no lock. Otherwise the lock of the key serializes it
+// with callers adding the same key: the first inserts it, the others then
+// find it present.
+func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
+	c := s.conc.chain.Load()
+	if testNewestFirst(c.filters, h1, h2) {
+		return true
+	}
+	mu := s.conc.locks.of(h2)
+	mu.Lock()
+	c = s.conc.chain.Load() // holds every sub-filter the key may have gone into
+	if testNewestFirst(c.filters, h1, h2) {
+		mu.Unlock()
+		return true
+	}
+	s.reserve(c).setConcurrent(h1, h2)
+	mu.Unlock()
+	return false
+}
+
+// reserve counts one more key in the newest sub-filter of c, or of the chain
+// that replaces c when that one is full, and returns that sub-filter. Unless
+// the filter is saturated, a sub-filter's count never exceeds its capacity,
+// and a new one is only added when it has reached it: the sub-filters are
+// those a serial run with the same keys would build.
+func (s *ScalableBloomFilter) reserve(c *chain) *BloomFilter {
+	for {
+		newest := c.filters[len(c.filters)-1]
+		n := newest.conc.count.Load()
+		if n < newest.capacity || c.saturated {
+			if newest.conc.count.CompareAndSwap(n, n+1) {
+				return newest
+			}
+			continue
+		}
+		c = s.growConcurrent(c)
+	}
+}
+
+// growConcurrent adds a sub-filter to the full chain c, or marks the filter
+// saturated, unless another goroutine has already replaced c; it returns the
+// current chain. Test goes on meanwhile with the chain it loaded.
+func (s *ScalableBloomFilter) growConcurrent(c *chain) *chain {
+	s.conc.grow.Lock()
+	defer s.conc.grow.Unlock()
+	if cur := s.conc.chain.Load(); cur != c {
+		return cur
+	}
+	next := &chain{filters: c.filters, saturated: true}
+	if f, err := s.newSubFilter(len(c.filters), bitsOf(c.filters)); err == nil {
+		// The full slice expression makes append copy: readers of c keep
+		// an unchanged slice.
+		next = &chain{filters: append(c.filters[:len(c.filters):len(c.filters)], f)}
+	}
+	s.conc.chain.Store(next)
+	return next
 }
 
 // Add inserts key unless it tests present already. It hashes key once, and
@@ -262,9 +395,10 @@ func (s *ScalableBloomFilter) TestAndAddString(key string) bool {
 // Count returns the number of keys inserted: Add and TestAndAdd calls whose
 // key did not test present. O(number of sub-filters).
 func (s *ScalableBloomFilter) Count() uint64 {
+	filters, _ := s.subFilters()
 	var n uint64
-	for _, f := range s.filters {
-		n += f.count
+	for _, f := range filters {
+		n += f.Count()
 	}
 	return n
 }
@@ -272,8 +406,9 @@ func (s *ScalableBloomFilter) Count() uint64 {
 // Capacity returns the number of keys the current sub-filters were sized for
 // in all. The filter grows past it.
 func (s *ScalableBloomFilter) Capacity() uint64 {
+	filters, _ := s.subFilters()
 	var n uint64
-	for _, f := range s.filters {
+	for _, f := range filters {
 		n += f.capacity
 	}
 	return n
@@ -293,8 +428,9 @@ func (s *ScalableBloomFilter) Seed() uint32 { return s.seed }
 // as present at the current fill: 1 - prod(1 - p_i), with p_i each
 // sub-filter's EstimatedErrorRate. It is O(total bits/64).
 func (s *ScalableBloomFilter) EstimatedErrorRate() float64 {
+	filters, _ := s.subFilters()
 	miss := 1.0
-	for _, f := range s.filters {
+	for _, f := range filters {
 		miss *= 1 - f.EstimatedErrorRate()
 	}
 	return 1 - miss
@@ -302,52 +438,85 @@ func (s *ScalableBloomFilter) EstimatedErrorRate() float64 {
 
 // Bits returns the total size of the sub-filters in bits.
 func (s *ScalableBloomFilter) Bits() uint64 {
+	filters, _ := s.subFilters()
+	return bitsOf(filters)
+}
+
+func bitsOf(filters []*BloomFilter) uint64 {
 	var n uint64
-	for _, f := range s.filters {
+	for _, f := range filters {
 		n += f.m
 	}
 	return n
 }
 
 // NumFilters returns the number of sub-filters, at least 1.
-func (s *ScalableBloomFilter) NumFilters() int { return len(s.filters) }
+func (s *ScalableBloomFilter) NumFilters() int {
+	filters, _ := s.subFilters()
+	return len(filters)
+}
 
 // Saturated reports whether the filter has stopped growing because the next
 // sub-filter would pass MaxBits or MaxHashes. A saturated filter still has no
 // false negatives, but its error rate rises above ErrorRate as keys are added.
-func (s *ScalableBloomFilter) Saturated() bool { return s.saturated }
+func (s *ScalableBloomFilter) Saturated() bool {
+	_, saturated := s.subFilters()
+	return saturated
+}
 
 // Clear removes every key, going back to a single empty sub-filter, so that
-// the filter grows again exactly as a new one would.
+// the filter grows again exactly as a new one would. It must not run
+// concurrently with any other call, even on a concurrent filter.
 func (s *ScalableBloomFilter) Clear() {
+	if s.conc != nil {
+		first := s.conc.chain.Load().filters[0]
+		first.Clear()
+		s.conc.chain.Store(&chain{filters: []*BloomFilter{first}})
+		return
+	}
 	s.filters[0].Clear()
 	clear(s.filters[1:])
 	s.filters = s.filters[:1]
 	s.saturated = false
 }
 
-// Clone returns an independent copy of the filter.
+// Clone returns an independent copy of the filter, concurrent if s is (with
+// its own locks).
 func (s *ScalableBloomFilter) Clone() *ScalableBloomFilter {
+	c := s.snapshot()
+	if s.conc != nil {
+		c.makeConcurrent(new(lockTable))
+	}
+	return c
+}
+
+// snapshot returns a plain (not concurrent) copy of s, made of the snapshots
+// of its sub-filters.
+func (s *ScalableBloomFilter) snapshot() *ScalableBloomFilter {
 	c := *s
-	c.filters = make([]*BloomFilter, len(s.filters))
-	for i, f := range s.filters {
-		c.filters[i] = f.Clone()
+	filters, saturated := s.subFilters()
+	c.conc, c.saturated = nil, saturated
+	c.filters = make([]*BloomFilter, len(filters))
+	for i, f := range filters {
+		c.filters[i] = f.snapshot()
 	}
 	return &c
 }
 
 // Equal reports whether s and other have the same parameters and the same
 // sub-filters (see BloomFilter.Equal), which is when they encode to the same
-// bytes.
+// bytes. Whether they are concurrent does not matter.
 func (s *ScalableBloomFilter) Equal(other *ScalableBloomFilter) bool {
 	if s == nil || other == nil {
 		return s == other
 	}
-	if s.params() != other.params() || len(s.filters) != len(other.filters) {
+	sf, _ := s.subFilters()
+	of, _ := other.subFilters()
+	if s.params() != other.params() || len(sf) != len(of) {
 		return false
 	}
-	for i, f := range s.filters {
-		if !f.Equal(other.filters[i]) {
+	for i, f := range sf {
+		if !f.Equal(of[i]) {
 			return false
 		}
 	}
@@ -367,7 +536,7 @@ type scalableParams struct {
 
 func (s *ScalableBloomFilter) params() scalableParams {
 	return scalableParams{
-		s.seed, s.growth, s.saturated, math.Float64bits(s.scale), math.Float64bits(s.tightening),
+		s.seed, s.growth, s.Saturated(), math.Float64bits(s.scale), math.Float64bits(s.tightening),
 		s.initialCapacity, math.Float64bits(s.errorRate),
 	}
 }
@@ -401,9 +570,11 @@ const (
 	maxSubFilters      = 1 << 16
 )
 
-func (s *ScalableBloomFilter) appendHeader(b []byte) []byte {
+// appendHeader appends the header of a filter with the given sub-filters and
+// saturation, taken from one call of subFilters.
+func (s *ScalableBloomFilter) appendHeader(b []byte, filters []*BloomFilter, saturated bool) []byte {
 	var flags uint16
-	if s.saturated {
+	if saturated {
 		flags = 1
 	}
 	b = append(b, scalableMagic...)
@@ -415,14 +586,15 @@ func (s *ScalableBloomFilter) appendHeader(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.tightening))
 	b = binary.LittleEndian.AppendUint64(b, s.initialCapacity)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.errorRate))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.filters)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(filters)))
 	return binary.LittleEndian.AppendUint32(b, 0)
 }
 
 // EncodedSize returns the length in bytes of the filter's binary encoding.
 func (s *ScalableBloomFilter) EncodedSize() int {
+	filters, _ := s.subFilters()
 	n := scalableHeaderSize + crcSize
-	for _, f := range s.filters {
+	for _, f := range filters {
 		n += f.EncodedSize()
 	}
 	return n
@@ -431,12 +603,13 @@ func (s *ScalableBloomFilter) EncodedSize() int {
 // AppendBinary appends the binary encoding of the filter to b
 // (encoding.BinaryAppender).
 func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
-	if len(s.filters) == 0 {
+	filters, saturated := s.subFilters()
+	if len(filters) == 0 {
 		return b, corrupt("zero ScalableBloomFilter")
 	}
 	start := len(b)
-	b = s.appendHeader(b)
-	for _, f := range s.filters {
+	b = s.appendHeader(b, filters, saturated)
+	for _, f := range filters {
 		var err error
 		if b, err = f.AppendBinary(b); err != nil {
 			return b, err
@@ -517,8 +690,9 @@ func (s *ScalableBloomFilter) finish() error {
 
 // UnmarshalBinary decodes a filter encoded by MarshalBinary into s
 // (encoding.BinaryUnmarshaler), with the guarantees of
-// BloomFilter.UnmarshalBinary: it validates before it allocates, never
-// panics, and leaves s unchanged on error.
+// BloomFilter.UnmarshalBinary: it keeps the mode of s (concurrent or not),
+// validates before it allocates, never panics, and leaves s unchanged on
+// error. It must not run concurrently with any other call.
 func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
 	if len(data) < scalableHeaderSize+crcSize {
 		return io.ErrUnexpectedEOF
@@ -569,20 +743,29 @@ func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
 	if err := d.finish(); err != nil {
 		return err
 	}
-	*s = *d
+	s.replace(d)
 	return nil
+}
+
+// replace replaces s with the plain filter d, keeping s's mode.
+func (s *ScalableBloomFilter) replace(d *ScalableBloomFilter) {
+	if s.conc != nil {
+		d.makeConcurrent(s.conc.locks) // s's locks are free: nothing else runs
+	}
+	*s = *d
 }
 
 // WriteTo writes the binary encoding of the filter to w (io.WriterTo).
 func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
-	if len(s.filters) == 0 {
+	filters, saturated := s.subFilters()
+	if len(filters) == 0 {
 		return 0, corrupt("zero ScalableBloomFilter")
 	}
 	cw := &crcWriter{w: w}
-	if _, err := cw.Write(s.appendHeader(nil)); err != nil {
+	if _, err := cw.Write(s.appendHeader(nil, filters, saturated)); err != nil {
 		return cw.n, err
 	}
-	for _, f := range s.filters {
+	for _, f := range filters {
 		if _, err := f.WriteTo(cw); err != nil {
 			return cw.n, err
 		}
@@ -592,9 +775,10 @@ func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 }
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
-// s (io.ReaderFrom), with the guarantees of BloomFilter.ReadFrom: it reads no
-// byte past the filter, allocates only as data arrives, never panics, and
-// leaves s unchanged on error.
+// s (io.ReaderFrom), with the guarantees of BloomFilter.ReadFrom: it keeps the
+// mode of s, reads no byte past the filter, allocates only as data arrives,
+// never panics, and leaves s unchanged on error. It must not run concurrently
+// with any other call.
 func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 	cr := &crcReader{r: r}
 	var hb [scalableHeaderSize]byte
@@ -626,7 +810,7 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 	if err := d.finish(); err != nil {
 		return cr.n, err
 	}
-	*s = *d
+	s.replace(d)
 	return cr.n, nil
 }
 

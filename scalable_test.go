@@ -497,3 +497,234 @@ func TestScalableDefaults(t *testing.T) {
 		t.Errorf("the defaults cost %.2f bits/key, but %s costs %.2f", def, bestName, best)
 	}
 }
+
+// ---- concurrency ----
+
+// TestScalableConcurrentMixed runs every Add, Test and TestAndAdd form from
+// 16 goroutines at once on a filter that grows many times meanwhile, while
+// another goroutine copies and encodes it: no added key may test absent,
+// during the run or after it.
+func TestScalableConcurrentMixed(t *testing.T) {
+	s := mustScalable(t, 1000, 0.01, Concurrent())
+	var snapshots int
+	hammer(t, s, func() {
+		snapshots++
+		enc, err := s.MarshalBinary()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var dec ScalableBloomFilter
+		if err := dec.UnmarshalBinary(enc); err != nil {
+			t.Errorf("encoding made during writes does not decode: %v", err)
+		}
+		c := s.Clone()
+		_ = c.Equal(s) || s.Saturated() || s.Capacity() < s.Count() || s.EstimatedErrorRate() > 1
+	})
+	t.Logf("Count %d in %d sub-filters, %d snapshots during the run", s.Count(), s.NumFilters(), snapshots)
+	if s.NumFilters() < 10 {
+		t.Errorf("only %d sub-filters: the test should make the filter grow", s.NumFilters())
+	}
+	if s.Count() > s.Capacity() {
+		t.Errorf("Count %d exceeds Capacity %d", s.Count(), s.Capacity())
+	}
+}
+
+// TestScalableConcurrentTestAndAddExactlyOnce races TestAndAdd on the same
+// 10^4 keys while the filter grows from 100 keys.
+func TestScalableConcurrentTestAndAddExactlyOnce(t *testing.T) {
+	for round := range 5 {
+		exactlyOnce(t, mustScalable(t, 100, 1e-9, Concurrent(), Seed(uint32(round))), 10_000)
+		if t.Failed() {
+			break
+		}
+	}
+}
+
+// TestScalableConcurrentGrowth adds distinct keys with TestAndAdd from 16
+// goroutines and checks that the filter grew exactly as a serial run that
+// inserts as many keys: every sub-filter but the newest filled to its
+// capacity, none past it, none added early, and so the same sub-filters and
+// Capacity; Count is the number of calls that reported their key new. The
+// error rate is tiny so that nearly every key is new and the serial run has
+// the same keys; the smallest sub-filters still make a rare false positive,
+// at keys that depend on the order.
+func TestScalableConcurrentGrowth(t *testing.T) {
+	rounds := 2
+	if testing.Short() {
+		rounds = 1
+	}
+	for _, tc := range []struct {
+		name    string
+		initial uint64
+		keys    int
+		opts    []Option
+	}{
+		{"exponential/initial=10", 10, 20_000, nil},
+		{"linear/initial=16", 16, 12_000, []Option{Linear(1)}},
+		{"exponential=1.1/initial=20", 20, 20_000, []Option{Exponential(1.1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range rounds {
+				s := mustScalable(t, tc.initial, 1e-9, append(tc.opts, Concurrent())...)
+				news := make([]uint64, concurrentWorkers)
+				runWorkers(concurrentWorkers, func(g int) {
+					buf := make([]byte, 16)
+					for i := g; i < tc.keys; i += concurrentWorkers {
+						if !s.TestAndAdd(keyOf(buf, 0, uint64(i))) {
+							news[g]++
+						}
+					}
+				})
+				var inserted uint64
+				for _, n := range news {
+					inserted += n
+				}
+				if s.Count() != inserted || inserted+3 < uint64(tc.keys) {
+					t.Fatalf("round %d: Count %d, %d of %d keys reported new", round, s.Count(), inserted, tc.keys)
+				}
+				filters, _ := s.subFilters()
+				for i, f := range filters {
+					newest := i == len(filters)-1
+					if c := f.Count(); c > f.capacity || !newest && c != f.capacity || newest && i > 0 && c == 0 {
+						t.Fatalf("round %d: sub-filter %d of %d holds %d keys, capacity %d", round, i, len(filters), c, f.capacity)
+					}
+				}
+				serial := mustScalable(t, tc.initial, 1e-9, tc.opts...)
+				buf := make([]byte, 16)
+				for i := uint64(0); serial.Count() < inserted; i++ {
+					serial.Add(keyOf(buf, 0, i))
+				}
+				if s.NumFilters() != serial.NumFilters() || s.Capacity() != serial.Capacity() {
+					t.Fatalf("round %d: %d sub-filters, Capacity %d; serially %d, %d", round,
+						s.NumFilters(), s.Capacity(), serial.NumFilters(), serial.Capacity())
+				}
+				for i := range tc.keys {
+					if !s.Test(keyOf(buf, 0, uint64(i))) {
+						t.Fatalf("round %d: key %d lost", round, i)
+					}
+				}
+				// The keys went into the sub-filters in another order than
+				// serially, so the bits differ; the decoder checks the structure.
+				enc, err := s.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var dec ScalableBloomFilter
+				if err := dec.UnmarshalBinary(enc); err != nil || !dec.Equal(s) {
+					t.Fatalf("round %d: round trip: %v", round, err)
+				}
+				t.Logf("round %d: %d keys, %d false positives: %d sub-filters, Capacity %d",
+					round, tc.keys, uint64(tc.keys)-inserted, s.NumFilters(), s.Capacity())
+			}
+		})
+	}
+}
+
+// TestScalableConcurrentMode checks that the mode survives copying and
+// decoding and changes neither the encoding nor Equal.
+func TestScalableConcurrentMode(t *testing.T) {
+	s := mustScalable(t, 10, 0.01, Concurrent())
+	plain := mustScalable(t, 10, 0.01)
+	for i := range 100 {
+		s.AddString(fmt.Sprint(i))
+		plain.AddString(fmt.Sprint(i))
+	}
+	if !s.Equal(plain) || !plain.Equal(s) {
+		t.Fatal("a concurrent filter is not Equal to the same plain one")
+	}
+	enc, _ := s.MarshalBinary()
+	want, _ := plain.MarshalBinary()
+	if !bytes.Equal(enc, want) {
+		t.Fatal("a concurrent filter encodes differently")
+	}
+	var w bytes.Buffer
+	if _, err := s.WriteTo(&w); err != nil || !bytes.Equal(w.Bytes(), enc) {
+		t.Errorf("WriteTo differs from MarshalBinary: %v", err)
+	}
+	if s.EncodedSize() != len(enc) {
+		t.Errorf("EncodedSize = %d, encoding has %d bytes", s.EncodedSize(), len(enc))
+	}
+	decoded := mustScalable(t, 1, 0.5, Concurrent())
+	if err := decoded.UnmarshalBinary(enc); err != nil {
+		t.Fatal(err)
+	}
+	read := mustScalable(t, 1, 0.5, Concurrent())
+	if _, err := read.ReadFrom(bytes.NewReader(enc)); err != nil {
+		t.Fatal(err)
+	}
+	var zero ScalableBloomFilter
+	if err := zero.UnmarshalBinary(enc); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		g          *ScalableBloomFilter
+		concurrent bool
+	}{
+		"clone": {s.Clone(), true}, "decoded into concurrent": {decoded, true},
+		"read into concurrent": {read, true}, "decoded into zero": {&zero, false},
+	} {
+		if (tc.g.conc != nil) != tc.concurrent {
+			t.Errorf("%s: concurrent = %v, want %v", name, tc.g.conc != nil, tc.concurrent)
+		}
+		if !tc.g.Equal(plain) || !tc.g.TestString("7") {
+			t.Errorf("%s: differs from the original", name)
+		}
+		// Both go on growing as the original would.
+		for i := 100; i < 300; i++ {
+			tc.g.AddString(fmt.Sprint(i))
+		}
+	}
+	for i := 100; i < 300; i++ {
+		plain.AddString(fmt.Sprint(i))
+	}
+	if !decoded.Equal(plain) || !zero.Equal(plain) {
+		t.Error("decoded filters grew differently from the original")
+	}
+	c := s.Clone()
+	c.AddString("new")
+	if s.Equal(c) || s.Count() != 100 {
+		t.Error("clone shares state with the original")
+	}
+	s.Clear()
+	if s.NumFilters() != 1 || s.Count() != 0 || s.TestString("7") || s.Saturated() {
+		t.Error("Clear did not reset the filter")
+	}
+	if !c.TestString("7") {
+		t.Error("Clear changed a clone")
+	}
+}
+
+func TestScalableConcurrentHotPathDoesNotAllocate(t *testing.T) {
+	s := mustScalable(t, 1e6, 0.01, Concurrent())
+	long := strings.Repeat("https://example.com/path/", 5)
+	blong := []byte(long)
+	buf := make([]byte, 16)
+	var i uint64
+	for name, fn := range map[string]func(){
+		"Add":              func() { i++; s.Add(keyOf(buf, 0, i)) },
+		"AddString":        func() { s.AddString(long) },
+		"Test":             func() { s.Test(blong) },
+		"TestString":       func() { s.TestString(long) },
+		"TestAndAdd":       func() { i++; s.TestAndAdd(keyOf(buf, 0, i)) },
+		"TestAndAddString": func() { s.TestAndAddString(long) },
+	} {
+		if a := testing.AllocsPerRun(100, fn); a != 0 {
+			t.Errorf("%s allocates %v times per call", name, a)
+		}
+	}
+}
+
+// BenchmarkScalableConcurrent is BenchmarkConcurrent for a
+// ScalableBloomFilter that starts at 10^6 keys:
+//
+//	go test -run XXX -bench ScalableConcurrent -cpu 1,2,4 .
+func BenchmarkScalableConcurrent(b *testing.B) {
+	const n, p = 1_000_000, 0.01
+	benchConcurrent(b, map[string]func(b *testing.B) parallelFilter{
+		"concurrent": func(b *testing.B) parallelFilter { return mustScalable(b, n, p, Concurrent()) },
+		"rwmutex": func(b *testing.B) parallelFilter {
+			return &rwFilter[*ScalableBloomFilter]{f: mustScalable(b, n, p)}
+		},
+	})
+}
