@@ -26,8 +26,9 @@ type fixedImpl struct {
 	short string // for benchmark names
 	isMap bool   // does not depend on the error rate
 	// costly implementations take seconds to build a filter of 10^7 keys;
-	// above smallN keys they run in the first repetition only, to keep the
-	// full run under ten minutes. None of the targets involves them.
+	// above smallN keys they run in the first repetition only and at the
+	// first error rate only, to keep the full run under ten minutes. None of
+	// the targets involves them.
 	costly bool
 	build  func(n uint64, p float64) set
 }
