@@ -64,8 +64,11 @@ func runFixedAll(o options) *fixedResults {
 				}
 			}
 			// Large filters do not fit in the caches whatever the order, so
-			// their work is cut into blocks, interleaved across the
-			// implementations; small ones run whole, so that they run warm.
+			// their work is cut into blocks, visited round robin across the
+			// implementations, so that whatever else the machine does hits
+			// them alike. Small filters run whole, so that they run warm as
+			// they would in a program that uses one (cutting them into
+			// blocks measured every ratio closer to 1).
 			blocks := 1
 			if n > smallN {
 				blocks = 10

@@ -9,12 +9,13 @@ import (
 	"time"
 )
 
+// slowSample is how many keys the slow implementations (thousands of
+// sub-filters, each hashed separately) are tested on.
+var slowSample = 10_000
+
 const (
 	growInitial = 1000
 	growP       = 0.01
-	// slowSample is how many keys the slow implementations (thousands of
-	// sub-filters, each hashed separately) are tested on.
-	slowSample = 10_000
 )
 
 // growPoint describes a scalable filter after some number of keys.
