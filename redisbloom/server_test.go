@@ -1,6 +1,7 @@
 package redisbloom_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -116,7 +117,8 @@ func (s *server) start() {
 	s.t.Helper()
 	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
-	s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr
+	var log bytes.Buffer // shown only if the server does not come up
+	s.cmd.Stdout, s.cmd.Stderr = &log, &log
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("start redis-server: %v", err)
 	}
@@ -128,7 +130,7 @@ func (s *server) start() {
 		}
 		if time.Now().After(deadline) {
 			s.stop()
-			s.t.Fatalf("private redis-server on %s did not answer PING", s.addr())
+			s.t.Fatalf("private redis-server on %s did not answer PING; its output:\n%s", s.addr(), log.String())
 		}
 	}
 }
