@@ -136,9 +136,10 @@ func run(e *env, args []string) int {
 }
 
 // oneLine formats err for a one-line message, dropping the library's "bloom: "
-// prefix that would repeat the program name.
+// prefixes that would repeat the program name.
 func oneLine(err error) string {
 	s := strings.TrimPrefix(err.Error(), "bloom: ")
+	s = strings.ReplaceAll(s, ": bloom: ", ": ")
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
