@@ -133,7 +133,9 @@ var errZero = errors.New("redisbloom: use of a zero Filter (create one with New 
 // New returns the filter called name in rdb, creating it if it does not exist,
 // sized like bloom.New(capacity, errorRate, opts...): bloom.Size gives its
 // bits and hashes, and bloom.Seed its seed (default bloom.DefaultSeed). Every
-// process that shares a filter can call New with the same arguments.
+// process that shares a filter can call New with the same arguments. If only
+// the filter's metadata is left (its bitmap was evicted or deleted), New
+// creates the filter again, empty.
 //
 // It returns an error wrapping bloom.ErrInvalidParameter for an empty name,
 // invalid sizing or options, or a filter larger than MaxBits; an error
@@ -219,7 +221,7 @@ func newHandle(rdb redis.UniversalClient, name, id string, m uint64, k uint, see
 }
 
 // metaFields returns the metadata fields that describe f, as field, value,
-// ... for HSET.
+// ... for HSET. The format comes first: createScript reads it as ARGV[2].
 func (f *Filter) metaFields() []any {
 	return []any{
 		"format", formatName,

@@ -480,6 +480,33 @@ func TestNotFound(t *testing.T) {
 		})
 	}
 
+	t.Run("New after the bitmap was lost", func(t *testing.T) {
+		name := filterName(t, rdb)
+		f, err := redisbloom.New(ctx, rdb, name, 1000, 0.01)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Add(ctx, []byte("k")); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.Del(ctx, "{"+name+"}:bits").Err(); err != nil {
+			t.Fatal(err)
+		}
+		g, err := redisbloom.New(ctx, rdb, name, 1000, 0.01)
+		if err != nil {
+			t.Fatalf("New of a filter whose bitmap is gone: %v", err)
+		}
+		if ok, err := g.Test(ctx, []byte("k")); err != nil || ok {
+			t.Fatalf("re-created filter: Test = %v, %v; want false, nil", ok, err)
+		}
+		if c, err := g.Count(ctx); err != nil || c != 0 {
+			t.Fatalf("re-created filter: Count = %d, %v; want 0", c, err)
+		}
+		if err := f.Add(ctx, []byte("k")); !errors.Is(err, redisbloom.ErrNotFound) {
+			t.Fatalf("Add on the old handle: %v, want ErrNotFound", err)
+		}
+	})
+
 	t.Run("FLUSHDB", func(t *testing.T) {
 		// On a private server: flushing the shared one would disturb other
 		// users of it.

@@ -113,16 +113,21 @@ end
 return table.concat(out)
 `)
 
-// createScript creates the filter (ARGV: field, value, ... of the metadata,
-// then ARGV[#ARGV] = the bitmap's size in bytes) unless its metadata exists.
-// It returns {1} when it created the filter and {0, field, value, ...} with
-// the stored metadata when the filter existed already. A bitmap without
-// metadata is an error: it is not ours to overwrite.
+// createScript creates the filter (ARGV: "format", its value, then field,
+// value, ... of the rest of the metadata, then ARGV[#ARGV] = the bitmap's size
+// in bytes) unless it exists. It returns {1} when it created the filter and
+// {0, field, value, ...} with the stored metadata when the filter existed
+// already. Metadata of this format without its bitmap is a lost filter: it is
+// created again, with a new id. A bitmap without metadata is an error: it is
+// not ours to overwrite.
 var createScript = redis.NewScript(`#!lua
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local meta = redis.call('HGETALL', KEYS[1])
-  table.insert(meta, 1, 0)
-  return meta
+  if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('HGET', KEYS[1], 'format') ~= ARGV[2] then
+    table.insert(meta, 1, 0)
+    return meta
+  end
+  redis.call('DEL', KEYS[1])
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return redis.error_reply('EXISTS redisbloom: bitmap key exists without its metadata; delete it or choose another name')
