@@ -35,7 +35,7 @@ func runBuild(e *env, args []string) error {
 	}
 	f, err := bloom.New(*capacity, *errorRate)
 	if err != nil {
-		return err
+		return fmt.Errorf("-capacity %d at -error-rate %g: %w", *capacity, *errorRate, err)
 	}
 	if err := checkWritable(*out); err != nil {
 		return err

@@ -102,7 +102,11 @@ func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.Scala
 			return nil, err
 		}
 	}
-	return bloom.NewScalable(capacity, errorRate)
+	f, err := bloom.NewScalable(capacity, errorRate)
+	if err != nil {
+		return nil, fmt.Errorf("-capacity %d at -error-rate %g: %w", capacity, errorRate, err)
+	}
+	return f, nil
 }
 
 // errInterrupted makes run exit with status 130 after an interrupt.

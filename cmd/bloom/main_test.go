@@ -274,7 +274,7 @@ func TestDedupBadInput(t *testing.T) {
 		{"capacity 0", []string{"-capacity", "0", "-state", state}, "-capacity must be at least 1"},
 		{"capacity negative", []string{"-capacity", "-5"}, "invalid value"},
 		{"capacity not a number", []string{"-capacity", "lots"}, "invalid value"},
-		{"capacity huge", []string{"-capacity", "1000000000000000"}, "invalid parameter"},
+		{"capacity huge", []string{"-capacity", "1000000000000000"}, "-capacity 1000000000000000 at -error-rate 1e-06: invalid parameter"},
 		{"error rate 0", []string{"-error-rate", "0", "-state", state}, "-error-rate must be in (0, 1)"},
 		{"error rate 1", []string{"-error-rate", "1"}, "-error-rate must be in (0, 1)"},
 		{"error rate NaN", []string{"-error-rate", "NaN"}, "-error-rate must be in (0, 1)"},
@@ -495,6 +495,7 @@ func TestBuildQueryInfoBadInput(t *testing.T) {
 	}{
 		{"build without -o", []string{"build", "-capacity", "10"}, "-o FILE is required"},
 		{"build without -capacity", []string{"build", "-o", out}, "-capacity must be at least 1"},
+		{"build capacity huge", []string{"build", "-capacity", "1000000000000000", "-error-rate", "1e-9", "-o", out}, "-capacity 1000000000000000 at -error-rate 1e-09: invalid parameter"},
 		{"build error rate", []string{"build", "-capacity", "10", "-error-rate", "1.5", "-o", out}, "-error-rate must be in (0, 1)"},
 		{"build missing input", []string{"build", "-capacity", "10", "-o", out, filepath.Join(dir, "nope")}, "no such file"},
 		{"build two inputs", []string{"build", "-capacity", "10", "-o", out, "a", "b"}, `unexpected argument "b"`},
