@@ -375,10 +375,9 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 }
 
 // test reports whether every position of the key hashed to (h1, h2) is set.
+// f is not concurrent: callers check, so that test stays small enough to be
+// inlined.
 func (f *BloomFilter) test(h1, h2 uint64) bool {
-	if f.conc != nil {
-		return f.testConcurrent(h1, h2)
-	}
 	if f.k == 0 {
 		panic(errZeroValue)
 	}
@@ -465,12 +464,20 @@ func (f *BloomFilter) AddString(key string) {
 // definitely never added; true means it probably was (it is wrong with a
 // probability of about EstimatedErrorRate).
 func (f *BloomFilter) Test(key []byte) bool {
-	return f.test(murmur3.Sum128WithSeed(key, f.seed))
+	h1, h2 := murmur3.Sum128WithSeed(key, f.seed)
+	if f.conc == nil {
+		return f.test(h1, h2)
+	}
+	return f.testConcurrent(h1, h2)
 }
 
 // TestString is Test for a string key, without copying or allocating.
 func (f *BloomFilter) TestString(key string) bool {
-	return f.test(murmur3.Sum128WithSeed(bytesOf(key), f.seed))
+	h1, h2 := murmur3.Sum128WithSeed(bytesOf(key), f.seed)
+	if f.conc == nil {
+		return f.test(h1, h2)
+	}
+	return f.testConcurrent(h1, h2)
 }
 
 // TestAndAdd inserts key and reports whether it was probably present before
@@ -587,9 +594,8 @@ func (f *BloomFilter) Clone() *BloomFilter {
 	return g
 }
 
-// snapshot returns a plain (not concurrent) copy of f. For a concurrent f it
-// reads Count before the bits, which only ever get set while f is shared, so
-// that the copy's Count never exceeds its set bits. O(m/64).
+// snapshot returns a plain (not concurrent) copy of f. The count of a copy of
+// a concurrent f is at most its set bits, as sharedCount explains. O(m/64).
 func (f *BloomFilter) snapshot() *BloomFilter {
 	g := *f
 	if f.conc == nil {
@@ -597,14 +603,31 @@ func (f *BloomFilter) snapshot() *BloomFilter {
 		g.words = g.set.Words()[:len(f.words)]
 		return &g
 	}
+	count := f.conc.count.Load() // before the bits: see sharedCount
 	g.conc = nil
-	g.count = f.conc.count.Load()
 	g.set = bitset.New(uint(f.m))
 	g.words = g.set.Words()[:len(f.words)]
+	var set int
 	for i := range g.words {
 		g.words[i] = atomic.LoadUint64(&f.words[i])
+		set += bits.OnesCount64(g.words[i])
 	}
+	g.count = min(count, uint64(set))
 	return &g
+}
+
+// sharedCount returns the count to record, before its bits, in a copy or
+// encoding of f made while other goroutines may be adding to it: Count, but
+// at most the number of set bits, an invariant decoders check. A standalone
+// filter counts a key once it has set its bits and bits are only ever set, so
+// reading Count before the bits is enough. A sub-filter of a
+// ScalableBloomFilter counts a key first, to reserve room for it, and then
+// sets its bits; the bits set since are at least those counted here.
+func (f *BloomFilter) sharedCount() uint64 {
+	if f.conc == nil {
+		return f.count
+	}
+	return min(f.conc.count.Load(), f.setBits())
 }
 
 // Equal reports whether f and other are the same filter: the same size, hash
@@ -735,7 +758,7 @@ func (f *BloomFilter) appendHeader(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint64(b, f.m)
 	b = binary.LittleEndian.AppendUint64(b, f.capacity)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.errorRate))
-	b = binary.LittleEndian.AppendUint64(b, f.Count())
+	b = binary.LittleEndian.AppendUint64(b, f.sharedCount())
 	return b
 }
 
@@ -746,7 +769,7 @@ func (f *BloomFilter) AppendBinary(b []byte) ([]byte, error) {
 		return b, errors.New(errZeroValue)
 	}
 	start := len(b)
-	b = f.appendHeader(b) // Count before the bits, as in snapshot
+	b = f.appendHeader(b) // the count before the bits: see sharedCount
 	for i := range f.words {
 		b = binary.LittleEndian.AppendUint64(b, f.word(i))
 	}
@@ -881,7 +904,7 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 	}
 	const chunk = 1 << 13 // words per write
 	buf := make([]byte, 0, 8*min(chunk, len(f.words))+headerSize+crcSize)
-	buf = f.appendHeader(buf) // Count before the bits, as in snapshot
+	buf = f.appendHeader(buf) // the count before the bits: see sharedCount
 	crc := uint32(0)
 	var total int64
 	flush := func() error {

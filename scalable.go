@@ -261,21 +261,25 @@ func (s *ScalableBloomFilter) grow() {
 }
 
 func (s *ScalableBloomFilter) test(h1, h2 uint64) bool {
-	filters := s.filters
 	if s.conc != nil {
-		filters = s.conc.chain.Load().filters
+		return s.conc.chain.Load().test(h1, h2)
 	}
-	if len(filters) == 0 {
+	if len(s.filters) == 0 {
 		panic("bloom: use of a zero ScalableBloomFilter (create one with NewScalable)")
 	}
-	return testNewestFirst(filters, h1, h2)
+	for i := len(s.filters) - 1; i >= 0; i-- {
+		if s.filters[i].test(h1, h2) {
+			return true
+		}
+	}
+	return false
 }
 
-// testNewestFirst reports whether any of filters holds the key hashed to
-// (h1, h2), looking at the newest first.
-func testNewestFirst(filters []*BloomFilter, h1, h2 uint64) bool {
-	for i := len(filters) - 1; i >= 0; i-- {
-		if filters[i].test(h1, h2) {
+// test reports whether any sub-filter of c holds the key hashed to (h1, h2),
+// looking at the newest first.
+func (c *chain) test(h1, h2 uint64) bool {
+	for i := len(c.filters) - 1; i >= 0; i-- {
+		if c.filters[i].testConcurrent(h1, h2) {
 			return true
 		}
 	}
@@ -304,13 +308,13 @@ func (s *ScalableBloomFilter) testAndAdd(h1, h2 uint64) bool {
 // find it present.
 func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 	c := s.conc.chain.Load()
-	if testNewestFirst(c.filters, h1, h2) {
+	if c.test(h1, h2) {
 		return true
 	}
 	mu := s.conc.locks.of(h2)
 	mu.Lock()
 	c = s.conc.chain.Load() // holds every sub-filter the key may have gone into
-	if testNewestFirst(c.filters, h1, h2) {
+	if c.test(h1, h2) {
 		mu.Unlock()
 		return true
 	}

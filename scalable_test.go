@@ -728,3 +728,36 @@ func BenchmarkScalableConcurrent(b *testing.B) {
 		},
 	})
 }
+
+// TestScalableConcurrentSnapshotMidInsert copies and encodes a concurrent
+// filter while a key has taken its slot in a new sub-filter but not yet set
+// its bits: the results must still be valid.
+func TestScalableConcurrentSnapshotMidInsert(t *testing.T) {
+	s := mustScalable(t, 10, 0.01, Concurrent())
+	for i := range 10 {
+		s.AddString(fmt.Sprint(i))
+	}
+	c := s.conc.chain.Load()
+	if newest := s.reserve(c); newest == c.filters[0] || newest.setBits() != 0 {
+		t.Fatal("reserve did not grow the filter")
+	}
+	enc, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	if _, err := s.WriteTo(&w); err != nil || !bytes.Equal(w.Bytes(), enc) {
+		t.Fatalf("WriteTo differs from MarshalBinary: %v", err)
+	}
+	var dec ScalableBloomFilter
+	if err := dec.UnmarshalBinary(enc); err != nil {
+		t.Fatalf("encoding made mid-insert does not decode: %v", err)
+	}
+	clone, _ := s.Clone().MarshalBinary()
+	if !bytes.Equal(clone, enc) {
+		t.Error("a clone made mid-insert encodes differently")
+	}
+	if dec.NumFilters() != 2 || dec.Count() != 10 || s.Count() != 11 {
+		t.Errorf("decoded %d sub-filters, Count %d (filter: %d)", dec.NumFilters(), dec.Count(), s.Count())
+	}
+}
