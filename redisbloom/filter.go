@@ -374,8 +374,8 @@ func (f *Filter) Test(ctx context.Context, key []byte) (bool, error) {
 
 // TestAndAdd inserts key and reports whether it was probably present before
 // the call (with Test's meaning of true and false), atomically: when several
-// clients TestAndAdd the same new key at once, exactly one of them gets
-// false. It takes one round trip and returns ErrNotFound if the filter no
+// clients TestAndAdd the same new key at once, exactly one of them gets false
+// (none does if the key is a false positive). It takes one round trip and returns ErrNotFound if the filter no
 // longer exists (and then writes nothing). After any other error the key may
 // or may not have been added.
 func (f *Filter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
