@@ -256,30 +256,29 @@ func (res *fixedResults) print(w io.Writer) {
 		if c.n > 1_000_000 {
 			babTarget = 0.7
 		}
+		add := func(r *fixedRun) []float64 { return r.add }
+		tp := func(r *fixedRun) []float64 { return r.testPresent }
+		ta := func(r *fixedRun) []float64 { return r.testAbsent }
 		fmt.Fprintf(w, "| %s | %g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", count(c.n), c.p, c.kind,
-			verdict(pairedRatio(o.add, lb.add), 1.15),
-			verdict(pairedRatio(o.testPresent, lb.testPresent), 1.15),
-			verdict(pairedRatio(o.testAbsent, lb.testAbsent), 1.15),
-			verdict(pairedRatio(o.add, bab.add), babTarget),
-			verdict(pairedRatio(o.testPresent, bab.testPresent), babTarget),
-			verdict(pairedRatio(o.testAbsent, bab.testAbsent), babTarget),
-			ratio(pairedRatio(o.add, blob.add)),
-			ratio(pairedRatio(o.testPresent, blob.testPresent)),
-			ratio(pairedRatio(o.testAbsent, blob.testAbsent)),
-			ratio(pairedRatio(lb.add, bab.add)),
-			ratio(pairedRatio(lb.testAbsent, bab.testAbsent)))
+			verdict(o, lb, add, 1.15), verdict(o, lb, tp, 1.15), verdict(o, lb, ta, 1.15),
+			verdict(o, bab, add, babTarget), verdict(o, bab, tp, babTarget), verdict(o, bab, ta, babTarget),
+			verdict(o, blob, add, 0), verdict(o, blob, tp, 0), verdict(o, blob, ta, 0),
+			verdict(lb, bab, add, 0), verdict(lb, bab, ta, 0))
 	}
 	fmt.Fprintln(w)
 }
 
-func ratio(r float64) string { return fmt.Sprintf("%.2f", r) }
-
-// verdict formats a ratio and marks it when it misses its target.
-func verdict(r, target float64) string {
-	if r <= target {
-		return ratio(r)
+// verdict formats the median over repetitions of a's time / b's time,
+// marked when it misses target (0: no target), or "-" if either did not run.
+func verdict(a, b *fixedRun, times func(*fixedRun) []float64, target float64) string {
+	if a == nil || b == nil {
+		return "-"
 	}
-	return fmt.Sprintf("**%.3f** (miss)", r)
+	r := pairedRatio(times(a), times(b))
+	if target > 0 && r > target {
+		return fmt.Sprintf("**%.3f** (miss)", r)
+	}
+	return fmt.Sprintf("%.2f", r)
 }
 
 // count formats 1000000 as 10^6 and other numbers with thousands separators.

@@ -221,7 +221,10 @@ func (res *growResults) print(w io.Writer, fixed *fixedResults) {
 	fmt.Fprintln(w)
 
 	ours, ok := res.runs[nameOursScalable]
-	single := fixed.runs[config{res.growTo, randomKeys, growP}][nameOurs]
+	var single *fixedRun
+	if runs := fixed.runs[config{res.growTo, randomKeys, growP}]; runs != nil {
+		single = runs[nameOurs]
+	}
 	if ok && single != nil {
 		fmt.Fprintf(w, "Ours grown to %s against one BloomFilter sized for %s (issue 3 targets: Test absent <= 3x, Add <= 1.5x): "+
 			"Test absent %.2fx, Test present %.2fx, Add %.2fx.\n\n", count(res.growTo), count(res.growTo),

@@ -23,6 +23,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -40,6 +41,10 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "n = 10^6 only, growth to 10^6, 3 repetitions, 2*10^5 absent keys, 2000 for the slow scalable filters (under a minute)")
 	flag.IntVar(&o.reps, "reps", 0, "repetitions; every figure is their median (default 5, quick 3)")
 	flag.IntVar(&o.absent, "absent", 0, "absent keys tested for the false-positive rate (default 10^6, quick 2*10^5)")
+	implList := flag.String("impls", "", "comma-separated fixed-size implementations to run (default all): ours,lowerbound,bitsandblooms,boomfilters,blobloom,source,map")
+	sizeList := flag.String("n", "", "comma-separated numbers of keys for the fixed-size filters (default 1e6,1e7; quick 1e6)")
+	rateList := flag.String("p", "", "comma-separated error rates for the fixed-size filters (default 0.01,0.001)")
+	scalable := flag.Bool("scalable", true, "measure the scalable filters")
 	flag.Parse()
 	if o.reps == 0 {
 		o.reps = 5
@@ -62,10 +67,54 @@ func main() {
 		o.sizes, o.growTo = []int{1_000_000}, 1_000_000
 		slowSample = 2000
 	}
+	if err := selectRuns(&o, *implList, *sizeList, *rateList); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	start := time.Now()
 	fixed := runFixedAll(o)
-	grow := runScalableAll(o)
+	var grow *growResults
+	if *scalable {
+		grow = runScalableAll(o)
+	}
 	report(os.Stdout, o, fixed, grow, time.Since(start))
+}
+
+// selectRuns narrows the run to the implementations, sizes and error rates
+// given as comma-separated lists; empty lists keep the defaults.
+func selectRuns(o *options, impls, sizes, rates string) error {
+	if impls != "" {
+		var keep []fixedImpl
+		for _, name := range strings.Split(impls, ",") {
+			i := slices.IndexFunc(fixedImpls, func(f fixedImpl) bool { return f.short == strings.TrimSpace(name) })
+			if i < 0 {
+				return fmt.Errorf("unknown implementation %q", name)
+			}
+			keep = append(keep, fixedImpls[i])
+		}
+		fixedImpls = keep
+	}
+	if sizes != "" {
+		o.sizes = nil
+		for _, s := range strings.Split(sizes, ",") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || f < 1 || f > 1e9 {
+				return fmt.Errorf("bad size %q: want a number of keys in [1, 1e9]", s)
+			}
+			o.sizes = append(o.sizes, int(f))
+		}
+	}
+	if rates != "" {
+		errorRates = nil
+		for _, s := range strings.Split(rates, ",") {
+			p, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(p > 0 && p < 1) {
+				return fmt.Errorf("bad error rate %q: want a number in (0, 1)", s)
+			}
+			errorRates = append(errorRates, p)
+		}
+	}
+	return nil
 }
 
 // progress reports on stderr, so that stdout holds only the tables.
@@ -130,5 +179,7 @@ func report(w io.Writer, o options, fixed *fixedResults, grow *growResults, took
 		cmd, o.reps, count(o.absent), took.Round(time.Second))
 	fmt.Fprintf(w, "Times are %s.\n\n", clockName)
 	fixed.print(w)
-	grow.print(w, fixed)
+	if grow != nil {
+		grow.print(w, fixed)
+	}
 }
