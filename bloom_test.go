@@ -1045,8 +1045,11 @@ func hammer(t *testing.T, f filterOps, side func()) (added [][]int) {
 				continue
 			}
 			added[g] = append(added[g], i)
-			// Check a key added a little earlier, which others may have been
-			// adding at the same time.
+			// Now and then check a key added a little earlier, which others
+			// may have been adding at the same time.
+			if i%8 != 0 {
+				continue
+			}
 			if j := added[g][max(0, len(added[g])-5)]; !f.Test(mixedKey(buf, g, j)) {
 				failures[g] = fmt.Sprintf("worker %d: false negative for its operation %d during the run", g, j)
 				return
@@ -1064,7 +1067,7 @@ func hammer(t *testing.T, f filterOps, side func()) (added [][]int) {
 	for g, ops := range added {
 		for _, i := range ops {
 			k := mixedKey(buf, g, i)
-			if !f.Test(k) || !f.TestString(string(k)) {
+			if !f.Test(k) || i%8 == 0 && !f.TestString(string(k)) {
 				t.Fatalf("false negative for worker %d's operation %d after the run", g, i)
 			}
 		}
