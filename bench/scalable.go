@@ -32,6 +32,7 @@ type scalableImpl struct {
 
 const (
 	nameOursScalable   = "bloomfilters/bloom ScalableBloomFilter (ours)"
+	nameOursScalable4  = "ours with Exponential(4)"
 	nameSourceScalable = "source design (x2 growth, same p in every sub-filter)"
 	nameBoomScalable   = "BoomFilters ScalableBloomFilter (hint 1000, r 0.8)"
 	nameBoomDefault    = "BoomFilters NewDefaultScalableBloomFilter (hint 10000, r 0.8)"

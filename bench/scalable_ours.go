@@ -3,14 +3,19 @@ package main
 import "github.com/bloomfilters/bloom"
 
 func init() {
-	scalableImpls = append([]scalableImpl{{name: nameOursScalable,
-		build: func(initial uint64, p float64) growable {
-			f, err := bloom.NewScalable(initial, p)
+	ours := func(opts ...bloom.Option) func(initial uint64, p float64) growable {
+		return func(initial uint64, p float64) growable {
+			f, err := bloom.NewScalable(initial, p, opts...)
 			if err != nil {
 				panic(err)
 			}
 			return (*oursScalable)(f)
-		}}}, scalableImpls...)
+		}
+	}
+	scalableImpls = append([]scalableImpl{
+		{name: nameOursScalable, build: ours()},
+		{name: nameOursScalable4, build: ours(bloom.Exponential(4))},
+	}, scalableImpls...)
 }
 
 type oursScalable bloom.ScalableBloomFilter
