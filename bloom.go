@@ -114,20 +114,21 @@ func Seed(seed uint32) Option {
 
 // Concurrent makes a BloomFilter or ScalableBloomFilter safe for Add, Test and
 // TestAndAdd (and their String forms) from any number of goroutines at once,
-// without a global lock. It costs a 64 KiB table of locks per filter; without
-// it the filter is exactly as fast as before.
+// without a global lock. A concurrent filter carries a 64 KiB table of locks;
+// a filter made without the option pays one predictable branch per call.
 //
 // Test takes no lock: it reads the bits with atomic loads. Add and TestAndAdd
 // first test the key the same way, so a key that is already present costs no
-// lock and no write. Otherwise they lock one of 1024 mutexes, chosen by the
-// key's hash, and set the bits with atomic ORs. Different keys almost never
-// share a mutex; callers racing on the same key take turns, so TestAndAdd
-// reports a new key as absent to exactly one of them and Count stays exact.
+// lock and no write. Otherwise they take one of 1024 mutexes, chosen by the
+// key's hash, and set the bits with atomic ORs. Goroutines adding different
+// keys rarely share a mutex; goroutines adding the same key take turns, so
+// TestAndAdd reports a new key absent to exactly one of them and Count is
+// exact.
 //
-// The locks are needed for that guarantee: the old values of the atomic ORs
-// alone cannot decide it. If goroutine A sets the key's first bit and B, seeing
-// it set, sets the second before A gets there, both have set a bit that was
-// clear, and nothing in the bits tells them which came first.
+// The mutexes are what makes that exact: the old values that the atomic ORs
+// return cannot decide it alone. If goroutine A sets a key's first bit and B,
+// finding it set, sets the key's second bit before A gets to it, each has set
+// a bit that was clear, and nothing in the bits says which came first.
 //
 // The type docs of BloomFilter and ScalableBloomFilter say which other methods
 // are safe during concurrent writes. A filter keeps its mode when cloned,
@@ -259,33 +260,62 @@ func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings)
 	return f, nil
 }
 
-// concurrency is the state of a concurrent filter.
+// concurrency is the state of a concurrent filter, which replaces
+// BloomFilter.count.
 type concurrency struct {
-	count atomic.Uint64 // replaces BloomFilter.count
-	// locks serializes writers of the same key. It is nil in the sub-filters
-	// of a ScalableBloomFilter, which does its own locking.
+	// locks serializes writers of the same key and keeps the count, in
+	// parts. It is nil in the sub-filters of a ScalableBloomFilter, which
+	// lock for themselves and keep the count in count.
 	locks *lockTable
+	count atomic.Uint64
+}
+
+// load returns the count.
+func (c *concurrency) load() uint64 {
+	if c.locks == nil {
+		return c.count.Load()
+	}
+	var n uint64
+	for i := range c.locks {
+		n += c.locks[i].count.Load()
+	}
+	return n
+}
+
+// store sets the count; nothing else may run.
+func (c *concurrency) store(n uint64) {
+	if c.locks == nil {
+		c.count.Store(n)
+		return
+	}
+	for i := range c.locks {
+		c.locks[i].count.Store(0)
+	}
+	c.locks[0].count.Store(n)
 }
 
 // lockBits is log2 of the number of locks in a lockTable.
 const lockBits = 10
 
-// lockTable is the striped locks of a concurrent filter, each on its own
-// cache line so that goroutines holding different ones do not slow each
-// other down.
-type lockTable [1 << lockBits]struct {
-	sync.Mutex
-	_ [64 - unsafe.Sizeof(sync.Mutex{})]byte
+// lockTable is the striped locks of a concurrent filter.
+type lockTable [1 << lockBits]stripe
+
+// stripe is a lock and the keys counted under it, alone on a cache line: a
+// writer writes no memory that writers of other keys write, but for the bits.
+type stripe struct {
+	count atomic.Uint64
+	mu    sync.Mutex
+	_     [64 - 8 - unsafe.Sizeof(sync.Mutex{})]byte
 }
 
-// of returns the lock for a key whose hash has h2 as its second half.
-func (t *lockTable) of(h2 uint64) *sync.Mutex { return &t[h2>>(64-lockBits)].Mutex }
+// of returns the stripe of a key whose hash has h2 as its second half.
+func (t *lockTable) of(h2 uint64) *stripe { return &t[h2>>(64-lockBits)] }
 
 // makeConcurrent switches f, not yet shared, to concurrent mode with the
 // given locks (nil for a sub-filter of a ScalableBloomFilter).
 func (f *BloomFilter) makeConcurrent(locks *lockTable) {
 	f.conc = &concurrency{locks: locks}
-	f.conc.count.Store(f.count)
+	f.conc.store(f.count)
 	f.count = 0
 }
 
@@ -411,18 +441,40 @@ func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
 	return true
 }
 
-// setConcurrent sets the positions of the key hashed to (h1, h2) with atomic
-// ORs and reports whether it set one that was clear. It skips the OR, and so
-// the exclusive use of the cache line, for bits that are already set.
-func (f *BloomFilter) setConcurrent(h1, h2 uint64) (fresh bool) {
+// unsetConcurrent returns a mask of the positions of the key hashed to
+// (h1, h2) whose bits are clear: bit i for the i-th position. Unlike
+// testConcurrent it loads every position, so that the cache misses overlap,
+// and setConcurrent then finds the words in the cache: an atomic OR waits
+// for its memory before anything after it runs.
+func (f *BloomFilter) unsetConcurrent(h1, h2 uint64) (unset uint64) {
+	w, m := f.words, f.m
+	x, y, c := h1, h2, uint64(0)
+	for i := range f.k {
+		p, _ := bits.Mul64(x, m)
+		unset |= (atomic.LoadUint64(&w[p>>6])>>(p&63)&1 ^ 1) << i
+		c += golden
+		x += y
+		y += c
+	}
+	return unset
+}
+
+// setConcurrent sets with atomic ORs the positions of the key hashed to
+// (h1, h2) that unset marks, as unsetConcurrent returns it, and reports
+// whether it set a bit that was clear. The other positions were set and stay
+// set. It skips the OR, and so taking the cache line from other cores, for
+// bits that have been set since.
+func (f *BloomFilter) setConcurrent(h1, h2, unset uint64) (fresh bool) {
 	w, m := f.words, f.m
 	var flipped uint64
 	x, y, c := h1, h2, uint64(0)
-	for range f.k {
-		p, _ := bits.Mul64(x, m)
-		word, mask := &w[p>>6], uint64(1)<<(p&63)
-		if atomic.LoadUint64(word)&mask == 0 {
-			flipped |= mask &^ atomic.OrUint64(word, mask)
+	for i := 0; unset>>i != 0; i++ {
+		if unset>>i&1 != 0 {
+			p, _ := bits.Mul64(x, m)
+			word, mask := &w[p>>6], uint64(1)<<(p&63)
+			if atomic.LoadUint64(word)&mask == 0 {
+				flipped |= mask &^ atomic.OrUint64(word, mask)
+			}
 		}
 		c += golden
 		x += y
@@ -435,18 +487,18 @@ func (f *BloomFilter) setConcurrent(h1, h2 uint64) (fresh bool) {
 // needs no lock. Otherwise the lock of the key serializes it with callers
 // adding the same key, so exactly one of them sets a clear bit and counts it.
 func (f *BloomFilter) addConcurrent(h1, h2 uint64) (present bool) {
-	if f.testConcurrent(h1, h2) {
+	unset := f.unsetConcurrent(h1, h2)
+	if unset == 0 {
 		return true
 	}
-	mu := f.conc.locks.of(h2)
-	mu.Lock()
-	fresh := f.setConcurrent(h1, h2)
-	mu.Unlock()
-	if !fresh {
-		return true
+	st := f.conc.locks.of(h2)
+	st.mu.Lock()
+	fresh := f.setConcurrent(h1, h2, unset)
+	if fresh {
+		st.count.Add(1)
 	}
-	f.conc.count.Add(1)
-	return false
+	st.mu.Unlock()
+	return !fresh
 }
 
 // Add inserts key. Afterwards Test(key) reports true. It hashes key once and
@@ -482,7 +534,9 @@ func (f *BloomFilter) TestString(key string) bool {
 
 // TestAndAdd inserts key and reports whether it was probably present before
 // the call (with Test's meaning of true and false). The key is present
-// afterwards either way. It costs one hash pass, like Add.
+// afterwards either way. It costs one hash pass, like Add. On a Concurrent
+// filter, of several goroutines calling it at once with the same new key,
+// exactly one gets false.
 func (f *BloomFilter) TestAndAdd(key []byte) bool {
 	return f.add(murmur3.Sum128WithSeed(key, f.seed))
 }
@@ -515,7 +569,7 @@ func (f *BloomFilter) ErrorRate() float64 { return f.errorRate }
 // Intersection it is the EstimatedCount of the result.
 func (f *BloomFilter) Count() uint64 {
 	if f.conc != nil {
-		return f.conc.count.Load()
+		return f.conc.load()
 	}
 	return f.count
 }
@@ -523,7 +577,7 @@ func (f *BloomFilter) Count() uint64 {
 // setCount sets what Count returns; f must not be shared.
 func (f *BloomFilter) setCount(n uint64) {
 	if f.conc != nil {
-		f.conc.count.Store(n)
+		f.conc.store(n)
 		return
 	}
 	f.count = n
@@ -603,7 +657,7 @@ func (f *BloomFilter) snapshot() *BloomFilter {
 		g.words = g.set.Words()[:len(f.words)]
 		return &g
 	}
-	count := f.conc.count.Load() // before the bits: see sharedCount
+	count := f.conc.load() // before the bits: see sharedCount
 	g.conc = nil
 	g.set = bitset.New(uint(f.m))
 	g.words = g.set.Words()[:len(f.words)]
@@ -627,7 +681,7 @@ func (f *BloomFilter) sharedCount() uint64 {
 	if f.conc == nil {
 		return f.count
 	}
-	return min(f.conc.count.Load(), f.setBits())
+	return min(f.conc.load(), f.setBits())
 }
 
 // Equal reports whether f and other are the same filter: the same size, hash

@@ -1321,16 +1321,16 @@ func BenchmarkConcurrent(b *testing.B) {
 }
 
 // benchConcurrent runs the operations of BenchmarkConcurrent on filters made
-// by each of filters.
+// by each of filters, one after the other for each operation.
 func benchConcurrent(b *testing.B, filters map[string]func(b *testing.B) parallelFilter) {
-	for _, name := range []string{"concurrent", "rwmutex"} {
-		mk := filters[name]
-		b.Run("Add/"+name, func(b *testing.B) {
-			f := mk(b)
+	ops := []struct {
+		name string
+		run  func(b *testing.B, f parallelFilter)
+	}{
+		{"Add", func(b *testing.B, f parallelFilter) {
 			benchParallel(b, func(buf []byte, g, i uint64) { f.Add(keyOf(buf, 10+g, i)) })
-		})
-		b.Run("Test/"+name, func(b *testing.B) {
-			f := mk(b)
+		}},
+		{"Test", func(b *testing.B, f parallelFilter) {
 			buf := make([]byte, 16)
 			for i := range uint64(1 << 20) {
 				f.Add(keyOf(buf, 0, i))
@@ -1338,9 +1338,8 @@ func benchConcurrent(b *testing.B, filters map[string]func(b *testing.B) paralle
 			benchParallel(b, func(buf []byte, g, i uint64) {
 				sink = f.Test(keyOf(buf, i&1, (i>>1+g<<16)&(1<<20-1)))
 			})
-		})
-		b.Run("TestAndAdd/"+name, func(b *testing.B) {
-			f := mk(b)
+		}},
+		{"TestAndAdd", func(b *testing.B, f parallelFilter) {
 			benchParallel(b, func(buf []byte, g, i uint64) {
 				if i&1 == 0 {
 					sink = f.TestAndAdd(keyOf(buf, 10+g, i>>1))
@@ -1348,6 +1347,11 @@ func benchConcurrent(b *testing.B, filters map[string]func(b *testing.B) paralle
 					sink = f.TestAndAdd(keyOf(buf, 10+g, i>>2))
 				}
 			})
-		})
+		}},
+	}
+	for _, op := range ops {
+		for _, name := range []string{"concurrent", "rwmutex"} {
+			b.Run(op.name+"/"+name, func(b *testing.B) { op.run(b, filters[name](b)) })
+		}
 	}
 }

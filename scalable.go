@@ -101,13 +101,13 @@ func Tightening(ratio float64) Option {
 // started and perhaps some added meanwhile. Clear, UnmarshalBinary and
 // ReadFrom must still not run concurrently with any other call.
 //
-// A concurrent filter grows exactly as a plain one fed the same keys would:
-// a key that tests absent takes a slot in the newest sub-filter by
-// compare-and-swap on its count, never past its capacity; the goroutine that
-// finds it full adds the next sub-filter under a mutex, once however many
-// find it full at the same time, while the others wait for it; Test never
-// waits, and reads the list of sub-filters, which is replaced and never
-// changed, with one atomic load.
+// A concurrent filter builds the same sub-filters as a plain one that inserts
+// as many keys. A key that tests absent, under the lock of its key as in
+// BloomFilter, takes a slot in the newest sub-filter by compare-and-swap on
+// its count, never past its capacity. The goroutine that finds it full adds
+// the next sub-filter under a mutex, once however many find it full at the
+// same moment, while they wait for it. Test never waits: it reads the list of
+// sub-filters, which growth replaces and never changes, with one atomic load.
 type ScalableBloomFilter struct {
 	filters   []*BloomFilter // oldest first; never empty once constructed; nil if conc != nil
 	saturated bool           // growth has stopped: the next sub-filter cannot be built
@@ -311,14 +311,15 @@ func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 	if c.test(h1, h2) {
 		return true
 	}
-	mu := s.conc.locks.of(h2)
+	mu := &s.conc.locks.of(h2).mu
 	mu.Lock()
 	c = s.conc.chain.Load() // holds every sub-filter the key may have gone into
 	if c.test(h1, h2) {
 		mu.Unlock()
 		return true
 	}
-	s.reserve(c).setConcurrent(h1, h2)
+	newest := s.reserve(c)
+	newest.setConcurrent(h1, h2, newest.unsetConcurrent(h1, h2))
 	mu.Unlock()
 	return false
 }
@@ -386,7 +387,9 @@ func (s *ScalableBloomFilter) TestString(key string) bool {
 }
 
 // TestAndAdd reports whether key was probably present before the call, and
-// inserts it if not. The key is present afterwards either way.
+// inserts it if not. The key is present afterwards either way. On a
+// Concurrent filter, of several goroutines calling it at once with the same
+// new key, exactly one gets false.
 func (s *ScalableBloomFilter) TestAndAdd(key []byte) bool {
 	return s.testAndAdd(murmur3.Sum128WithSeed(key, s.seed))
 }
