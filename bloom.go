@@ -566,7 +566,9 @@ func (f *BloomFilter) ErrorRate() float64 { return f.errorRate }
 // Count returns the number of Add and TestAndAdd calls that set at least one
 // new bit: repeated keys are not counted, and a new key whose bits were all
 // set already (a false positive) is not counted either. After Union or
-// Intersection it is the EstimatedCount of the result.
+// Intersection it is the EstimatedCount of the result. A Concurrent filter
+// keeps the count in 1024 parts, one per lock, so that writers share no
+// counter; Count then sums them, which takes about a microsecond.
 func (f *BloomFilter) Count() uint64 {
 	if f.conc != nil {
 		return f.conc.load()
@@ -584,7 +586,7 @@ func (f *BloomFilter) setCount(n uint64) {
 }
 
 // IsFull reports whether the filter holds Capacity keys or more, so that its
-// false-positive rate is at or above ErrorRate.
+// false-positive rate is at or above ErrorRate. It costs what Count costs.
 func (f *BloomFilter) IsFull() bool { return f.Count() >= f.capacity }
 
 // setBits returns the number of set bits. It is O(m/64).
