@@ -761,3 +761,46 @@ func TestScalableConcurrentSnapshotMidInsert(t *testing.T) {
 		t.Errorf("decoded %d sub-filters, Count %d (filter: %d)", dec.NumFilters(), dec.Count(), s.Count())
 	}
 }
+
+// TestScalableSideBySideProbing checks that probing the sub-filters side by
+// side answers exactly as testing them one by one, with more than 64
+// sub-filters and with sub-filters of odd and even hash counts.
+func TestScalableSideBySideProbing(t *testing.T) {
+	for _, conc := range []bool{false, true} {
+		opts := []Option{Linear(0.05), Tightening(0.95)}
+		if conc {
+			opts = append(opts, Concurrent())
+		}
+		s := mustScalable(t, 10, 0.2, opts...)
+		buf := make([]byte, 16)
+		var n uint64
+		for ; s.NumFilters() < 80; n++ {
+			s.Add(keyOf(buf, 0, n))
+		}
+		filters, _ := s.subFilters()
+		oneByOne := func(k []byte) bool {
+			for _, f := range filters {
+				if f.Test(k) {
+					return true
+				}
+			}
+			return false
+		}
+		var present, absent int
+		for i := range n + 200_000 {
+			k := keyOf(buf, 0, i)
+			got := s.Test(k)
+			if got != oneByOne(k) {
+				t.Fatalf("concurrent=%v key %d: Test = %v, one by one %v", conc, i, got, !got)
+			}
+			if got {
+				present++
+			} else {
+				absent++
+			}
+		}
+		if absent == 0 || present < int(n) {
+			t.Fatalf("degenerate test: %d present, %d absent", present, absent)
+		}
+	}
+}
