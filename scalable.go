@@ -313,8 +313,8 @@ func anyHolds(filters []*BloomFilter, h1, h2 uint64) bool {
 			if r >= f.k {
 				return true // all k positions of filters[j] are set
 			}
-			p0, _ := bits.Mul64(x0, f.m)
-			p1, _ := bits.Mul64(x1, f.m)
+			p0 := locate(x0, f.m)
+			p1 := locate(x1, f.m)
 			if r+1 >= f.k {
 				p1 = p0 // f has no position r+1
 			}

@@ -23,7 +23,10 @@ type lowerBound struct {
 	count uint64
 }
 
-const golden = 0x9E3779B97F4A7C15
+const (
+	golden = 0x9E3779B97F4A7C15
+	mixer  = 0x94D049BB133111EB
+)
 
 func newLowerBound(m uint64, k uint) *lowerBound {
 	return &lowerBound{words: make([]uint64, (m+63)/64), m: m, k: k}
@@ -36,7 +39,7 @@ func (f *lowerBound) Add(key []byte) {
 	var fresh uint64
 	x, y, c := h1, h2, uint64(0)
 	for range f.k {
-		p, _ := bits.Mul64(x, m)
+		p, _ := bits.Mul64((x^x>>32)*mixer, m)
 		w := (*uint64)(unsafe.Add(base, (p>>6)*8))
 		mask := uint64(1) << (p & 63)
 		fresh |= mask &^ *w
@@ -56,7 +59,7 @@ func (f *lowerBound) Test(key []byte) bool {
 	m := f.m
 	x, y, c := h1, h2, uint64(0)
 	for range f.k {
-		p, _ := bits.Mul64(x, m)
+		p, _ := bits.Mul64((x^x>>32)*mixer, m)
 		if *(*uint64)(unsafe.Add(base, (p>>6)*8))&(1<<(p&63)) == 0 {
 			return false
 		}

@@ -470,7 +470,9 @@ func TestBuildQueryInfo(t *testing.T) {
 	// Over capacity: a warning, and the filter anyway.
 	r = runBloom(t, "a\nb\nc\nd\n", "build", "-capacity", "2", "-o", filepath.Join(dir, "small.bf"))
 	r.want(t, 0, nil)
-	if !strings.Contains(r.stderr, "warning: 4 distinct keys exceed -capacity 2") {
+	// Count, which the warning reports, skips keys that are false positives
+	// already, so it may say 3 of the 4.
+	if !strings.Contains(r.stderr, "distinct keys exceed -capacity 2") {
 		t.Errorf("no over-capacity warning: %q", r.stderr)
 	}
 }
