@@ -429,25 +429,26 @@ func TestFalsePositiveRate(t *testing.T) {
 	}
 }
 
-// TestSmallFilterTinyRate guards the known pitfall of double hashing under a
-// multiply-shift: small n and tiny p drift above target unless the
-// correction reaches the high bits.
-func TestSmallFilterTinyRate(t *testing.T) {
-	const (
-		n      = 1000
-		p      = 1e-5
-		seeds  = 40
-		absent = 500_000
-	)
+// averageRatio returns the measured false-positive rate of n-key filters at
+// p, averaged over 40 seeds starting at seed0, divided by p.
+func averageRatio(t *testing.T, n uint64, p float64, absent uint64, seed0 uint32) float64 {
+	const seeds = 40
 	var sum float64
 	for s := range uint32(seeds) {
-		f := mustNew(t, n, p, Seed(s*0x9E3779B1+1))
+		f := mustNew(t, n, p, Seed(s*0x9E3779B1+seed0))
 		got, _ := measureFPR(f, n, absent)
 		sum += got
 	}
 	ratio := sum / seeds / p
 	t.Logf("n=%d p=%g over %d seeds: measured/target = %.3f", n, p, seeds, ratio)
-	if ratio > 1.3 {
+	return ratio
+}
+
+// TestSmallFilterTinyRate guards the known pitfall of double hashing under a
+// multiply-shift: small n and tiny p drift above target unless the
+// correction reaches the high bits.
+func TestSmallFilterTinyRate(t *testing.T) {
+	if ratio := averageRatio(t, 1000, 1e-5, 500_000, 1); ratio > 1.3 {
 		t.Errorf("measured rate is %.2fx the target, want <= 1.3x", ratio)
 	}
 }
@@ -455,23 +456,10 @@ func TestSmallFilterTinyRate(t *testing.T) {
 // TestTinyFilterTinyRate guards the other small-filter pitfall: without the
 // mix in locate, two keys with close (h1, h2) share all their positions with
 // a probability of the order of 1/m^2, which at n = 10, p = 1e-6 (m = 288
-// bits) put the rate at about 2x the target.
+// bits) put the rate at 2.5x the target. What remains (1.47x) is the
+// textbook formula's optimism for tiny m: the filters' own fill predicts 1.23x.
 func TestTinyFilterTinyRate(t *testing.T) {
-	const (
-		n      = 10
-		p      = 1e-6
-		seeds  = 40
-		absent = 750_000
-	)
-	var sum float64
-	for s := range uint32(seeds) {
-		f := mustNew(t, n, p, Seed(s*0x9E3779B1+7))
-		got, _ := measureFPR(f, n, absent)
-		sum += got
-	}
-	ratio := sum / seeds / p
-	t.Logf("n=%d p=%g over %d seeds: measured/target = %.3f", n, p, seeds, ratio)
-	if ratio > 1.6 {
+	if ratio := averageRatio(t, 10, 1e-6, 750_000, 7); ratio > 1.6 {
 		t.Errorf("measured rate is %.2fx the target, want <= 1.6x", ratio)
 	}
 }
