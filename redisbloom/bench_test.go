@@ -95,6 +95,15 @@ func benchFilter(b *testing.B) (*redis.Client, *redisbloom.Filter) {
 // BenchmarkTestAndAddMany measures TestAndAddMany in batches of 1,000 new
 // keys; keys/s is the throughput.
 func BenchmarkTestAndAddMany(b *testing.B) {
+	benchBatches(b, func(ctx context.Context, f *redisbloom.Filter, keys [][]byte) error {
+		_, err := f.TestAndAddMany(ctx, keys)
+		return err
+	})
+}
+
+// benchBatches runs op on a fresh filter with a new batch of benchBatch keys
+// per iteration and reports keys/s.
+func benchBatches(b *testing.B, op func(context.Context, *redisbloom.Filter, [][]byte) error) {
 	_, f := benchFilter(b)
 	ctx := context.Background()
 	var keys [][]byte
@@ -104,7 +113,7 @@ func BenchmarkTestAndAddMany(b *testing.B) {
 		b.StopTimer()
 		keys = benchKeys("bench-", i, keys)
 		b.StartTimer()
-		if _, err := f.TestAndAddMany(ctx, keys); err != nil {
+		if err := op(ctx, f, keys); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -160,20 +169,10 @@ func BenchmarkAdd(b *testing.B) {
 
 // BenchmarkTestMany measures TestMany in batches of 1,000 keys.
 func BenchmarkTestMany(b *testing.B) {
-	_, f := benchFilter(b)
-	ctx := context.Background()
-	var keys [][]byte
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		keys = benchKeys("bench-", i, keys)
-		b.StartTimer()
-		if _, err := f.TestMany(ctx, keys); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "keys/s")
+	benchBatches(b, func(ctx context.Context, f *redisbloom.Filter, keys [][]byte) error {
+		_, err := f.TestMany(ctx, keys)
+		return err
+	})
 }
 
 // BenchmarkSpeedup measures TestAndAddMany (batches of 1,000 keys) and both
