@@ -8,9 +8,9 @@
 //
 // Keys are hashed once with 128-bit murmur3 (seeded by the filter's seed); the
 // k bit positions are derived from the two 64-bit halves by enhanced double
-// hashing and mapped onto [0, m) with a multiply-shift. AppendLocations
-// exposes exactly those positions so that other stores (see the redisbloom
-// module) can share a filter bit for bit.
+// hashing, each mixed by an xorshift-multiply and mapped onto [0, m) with a
+// multiply-shift. AppendLocations exposes exactly those positions so that
+// other stores (see the redisbloom module) can share a filter bit for bit.
 package bloom
 
 import (

@@ -26,7 +26,13 @@ const (
 // 1.5 with tightening 0.9 spends the fewest bits per key of the settings
 // measured.
 const (
-	DefaultScale      = 1.5
+	// DefaultScale is the growth factor of Exponential growth when no
+	// growth option is given: each sub-filter holds 1.5x the keys of the
+	// one before.
+	DefaultScale = 1.5
+
+	// DefaultTightening is the ratio r by which each new sub-filter's error
+	// rate shrinks when Tightening is not given.
 	DefaultTightening = 0.9
 )
 
@@ -228,7 +234,7 @@ func (s *ScalableBloomFilter) subErrorRate(i int) float64 {
 func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m uint64, k uint, err error) {
 	capacity, ok := s.subCapacity(i)
 	if !ok {
-		return 0, 0, 0, 0, paramError("sub-filter %d would hold more than MaxBits keys", i)
+		return 0, 0, 0, 0, paramError("sub-filter %d would need more than MaxBits bits", i)
 	}
 	rate = s.subErrorRate(i)
 	m, k, err = Size(capacity, rate)
