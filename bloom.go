@@ -360,26 +360,6 @@ func locate(x, m uint64) uint64 {
 	return p
 }
 
-// probe walks the hash values of a key's positions, the x_i of
-// AppendLocations: x_0 = h1, x_{i+1} = x_i + y_i, y_0 = h2,
-// y_{i+1} = y_i + (i+1)*golden. It is the one definition of the sequence;
-// every reader and writer of bits steps through it. Its methods take and
-// return values, so that the compiler keeps it in registers.
-type probe struct{ x, y, c uint64 }
-
-func newProbe(h1, h2 uint64) probe { return probe{x: h1, y: h2} }
-
-// at returns the current position mapped onto [0, m).
-func (p probe) at(m uint64) uint64 { return locate(p.x, m) }
-
-// step returns the probe at the next position.
-func (p probe) step() probe {
-	p.c += golden
-	p.x += p.y
-	p.y += p.c
-	return p
-}
-
 // AppendLocations appends to dst the hashes bit positions, each in [0, bits),
 // that a filter of bits bits, hashes hash functions and seed seed sets for key
 // and returns the extended slice. They are exactly the positions Add sets and
@@ -389,18 +369,24 @@ func (p probe) step() probe {
 // With (h1, h2) the 128-bit murmur3 hash of key with seed, and all
 // arithmetic mod 2^64, position i is ((z_i * 0x94D049BB133111EB) * bits) >> 64
 // with z_i = x_i ^ (x_i >> 32), x_0 = h1, x_{i+1} = x_i + y_i, y_0 = h2 and
-// y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15.
+// y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15. Every loop over positions in
+// this package (add, test, their concurrent forms, anyHolds) writes this
+// recurrence out by hand, on purpose: a shared helper measured about 8%
+// slower on Test of present keys. TestGoldenLocations, TestNoFalseNegatives
+// and TestScalableSideBySideProbing keep the copies in step.
 func AppendLocations(dst []uint64, key []byte, bits uint64, hashes uint, seed uint32) []uint64 {
 	h1, h2 := murmur3.Sum128WithSeed(key, seed)
 	return appendPositions(dst, h1, h2, bits, hashes)
 }
 
 func appendPositions(dst []uint64, h1, h2 uint64, m uint64, k uint) []uint64 {
-	pr := newProbe(h1, h2)
+	x, y, c := h1, h2, uint64(0)
 	for range k {
-		p := pr.at(m)
-		pr = pr.step()
+		p := locate(x, m)
 		dst = append(dst, p)
+		c += golden
+		x += y
+		y += c
 	}
 	return dst
 }
@@ -424,13 +410,15 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 	}
 	w, m := f.words, f.m
 	var fresh uint64
-	pr := newProbe(h1, h2)
+	x, y, c := h1, h2, uint64(0)
 	for range f.k {
-		p := pr.at(m)
-		pr = pr.step()
+		p := locate(x, m)
 		i, mask := p>>6, uint64(1)<<(p&63)
 		fresh |= mask &^ w[i]
 		w[i] |= mask
+		c += golden
+		x += y
+		y += c
 	}
 	if fresh == 0 {
 		return true
@@ -447,13 +435,15 @@ func (f *BloomFilter) test(h1, h2 uint64) bool {
 		panic(errZeroValue)
 	}
 	w, m := f.words, f.m
-	pr := newProbe(h1, h2)
+	x, y, c := h1, h2, uint64(0)
 	for range f.k {
-		p := pr.at(m)
-		pr = pr.step()
+		p := locate(x, m)
 		if w[p>>6]&(1<<(p&63)) == 0 {
 			return false
 		}
+		c += golden
+		x += y
+		y += c
 	}
 	return true
 }
@@ -461,13 +451,15 @@ func (f *BloomFilter) test(h1, h2 uint64) bool {
 // testConcurrent is test with atomic loads.
 func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
 	w, m := f.words, f.m
-	pr := newProbe(h1, h2)
+	x, y, c := h1, h2, uint64(0)
 	for range f.k {
-		p := pr.at(m)
-		pr = pr.step()
+		p := locate(x, m)
 		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
 			return false
 		}
+		c += golden
+		x += y
+		y += c
 	}
 	return true
 }
@@ -479,11 +471,13 @@ func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
 // for its memory before anything after it runs.
 func (f *BloomFilter) unsetConcurrent(h1, h2 uint64) (unset uint64) {
 	w, m := f.words, f.m
-	pr := newProbe(h1, h2)
+	x, y, c := h1, h2, uint64(0)
 	for i := range f.k {
-		p := pr.at(m)
-		pr = pr.step()
+		p := locate(x, m)
 		unset |= (atomic.LoadUint64(&w[p>>6])>>(p&63)&1 ^ 1) << i
+		c += golden
+		x += y
+		y += c
 	}
 	return unset
 }
@@ -496,16 +490,18 @@ func (f *BloomFilter) unsetConcurrent(h1, h2 uint64) (unset uint64) {
 func (f *BloomFilter) setConcurrent(h1, h2, unset uint64) (fresh bool) {
 	w, m := f.words, f.m
 	var flipped uint64
-	pr := newProbe(h1, h2)
+	x, y, c := h1, h2, uint64(0)
 	for i := 0; unset>>i != 0; i++ {
-		p := pr.at(m)
-		pr = pr.step()
 		if unset>>i&1 != 0 {
+			p := locate(x, m)
 			word, mask := &w[p>>6], uint64(1)<<(p&63)
 			if atomic.LoadUint64(word)&mask == 0 {
 				flipped |= mask &^ atomic.OrUint64(word, mask)
 			}
 		}
+		c += golden
+		x += y
+		y += c
 	}
 	return flipped != 0
 }

@@ -307,11 +307,12 @@ func anyHolds(filters []*BloomFilter, h1, h2 uint64) bool {
 		filters = filters[:len(filters)-64]
 	}
 	alive := uint64(1)<<uint(len(filters)) - 1 // bit j: filters[j] may hold the key
-	pr := newProbe(h1, h2)
+	x0, y, c := h1, h2, uint64(0)
 	for r := uint(0); alive != 0; r += 2 {
-		// x0 and x1 are the hash values of positions r and r+1.
-		x0, x1 := pr.x, pr.step().x
-		pr = pr.step().step()
+		// x0 and x1 are the positions r and r+1 before the multiply-shift.
+		c += golden
+		x1 := x0 + y
+		y += c
 		var next uint64
 		for a := alive; a != 0; a &= a - 1 {
 			j := bits.TrailingZeros64(a)
@@ -329,6 +330,9 @@ func anyHolds(filters []*BloomFilter, h1, h2 uint64) bool {
 			next |= ((w0 >> (p0 & 63)) & (w1 >> (p1 & 63)) & 1) << j
 		}
 		alive = next
+		c += golden
+		x0 = x1 + y
+		y += c
 	}
 	return false
 }
