@@ -355,9 +355,14 @@ const mixer = 0x94D049BB133111EB
 // alone made the false-positive rate 10x its 1e-7 target. The xorshift is not
 // affine, so after it positions of different keys no longer move together.
 func locate(x, m uint64) uint64 {
-	x ^= x >> 32
-	p, _ := bits.Mul64(x*mixer, m)
+	p, _ := bits.Mul64(mix(x), m)
 	return p
+}
+
+// mix is the xorshift-multiply of locate, for callers that reuse it for
+// several m.
+func mix(x uint64) uint64 {
+	return (x ^ x>>32) * mixer
 }
 
 // AppendLocations appends to dst the hashes bit positions, each in [0, bits),

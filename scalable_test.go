@@ -779,20 +779,25 @@ func TestScalableConcurrentSnapshotMidInsert(t *testing.T) {
 
 // TestScalableSideBySideProbing checks that probing the sub-filters side by
 // side answers exactly as testing them one by one, with more than 64
-// sub-filters and with sub-filters of odd and even hash counts.
+// sub-filters, with sub-filters of 1 to many hash functions, and with every
+// sub-filter read four positions deep in the first round or none.
 func TestScalableSideBySideProbing(t *testing.T) {
 	for _, conc := range []bool{false, true} {
-		opts := []Option{Linear(0.05), Tightening(0.95)}
+		// From 0.99 with Tightening(0.6), k goes from 1 to 54 in 80 steps.
+		opts := []Option{Linear(0.05), Tightening(0.6)}
 		if conc {
 			opts = append(opts, Concurrent())
 		}
-		s := mustScalable(t, 10, 0.2, opts...)
+		s := mustScalable(t, 10, 0.99, opts...)
 		buf := make([]byte, 16)
 		var n uint64
 		for ; s.NumFilters() < 80; n++ {
 			s.Add(keyOf(buf, 0, n))
 		}
 		filters, _ := s.subFilters()
+		if filters[0].k != 1 || filters[79].k < 50 {
+			t.Fatalf("hash counts from %d to %d, want from 1 to >= 50", filters[0].k, filters[79].k)
+		}
 		oneByOne := func(k []byte) bool {
 			for _, f := range filters {
 				if f.Test(k) {
@@ -807,6 +812,10 @@ func TestScalableSideBySideProbing(t *testing.T) {
 			got := s.Test(k)
 			if got != oneByOne(k) {
 				t.Fatalf("concurrent=%v key %d: Test = %v, one by one %v", conc, i, got, !got)
+			}
+			h1, h2 := murmur3.Sum128WithSeed(k, s.seed)
+			if anyHolds(filters, h1, h2, 0) != got || anyHolds(filters, h1, h2, math.MaxUint64) != got {
+				t.Fatalf("concurrent=%v key %d: Test = %v, but not with all or no filters deep", conc, i, got)
 			}
 			if got {
 				present++
