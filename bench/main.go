@@ -180,6 +180,6 @@ func report(w io.Writer, o options, fixed *fixedResults, grow *growResults, took
 	fmt.Fprintf(w, "Times are %s.\n\n", clockName)
 	fixed.print(w)
 	if grow != nil {
-		grow.print(w, fixed)
+		grow.print(w)
 	}
 }

@@ -36,6 +36,8 @@ const (
 	nameSourceScalable = "source design (x2 growth, same p in every sub-filter)"
 	nameBoomScalable   = "BoomFilters ScalableBloomFilter (hint 1000, r 0.8)"
 	nameBoomDefault    = "BoomFilters NewDefaultScalableBloomFilter (hint 10000, r 0.8)"
+
+	nameSingleReference = "reference: one BloomFilter (ours) sized for the final count"
 )
 
 // scalableImpls is filled in by init functions, ours first.

@@ -41,3 +41,35 @@ func (s *oursScalable) testAll(ks *keySet, n int) (hits int) {
 func (s *oursScalable) bits() uint64 { return (*bloom.ScalableBloomFilter)(s).Bits() }
 
 func (s *oursScalable) subFilters() int { return (*bloom.ScalableBloomFilter)(s).NumFilters() }
+
+// oursSingle is one BloomFilter sized for the final count of a growth run: the
+// reference the scalable filters are timed against.
+type oursSingle struct{ f *bloom.BloomFilter }
+
+func newOursSingle(final int, p float64) *oursSingle {
+	f, err := bloom.New(uint64(final), p)
+	if err != nil {
+		panic(err)
+	}
+	return &oursSingle{f}
+}
+
+func (s *oursSingle) addRange(ks *keySet, from, to int) error {
+	for i := from; i < to; i++ {
+		s.f.Add(ks.key(i))
+	}
+	return nil
+}
+
+func (s *oursSingle) testAll(ks *keySet, n int) (hits int) {
+	for i := range n {
+		if s.f.Test(ks.key(i)) {
+			hits++
+		}
+	}
+	return hits
+}
+
+func (s *oursSingle) bits() uint64 { return s.f.Bits() }
+
+func (s *oursSingle) subFilters() int { return 1 }
