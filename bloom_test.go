@@ -834,22 +834,50 @@ func (r *runtimeMem) read() {
 
 // ---- allocations ----
 
-func TestHotPathDoesNotAllocate(t *testing.T) {
-	f := mustNew(t, 10000, 0.01)
-	long := strings.Repeat("https://example.com/some/long/path?query=1&", 4)
+// hotPath is the Add and Test family that BloomFilter and
+// ScalableBloomFilter share.
+type hotPath interface {
+	Add(key []byte)
+	AddString(key string)
+	Test(key []byte) bool
+	TestString(key string) bool
+	TestAndAdd(key []byte) bool
+	TestAndAddString(key string) bool
+}
+
+// checkHotPathAllocs fails t if a call of the hot path of f allocates. Add and
+// TestAndAdd get the keys addKey returns, AddString addString, and the others
+// long.
+func checkHotPathAllocs(t *testing.T, f hotPath, addKey func() []byte, addString, long string) {
+	t.Helper()
 	key := []byte(long)
 	for name, fn := range map[string]func(){
-		"Add":              func() { f.Add(key) },
-		"AddString":        func() { f.AddString(long) },
+		"Add":              func() { f.Add(addKey()) },
+		"AddString":        func() { f.AddString(addString) },
 		"Test":             func() { f.Test(key) },
 		"TestString":       func() { f.TestString(long) },
-		"TestAndAdd":       func() { f.TestAndAdd(key) },
+		"TestAndAdd":       func() { f.TestAndAdd(addKey()) },
 		"TestAndAddString": func() { f.TestAndAddString(long) },
 	} {
 		if a := testing.AllocsPerRun(100, fn); a != 0 {
 			t.Errorf("%s allocates %v times per call", name, a)
 		}
 	}
+}
+
+// freshKeys returns a function that returns a new 16-byte key at each call,
+// in one buffer.
+func freshKeys() func() []byte {
+	buf := make([]byte, 16)
+	var i uint64
+	return func() []byte { i++; return keyOf(buf, 0, i) }
+}
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	f := mustNew(t, 10000, 0.01)
+	long := strings.Repeat("https://example.com/some/long/path?query=1&", 4)
+	key := []byte(long)
+	checkHotPathAllocs(t, f, func() []byte { return key }, long, long)
 }
 
 // ---- benchmarks ----
@@ -1255,21 +1283,7 @@ func TestConcurrentMode(t *testing.T) {
 func TestConcurrentHotPathDoesNotAllocate(t *testing.T) {
 	f := mustNew(t, 10000, 0.01, Concurrent())
 	long := strings.Repeat("https://example.com/some/long/path?query=1&", 4)
-	key := []byte(long)
-	buf := make([]byte, 16)
-	var i uint64
-	for name, fn := range map[string]func(){
-		"Add":              func() { i++; f.Add(keyOf(buf, 0, i)) },
-		"AddString":        func() { f.AddString(long) },
-		"Test":             func() { f.Test(key) },
-		"TestString":       func() { f.TestString(long) },
-		"TestAndAdd":       func() { i++; f.TestAndAdd(keyOf(buf, 0, i)) },
-		"TestAndAddString": func() { f.TestAndAddString(long) },
-	} {
-		if a := testing.AllocsPerRun(100, fn); a != 0 {
-			t.Errorf("%s allocates %v times per call", name, a)
-		}
-	}
+	checkHotPathAllocs(t, f, freshKeys(), long, long)
 }
 
 // rwFilter is the usual alternative to Concurrent: a plain filter behind a

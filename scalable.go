@@ -353,25 +353,11 @@ func anyHolds(filters []*BloomFilter, h1, h2 uint64, deep uint64) bool {
 
 	var alive uint64 // bit j: filters[j] may hold the key
 	for j, f := range filters {
-		// Positions past f.k repeat position 0: f.k >= 1.
-		p0, _ := bits.Mul64(m0, f.m)
-		p1, _ := bits.Mul64(m1, f.m)
-		if f.k < 2 {
-			p1 = p0
+		hold := f.holdsPair(m0, m1, 0)
+		if f.m >= deep && f.k > 2 {
+			hold &= f.holdsPair(m2, m3, 2)
 		}
-		hold := (atomic.LoadUint64(&f.words[p0>>6]) >> (p0 & 63)) & (atomic.LoadUint64(&f.words[p1>>6]) >> (p1 & 63))
-		if f.m >= deep {
-			p2, _ := bits.Mul64(m2, f.m)
-			p3, _ := bits.Mul64(m3, f.m)
-			if f.k < 3 {
-				p2 = p0
-			}
-			if f.k < 4 {
-				p3 = p0
-			}
-			hold &= (atomic.LoadUint64(&f.words[p2>>6]) >> (p2 & 63)) & (atomic.LoadUint64(&f.words[p3>>6]) >> (p3 & 63))
-		}
-		alive |= (hold & 1) << j
+		alive |= hold << j
 	}
 	if n >= 0 && alive>>n&1 != 0 {
 		if testOne(filters[n], h1, h2) {
@@ -396,14 +382,7 @@ func anyHolds(filters []*BloomFilter, h1, h2 uint64, deep uint64) bool {
 			if r >= f.k {
 				return true // all k positions of filters[j] are set
 			}
-			p0, _ := bits.Mul64(m0, f.m)
-			p1, _ := bits.Mul64(m1, f.m)
-			if r+1 >= f.k {
-				p1 = p0 // f has no position r+1
-			}
-			w0 := atomic.LoadUint64(&f.words[p0>>6])
-			w1 := atomic.LoadUint64(&f.words[p1>>6])
-			next |= ((w0 >> (p0 & 63)) & (w1 >> (p1 & 63)) & 1) << j
+			next |= f.holdsPair(m0, m1, r) << j
 		}
 		alive = next
 		c += golden
@@ -411,6 +390,19 @@ func anyHolds(filters []*BloomFilter, h1, h2 uint64, deep uint64) bool {
 		y += c
 	}
 	return false
+}
+
+// holdsPair returns 1 if f has positions r and r+1 set, 0 if not, given
+// their values mixed (mix) before the multiply-shift; r < f.k. If f has no
+// position r+1, it reads position r twice. It loads atomically, for
+// concurrent filters; on amd64 these are plain loads.
+func (f *BloomFilter) holdsPair(mixed0, mixed1 uint64, r uint) uint64 {
+	p0, _ := bits.Mul64(mixed0, f.m)
+	p1, _ := bits.Mul64(mixed1, f.m)
+	if r+1 >= f.k {
+		p1 = p0
+	}
+	return (atomic.LoadUint64(&f.words[p0>>6]) >> (p0 & 63)) & (atomic.LoadUint64(&f.words[p1>>6]) >> (p1 & 63)) & 1
 }
 
 func (s *ScalableBloomFilter) testAndAdd(h1, h2 uint64) bool {

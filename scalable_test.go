@@ -338,21 +338,8 @@ func TestScalableHotPathDoesNotAllocate(t *testing.T) {
 	}
 	s.Add(keyOf(buf, 0, 1))
 	long := strings.Repeat("https://example.com/path/", 5)
-	blong := []byte(long)
 	key := keyOf(buf, 0, 7) // present: no growth
-	skey := string(key)
-	for name, fn := range map[string]func(){
-		"Add":              func() { s.Add(key) },
-		"AddString":        func() { s.AddString(skey) },
-		"Test":             func() { s.Test(blong) },
-		"TestString":       func() { s.TestString(long) },
-		"TestAndAdd":       func() { s.TestAndAdd(key) },
-		"TestAndAddString": func() { s.TestAndAddString(long) },
-	} {
-		if a := testing.AllocsPerRun(100, fn); a != 0 {
-			t.Errorf("%s allocates %v times per call", name, a)
-		}
-	}
+	checkHotPathAllocs(t, s, func() []byte { return key }, string(key), long)
 }
 
 func FuzzScalableUnmarshalBinary(f *testing.F) {
@@ -713,21 +700,7 @@ func TestScalableConcurrentMode(t *testing.T) {
 func TestScalableConcurrentHotPathDoesNotAllocate(t *testing.T) {
 	s := mustScalable(t, 1e6, 0.01, Concurrent())
 	long := strings.Repeat("https://example.com/path/", 5)
-	blong := []byte(long)
-	buf := make([]byte, 16)
-	var i uint64
-	for name, fn := range map[string]func(){
-		"Add":              func() { i++; s.Add(keyOf(buf, 0, i)) },
-		"AddString":        func() { s.AddString(long) },
-		"Test":             func() { s.Test(blong) },
-		"TestString":       func() { s.TestString(long) },
-		"TestAndAdd":       func() { i++; s.TestAndAdd(keyOf(buf, 0, i)) },
-		"TestAndAddString": func() { s.TestAndAddString(long) },
-	} {
-		if a := testing.AllocsPerRun(100, fn); a != 0 {
-			t.Errorf("%s allocates %v times per call", name, a)
-		}
-	}
+	checkHotPathAllocs(t, s, freshKeys(), long, long)
 }
 
 // BenchmarkScalableConcurrent is BenchmarkConcurrent for a

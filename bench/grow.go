@@ -37,6 +37,7 @@ type growRun struct {
 
 type growResults struct {
 	growTo int
+	impls  []scalableImpl // scalableImpls, then the reference
 	runs   map[string]*growRun
 }
 
@@ -73,11 +74,11 @@ func runScalableAll(o options) *growResults {
 	slowAbsent := absent.sample(absent.len(), slowSample)
 	// The reference, one BloomFilter sized for the final count, is grown
 	// and timed with the others, on the same keys.
-	impls := append(slices.Clone(scalableImpls), scalableImpl{
+	res.impls = append(slices.Clone(scalableImpls), scalableImpl{
 		name:  nameSingleReference,
 		build: func(_ uint64, p float64) growable { return newOursSingle(o.growTo, p) },
 	})
-	for _, impl := range impls {
+	for _, impl := range res.impls {
 		res.runs[impl.name] = &growRun{}
 	}
 	cps := checkpoints(o.growTo)
@@ -103,7 +104,7 @@ func runScalableAll(o options) *growResults {
 	for rep := range o.reps {
 		t0 := time.Now()
 		var sts []*state
-		for _, impl := range rotate(impls, rep) {
+		for _, impl := range rotate(res.impls, rep) {
 			timed := o.growTo
 			if impl.maxTimed > 0 {
 				timed = min(timed, impl.maxTimed)
@@ -215,7 +216,7 @@ func (res *growResults) print(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| implementation | grown to | Add | Test present | Test absent |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
-	for _, impl := range append(slices.Clone(scalableImpls), scalableImpl{name: nameSingleReference}) {
+	for _, impl := range res.impls {
 		r := res.runs[impl.name]
 		name := impl.name
 		if r.falseNeg > 0 {

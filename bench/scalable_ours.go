@@ -43,33 +43,25 @@ func (s *oursScalable) bits() uint64 { return (*bloom.ScalableBloomFilter)(s).Bi
 func (s *oursScalable) subFilters() int { return (*bloom.ScalableBloomFilter)(s).NumFilters() }
 
 // oursSingle is one BloomFilter sized for the final count of a growth run: the
-// reference the scalable filters are timed against.
-type oursSingle struct{ f *bloom.BloomFilter }
+// reference the scalable filters are timed against. It is the fixed-size
+// adapter ours, as a growable.
+type oursSingle struct{ *ours }
 
-func newOursSingle(final int, p float64) *oursSingle {
+func newOursSingle(final int, p float64) oursSingle {
 	f, err := bloom.New(uint64(final), p)
 	if err != nil {
 		panic(err)
 	}
-	return &oursSingle{f}
+	return oursSingle{(*ours)(f)}
 }
 
-func (s *oursSingle) addRange(ks *keySet, from, to int) error {
-	for i := from; i < to; i++ {
-		s.f.Add(ks.key(i))
-	}
+func (s oursSingle) addRange(ks *keySet, from, to int) error {
+	s.ours.addRange(ks, from, to)
 	return nil
 }
 
-func (s *oursSingle) testAll(ks *keySet, n int) (hits int) {
-	for i := range n {
-		if s.f.Test(ks.key(i)) {
-			hits++
-		}
-	}
-	return hits
-}
+func (s oursSingle) testAll(ks *keySet, n int) int { return s.testRange(ks, 0, n) }
 
-func (s *oursSingle) bits() uint64 { return s.f.Bits() }
+func (s oursSingle) bits() uint64 { return (*bloom.BloomFilter)(s.ours).Bits() }
 
-func (s *oursSingle) subFilters() int { return 1 }
+func (s oursSingle) subFilters() int { return 1 }
