@@ -37,6 +37,7 @@ func runBuild(e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("-capacity %d at -error-rate %g: %w", *capacity, *errorRate, err)
 	}
+	removeStaleTemps(resolvePath(*out))
 	if err := checkWritable(*out); err != nil {
 		return err
 	}

@@ -26,7 +26,13 @@ With -state FILE the filter is read from FILE first (if it exists) and
 written back at the end, atomically: FILE always holds a whole filter. Then
 -capacity and -error-rate only matter for a new FILE. An interrupt (Ctrl-C)
 stops at the next line and saves, exiting with status 130; a second one
-quits without saving.
+quits without saving. A run holds a lock on FILE.lock, which stays beside
+FILE, from start to end: a second run on FILE meanwhile fails at once.
+
+A filter that reaches the library's limits (MaxBits, 2^40 bits in all)
+saturates: it can grow no more, so it can no longer keep its error rate. dedup then stops after the line that saturated
+it, saves the state and fails, and refuses a saturated state; start anew
+with a higher -error-rate or a larger -capacity.
 `
 
 // Defaults for dedup. A dropped line is lost data, so the default error rate
@@ -51,9 +57,26 @@ func runDedup(e *env, args []string) error {
 	if err := checkSizing(*capacity, *errorRate); err != nil {
 		return err
 	}
+	if *state != "" {
+		// Every name of the state, through symbolic links, shares one lock.
+		path := resolvePath(*state)
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s: is a directory", *state)
+		}
+		unlock, err := lockState(path)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		removeStaleTemps(path)
+	}
 	f, err := dedupFilter(*state, *capacity, *errorRate)
 	if err != nil {
 		return err
+	}
+	if f.Saturated() {
+		// Every new line would raise the rate further: refuse them all.
+		return fmt.Errorf("%s: %s; no line read; %s", *state, saturatedWhy(f), saturatedWhatToDo(true))
 	}
 	if *state != "" {
 		if err := checkWritable(*state); err != nil {
@@ -80,10 +103,33 @@ func runDedup(e *env, args []string) error {
 			return fmt.Errorf("saving state: %w (%s unchanged)", err, *state)
 		}
 	}
+	if n.saturated {
+		saved := ""
+		if *state != "" {
+			saved = "; state saved in " + *state
+		}
+		return fmt.Errorf("%s; stopped after %s lines (the rest of stdin is unread)%s; %s",
+			saturatedWhy(f), thousands(n.read), saved, saturatedWhatToDo(*state != ""))
+	}
 	if stop.Load() {
 		return errInterrupted
 	}
 	return nil
+}
+
+// saturatedWhy says that f is saturated and what that means.
+func saturatedWhy(f *bloom.ScalableBloomFilter) string {
+	return fmt.Sprintf("the filter is saturated: it cannot grow any more, so it can no longer keep its error rate %g, and new lines would be dropped more and more often", f.ErrorRate())
+}
+
+// saturatedWhatToDo says the way out of a saturated filter: a higher rate, or
+// a larger first sub-filter and so fewer, less tightened sub-filters, take
+// fewer bits and hash functions for the same lines.
+func saturatedWhatToDo(state bool) string {
+	if state {
+		return "start a new -state with a higher -error-rate or a larger -capacity"
+	}
+	return "run again with a higher -error-rate or a larger -capacity"
 }
 
 // dedupFilter loads the filter from state, or makes a new one if state is
@@ -142,10 +188,14 @@ func handleInterrupts(e *env, stop *atomic.Bool) (done func()) {
 
 type dedupCounts struct {
 	read, written uint64
+	// saturated says that the filter saturated, which stopped the run.
+	saturated bool
 }
 
 // dedup copies to w each line of r whose key f does not hold, adding the keys
-// to f, until the input ends or stop is set. It buffers its output, flushing
+// to f, until the input ends, stop is set or f saturates. Once saturated, f
+// cannot keep its error rate, so the line whose key saturated it, tested
+// before its key went in, is the last one read. It buffers its output, flushing
 // it whenever it has used up the input it has read, and before it returns.
 func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.Bool, p *progress) (n dedupCounts, err error) {
 	lr := newLineReader(r)
@@ -170,6 +220,10 @@ func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.
 			n.written++
 			if err := writeLine(bw, line); err != nil {
 				return n, fmt.Errorf("writing stdout: %w", err)
+			}
+			if f.Saturated() {
+				n.saturated = true
+				break
 			}
 		}
 		if n.read%progressEvery == 0 && p != nil {

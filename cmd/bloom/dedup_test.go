@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,5 +58,116 @@ func BenchmarkDedup(b *testing.B) {
 	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 	if cpu > 0 {
 		b.ReportMetric(float64(lines)*float64(b.N)/cpu.Seconds(), "lines/cpu-s")
+	}
+}
+
+// nearlySaturatedState writes to path a dedup state whose next new line
+// saturates it: its newest sub-filter is full, and the next one, of
+// 2.5 * 10^11 keys, would pass MaxBits at any error rate below 0.5 (it would
+// need at least 1.44 bits a key). It is made with the library because no
+// flag of dedup saturates a filter within a test's memory.
+func nearlySaturatedState(t *testing.T, path string) {
+	t.Helper()
+	f, err := bloom.NewScalable(1, 1e-6, bloom.Exponential(5e5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; f.NumFilters() < 2 || f.Count() < f.Capacity(); i++ {
+		f.Add(fmt.Appendf(nil, "old %d", i))
+	}
+	if f.NumFilters() != 2 || f.Saturated() {
+		t.Fatalf("%d sub-filters, saturated %v; want 2, not saturated", f.NumFilters(), f.Saturated())
+	}
+	var b bytes.Buffer
+	if _, err := f.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o666); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDedupSaturates runs dedup on a state that saturates at its first new
+// line: dedup writes that line, stops reading, saves the state and fails
+// with one line saying why and what to do. A later run on the saturated
+// state fails at once, and query and info say that it is saturated.
+func TestDedupSaturates(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "seen.bf")
+	nearlySaturatedState(t, state)
+
+	r := runBloom(t, "old 7\nnew 0\nnew 1\nnew 2\n", "dedup", "-state", state)
+	r.wantError(t, "saturated")
+	for _, s := range []string{"error rate 1e-06", "stopped after 2 lines", "saved in " + state, "-error-rate", "-capacity"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr %q lacks %q", r.stderr, s)
+		}
+	}
+	if r.stdout != "new 0\n" {
+		t.Errorf("stdout %q, want the line that saturated the filter and no other", r.stdout)
+	}
+	runBloom(t, "", "query", state, "old 7", "new 0").want(t, 0, nil) // saved
+
+	saved := readFile(t, state)
+	r = runBloom(t, "new 1\n", "dedup", "-state", state)
+	r.wantError(t, state+": the filter is saturated")
+	if r.stdout != "" {
+		t.Errorf("stdout %q, want nothing", r.stdout)
+	}
+	if !bytes.Equal(readFile(t, state), saved) {
+		t.Error("a refused run changed the state")
+	}
+
+	r = runBloom(t, "", "query", state, "new 0")
+	r.want(t, 0, ptr("new 0\tpresent\n"))
+	if !strings.Contains(r.stderr, "warning: "+state+" is saturated") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("query on a saturated filter: stderr %q, want a one-line warning", r.stderr)
+	}
+	r = runBloom(t, "", "info", state)
+	r.want(t, 0, nil)
+	if !strings.Contains(r.stdout, "saturated") {
+		t.Errorf("info does not say the filter is saturated:\n%s", r.stdout)
+	}
+	noTempFiles(t, dir)
+}
+
+// TestDedupKeepsRateOrFails runs dedup at an error rate so low that the
+// filter may saturate (on main as of issue 11 it stopped growing at
+// MaxHashes after 11,333 lines and then dropped a third of the new lines
+// with exit status 0). Whatever the library can do, dedup must either
+// write every distinct line and succeed, or stop at saturation and fail
+// with every line it read written and, with -state, saved.
+func TestDedupKeepsRateOrFails(t *testing.T) {
+	t.Parallel()
+	const n = 50_000
+	var in strings.Builder
+	for i := range n {
+		fmt.Fprintf(&in, "line %d\n", i)
+	}
+	for _, withState := range []bool{false, true} {
+		t.Run(fmt.Sprintf("state=%v", withState), func(t *testing.T) {
+			t.Parallel()
+			args := []string{"dedup", "-capacity", "100", "-error-rate", "1e-18"}
+			state := filepath.Join(t.TempDir(), "seen.bf")
+			if withState {
+				args = append(args, "-state", state)
+			}
+			r := runBloom(t, in.String(), args...)
+			if r.code == 0 {
+				if r.stdout != in.String() {
+					t.Fatalf("exit status 0 with %d of %d lines written", strings.Count(r.stdout, "\n"), n)
+				}
+				return
+			}
+			r.wantError(t, "the filter is saturated")
+			if !strings.HasPrefix(in.String(), r.stdout) || !strings.HasSuffix(r.stdout, "\n") {
+				t.Fatalf("saturated after %d lines, but they are not the first lines of the input", strings.Count(r.stdout, "\n"))
+			}
+			t.Logf("%d lines, then: %s", strings.Count(r.stdout, "\n"), r.stderr)
+			if withState {
+				runBloom(t, r.stdout, "query", state).want(t, 0, nil)
+			}
+		})
 	}
 }

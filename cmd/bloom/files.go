@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 )
@@ -87,13 +89,8 @@ func removeTemp() {
 // replaced file keeps its mode. If path is a symbolic link, the file it
 // points to is replaced.
 func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target // replace the file a symbolic link points to, not the link
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	path = resolvePath(path)
+	dir, base := splitPath(path)
 	f, err := createTemp(dir, base)
 	if err != nil {
 		return err
@@ -141,13 +138,8 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 // its temporary file for path, so that a long run fails at its start rather
 // than at its end.
 func checkWritable(path string) error {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	path = resolvePath(path)
+	dir, base := splitPath(path)
 	f, err := createTemp(dir, base)
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %w", path, err)
@@ -157,14 +149,41 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// createTemp creates a new file named like ".BASE.tmp-123456" in dir, with
+// resolvePath returns the file that path names, following symbolic links, so
+// that a save replaces the file a link points to, not the link. A path that
+// does not resolve, as a file yet to be made, is returned as it is.
+func resolvePath(path string) string {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		return target
+	}
+	return path
+}
+
+// splitPath splits path into its directory, "." if it has none, and its base.
+func splitPath(path string) (dir, base string) {
+	dir, base = filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	return dir, base
+}
+
+// A temporary file for BASE is named ".BASE.tmp-PID-N": the process writing it
+// and a random number. The process ID tells a later run whether the file is
+// still being written or left by a process that died while saving (kill -9,
+// a power cut), which removeStaleTemps removes. Versions before it named
+// them ".BASE.tmp-N".
+const tempMarker = ".tmp-"
+
+// createTemp creates a new file named like ".BASE.tmp-PID-N" in dir, with
 // mode 0666 less the umask (os.CreateTemp would make it 0600), and records
 // it in saving.
 func createTemp(dir, base string) (*os.File, error) {
 	saving.Lock()
 	defer saving.Unlock()
+	prefix := "." + base + tempMarker + strconv.Itoa(os.Getpid()) + "-"
 	for try := 0; ; try++ {
-		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64()%1e9, 10))
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64()%1e9, 10))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) && try < 100 {
 			continue
@@ -174,4 +193,63 @@ func createTemp(dir, base string) (*os.File, error) {
 		}
 		return f, err
 	}
+}
+
+// legacyTempAge is how long a temporary file of the old naming, which does
+// not say which process writes it, must have been left unmodified before
+// removeStaleTemps takes it for stale. A save writes its file without pause
+// and renames it at once, so an hour is ample.
+const legacyTempAge = time.Hour
+
+// removeStaleTemps removes the temporary files for path (resolved) that runs
+// which died while saving left: those named ".BASE.tmp-PID-N" whose process
+// is gone or is this one (which has none yet), and those of the old naming,
+// ".BASE.tmp-N", unmodified for legacyTempAge. It removes nothing else, not
+// even other files of the same prefix, and gives up quietly on errors: a
+// stale file costs disk space, not correctness.
+func removeStaleTemps(path string) {
+	dir, base := splitPath(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + tempMarker
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		pid, n, named := strings.Cut(rest, "-")
+		switch {
+		case !isDigits(pid) || named && !isDigits(n):
+			continue // not ours
+		case named:
+			id, err := strconv.Atoi(pid)
+			if err != nil || id != os.Getpid() && !processGone(id) {
+				continue
+			}
+			saving.Lock()
+			busy := name == saving.tmp
+			saving.Unlock()
+			if busy {
+				continue
+			}
+		default:
+			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < legacyTempAge {
+				continue
+			}
+		}
+		os.Remove(name)
+	}
+}
+
+// isDigits reports whether s is one or more decimal digits.
+func isDigits(s string) bool {
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -10,7 +10,8 @@ import (
 const queryDoc = `Reports each KEY, or without KEYs each line of stdin, as "present" or
 "absent", one per line: the key, a tab, the answer. "absent" is certain;
 "present" is wrong with a probability of about the filter's estimated error
-rate (see bloom info). FILE is a filter written by build or dedup -state.
+rate (see bloom info), and it warns on stderr when a scalable filter is
+saturated. FILE is a filter written by build or dedup -state.
 Exit status: 0 if every key is present, 1 if any is absent, 2 on error.
 `
 
@@ -35,6 +36,10 @@ func runQuery(e *env, args []string) error {
 	loaded, err := loadFilter(flags.Arg(0))
 	if err != nil {
 		return err
+	}
+	if s, ok := loaded.(*bloom.ScalableBloomFilter); ok && s.Saturated() {
+		fmt.Fprintf(e.stderr, "bloom query: warning: %s is saturated: \"present\" is wrong more often than its error rate %g (estimated %.3g)\n",
+			flags.Arg(0), s.ErrorRate(), s.EstimatedErrorRate())
 	}
 	f := loaded.(tester)
 	w := bufio.NewWriterSize(e.stdout, ioBufferSize)
