@@ -108,7 +108,7 @@ func runDedup(e *env, args []string) error {
 		if *state != "" {
 			saved = "; state saved in " + *state
 		}
-		return fmt.Errorf("%s; stopped after %s lines (the rest of stdin is unread)%s; %s",
+		return fmt.Errorf("%s; stopped reading stdin after %s lines%s; %s",
 			saturatedWhy(f), thousands(n.read), saved, saturatedWhatToDo(*state != ""))
 	}
 	if stop.Load() {

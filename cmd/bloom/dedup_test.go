@@ -99,7 +99,7 @@ func TestDedupSaturates(t *testing.T) {
 
 	r := runBloom(t, "old 7\nnew 0\nnew 1\nnew 2\n", "dedup", "-state", state)
 	r.wantError(t, "saturated")
-	for _, s := range []string{"error rate 1e-06", "stopped after 2 lines", "saved in " + state, "-error-rate", "-capacity"} {
+	for _, s := range []string{"error rate 1e-06", "stopped reading stdin after 2 lines", "saved in " + state, "-error-rate", "-capacity"} {
 		if !strings.Contains(r.stderr, s) {
 			t.Errorf("stderr %q lacks %q", r.stderr, s)
 		}

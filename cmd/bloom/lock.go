@@ -37,7 +37,7 @@ func lockState(path string) (unlock func(), err error) {
 		if pid := lockHolder(name); pid > 0 {
 			holder = fmt.Sprintf(", process %d,", pid)
 		}
-		return nil, fmt.Errorf("%s is in use by another bloom dedup%s which holds %s: wait for it to finish", path, holder, name)
+		return nil, fmt.Errorf("%s is in use by another bloom dedup%s which holds %s: wait for it to finish, then run again", path, holder, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot write lock file: %w", err)

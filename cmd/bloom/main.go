@@ -22,7 +22,15 @@
 // and renamed over the old one), so a long job can stop and resume. An
 // interrupt (SIGINT or SIGTERM) stops reading at the next line and saves; a
 // second one quits at once without saving, leaving the old state file as it
-// was.
+// was. A run locks FILE.lock, a file left beside the state, from start to
+// end, and a second run on the same state fails at once while it is held.
+// Temporary files left by a run killed while saving are removed by the next
+// dedup or build that writes the same file.
+//
+// A scalable filter that reaches the library's limits saturates: it can grow
+// no more and no longer keep its error rate. dedup then stops after the line
+// that saturated it, saves the state, and fails; it refuses a saturated state
+// before reading any line. query warns about a saturated filter; info says so.
 //
 // build writes a fixed-size filter of the lines of INPUT (or stdin); query
 // reports each key, or each line of stdin, as "present" or "absent"; info
@@ -32,8 +40,10 @@
 // Progress goes to stderr when stderr is a terminal. Exit status: 0 on
 // success (for query: every key present), 1 when query finds a key absent,
 // 2 on any error, such as an unknown flag, a parameter out of range or a
-// missing or corrupt filter file, and 130 when dedup was interrupted (and
-// saved its state). On error no file is written or replaced.
+// missing or corrupt filter file, a state in use or a saturated filter, and
+// 130 when dedup was interrupted (and saved its state). On error no file is
+// written or replaced, except that dedup saves the state it has when the
+// filter saturates (and may leave a new, empty FILE.lock).
 package main
 
 import (
