@@ -28,11 +28,11 @@ func TestDedupLockHeld(t *testing.T) {
 	old := readFile(t, state)
 
 	cmd, stdin, stdout, _ := startDedup(t, state) // holds the lock while it waits for input
-	link := filepath.Join(dir, "link.bf")
-	if err := os.Symlink("seen.bf", link); err != nil {
-		t.Fatal(err)
+	paths := []string{state}
+	if link := filepath.Join(dir, "link.bf"); os.Symlink("seen.bf", link) == nil {
+		paths = append(paths, link) // another name, the same lock
 	}
-	for _, path := range []string{state, link} {
+	for _, path := range paths {
 		start := time.Now()
 		r := runBloom(t, "a\nb\n", "dedup", "-state", path)
 		r.wantError(t, "in use by another bloom dedup")
