@@ -62,15 +62,17 @@ func BenchmarkDedup(b *testing.B) {
 }
 
 // nearlySaturatedState writes to path a dedup state whose next new line
-// saturates it: its newest sub-filter is full, and the next one, of
-// 2.5 * 10^11 keys, would pass MaxBits at any error rate below 0.5 (it would
-// need at least 1.44 bits a key). It is made with the library because no
-// flag of dedup saturates a filter within a test's memory.
+// saturates it: its newest sub-filter (5 * 10^5 keys, 2 MB) is full, and the
+// next one, 2.5 * 10^11 keys at an error rate of 1e-6 * 0.1 * 0.9^2, would
+// need about 34 bits a key, 8.5 * 10^12 bits: nearly 8 times MaxBits, so no
+// sizing the library might adopt will fit it. It is made with the library
+// because no flag of dedup saturates a filter within a test's memory once
+// growth no longer stops at MaxHashes.
 func nearlySaturatedState(t *testing.T, path string) {
 	t.Helper()
 	f, err := bloom.NewScalable(1, 1e-6, bloom.Exponential(5e5))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the library refuses the growth this test saturates with: %v", err)
 	}
 	for i := 0; f.NumFilters() < 2 || f.Count() < f.Capacity(); i++ {
 		f.Add(fmt.Appendf(nil, "old %d", i))
