@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,9 +20,10 @@ which keeps a filter that grows.
 
 func runBuild(e *env, args []string) error {
 	flags := newFlagSet(e, "build", buildDoc)
-	capacity := flags.Uint64("capacity", 0, "distinct keys the filter is sized for (required)")
+	capacity := countFlag(flags, "capacity", 0, "distinct keys the filter is sized for (required)")
 	errorRate := flags.Float64("error-rate", 0.01, "false-positive rate at capacity, in (0, 1)")
-	out := flags.String("o", "", "write the filter to `FILE` (required)")
+	out := flags.String("o", "", "write the filter to `FILE` (required); - writes it to stdout")
+	quiet := flags.Bool("q", false, "print no progress and no summary on stderr, only warnings and errors")
 	if err := flags.parse(args); err != nil {
 		return err
 	}
@@ -33,16 +36,31 @@ func runBuild(e *env, args []string) error {
 	if err := checkSizing(*capacity, *errorRate); err != nil {
 		return err
 	}
-	f, err := bloom.New(*capacity, *errorRate)
+	// Every check comes before the filter is allocated and the input read.
+	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", *capacity, *errorRate)
+	bits, _, err := bloom.Size(*capacity, *errorRate)
 	if err != nil {
-		return fmt.Errorf("-capacity %d at -error-rate %g: %w", *capacity, *errorRate, err)
+		return fmt.Errorf("%s: %w", sizing, err)
 	}
-	removeStaleTemps(resolvePath(*out))
-	if err := checkWritable(*out); err != nil {
+	if err := checkMemory(sizing, bits); err != nil {
 		return err
 	}
+	toStdout := *out == "-"
+	if toStdout {
+		if e.stdoutTerminal {
+			return errors.New("-o - would write a binary filter to the terminal: redirect stdout to a file or a pipe")
+		}
+	} else {
+		if fi, err := os.Stat(resolvePath(*out)); err == nil && fi.IsDir() {
+			return fmt.Errorf("-o %s: is a directory", *out)
+		}
+		removeStaleTemps(resolvePath(*out))
+		if err := checkWritable(*out); err != nil {
+			return err
+		}
+	}
 	in, name := e.stdin, "stdin"
-	if flags.NArg() == 1 {
+	if flags.NArg() == 1 && flags.Arg(0) != "-" {
 		name = flags.Arg(0)
 		file, err := os.Open(name)
 		if err != nil {
@@ -51,7 +69,11 @@ func runBuild(e *env, args []string) error {
 		defer file.Close()
 		in = file
 	}
-	p := newProgress(e, "read")
+	f, err := bloom.New(*capacity, *errorRate)
+	if err != nil {
+		return fmt.Errorf("%s: %w", sizing, err)
+	}
+	p := newProgress(e, "read", *quiet)
 	var lines uint64
 	err = eachLine(in, func(key []byte) error {
 		f.Add(key)
@@ -61,16 +83,44 @@ func runBuild(e *env, args []string) error {
 		}
 		return nil
 	})
-	p.done(lines, "")
 	if err != nil {
+		p.finish("")
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
-	if f.Count() > f.Capacity() {
-		fmt.Fprintf(e.stderr, "bloom build: warning: %s distinct keys exceed -capacity %s: the false-positive rate is about %.3g, not %g\n",
-			thousands(f.Count()), thousands(f.Capacity()), f.EstimatedErrorRate(), f.ErrorRate())
+	n := plainCount(f)
+	if n.n > f.Capacity() {
+		p.finish("")
+		if n.known {
+			fmt.Fprintf(e.stderr, "bloom build: warning: %s exceed -capacity %s: the false-positive rate is about %.3g, not %g\n",
+				describeCount(n, "key"), thousands(f.Capacity()), f.EstimatedErrorRate(), f.ErrorRate())
+		} else {
+			fmt.Fprintf(e.stderr, "bloom build: warning: every bit is set: at least %s distinct keys, more than -capacity %s, went in, and every key will test present\n",
+				thousands(n.n), thousands(f.Capacity()))
+		}
 	}
-	return writeFileAtomic(*out, func(w io.Writer) error {
+	write := func(w io.Writer) error {
 		_, err := f.WriteTo(w)
 		return err
-	})
+	}
+	where := *out
+	if toStdout {
+		where = "stdout"
+		bw := bufio.NewWriterSize(e.stdout, ioBufferSize)
+		err = write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err != nil {
+			err = fmt.Errorf("writing stdout: %w", err)
+		}
+	} else {
+		err = writeFileAtomic(*out, write)
+	}
+	if err != nil {
+		p.finish("")
+		return err
+	}
+	p.finish(fmt.Sprintf("bloom build: %s read; the filter holds %s in %s, written to %s",
+		quantity(lines, "line"), describeCount(n, "key"), byteSize(f.Bits()/8), where))
+	return nil
 }

@@ -45,17 +45,24 @@ const (
 
 func runDedup(e *env, args []string) error {
 	flags := newFlagSet(e, "dedup", dedupDoc)
-	capacity := flags.Uint64("capacity", dedupCapacity, "distinct lines the filter holds before it first grows")
+	capacity := countFlag(flags, "capacity", dedupCapacity, "distinct lines the filter holds before it first grows")
 	errorRate := flags.Float64("error-rate", dedupErrorRate, "highest probability of dropping a new line, in (0, 1)")
 	state := flags.String("state", "", "load the filter from `FILE` if it exists, save it there at the end")
+	quiet := flags.Bool("q", false, "print no progress and no summary on stderr, only warnings and errors")
 	if err := flags.parse(args); err != nil {
-		return err
-	}
-	if err := checkArgs(flags, 0, 0); err != nil {
 		return err
 	}
 	if err := checkSizing(*capacity, *errorRate); err != nil {
 		return err
+	}
+	in, inName := e.stdin, "stdin"
+	if flags.NArg() > 0 {
+		files, err := openInputFiles(flags.Args(), e.stdin)
+		if err != nil {
+			return err
+		}
+		defer files.Close()
+		in, inName = files, "input"
 	}
 	if *state != "" {
 		// Every name of the state, through symbolic links, shares one lock.
@@ -86,13 +93,16 @@ func runDedup(e *env, args []string) error {
 
 	var stop atomic.Bool
 	if e.signals {
-		done := handleInterrupts(e, &stop)
+		stopped := make(chan struct{})
+		done := handleInterrupts(e, &stop, stopped, *state)
 		defer done()
+		// An interrupt stops a read waiting for input at once.
+		in = newStopReader(in, stopped)
 	}
-	p := newProgress(e, "read")
-	n, err := dedup(e.stdin, e.stdout, f, &stop, p)
-	p.done(n.read, fmt.Sprintf(", %s written", thousands(n.written)))
+	p := newProgress(e, "read", *quiet)
+	n, err := dedup(in, e.stdout, f, &stop, p)
 	if err != nil {
+		p.finish("")
 		return err // the old state stays as it was
 	}
 	if *state != "" {
@@ -100,17 +110,29 @@ func runDedup(e *env, args []string) error {
 			_, err := f.WriteTo(w)
 			return err
 		}); err != nil {
+			p.finish("")
 			return fmt.Errorf("saving state: %w (%s unchanged)", err, *state)
 		}
 	}
 	if n.saturated {
+		p.finish("")
 		saved := ""
 		if *state != "" {
 			saved = "; state saved in " + *state
 		}
-		return fmt.Errorf("%s; stopped reading stdin after %s lines%s; %s",
-			saturatedWhy(f), thousands(n.read), saved, saturatedWhatToDo(*state != ""))
+		return fmt.Errorf("%s; stopped reading %s after %s lines%s; %s",
+			saturatedWhy(f), inName, thousands(n.read), saved, saturatedWhatToDo(*state != ""))
 	}
+	summary := "bloom dedup: "
+	if stop.Load() {
+		summary += "interrupted: "
+	}
+	summary += fmt.Sprintf("%s read, %s written; the filter holds %s in %s",
+		quantity(n.read, "line"), thousands(n.written), describeCount(scalableCount(f), "line"), byteSize(f.Bits()/8))
+	if *state != "" {
+		summary += "; state saved in " + *state
+	}
+	p.finish(summary)
 	if stop.Load() {
 		return errInterrupted
 	}
@@ -158,9 +180,15 @@ func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.Scala
 // errInterrupted makes run exit with status 130 after an interrupt.
 var errInterrupted = errors.New("interrupted")
 
-// handleInterrupts sets stop at the first SIGINT or SIGTERM and exits at the
-// second, removing a half-written state file. The returned func stops it.
-func handleInterrupts(e *env, stop *atomic.Bool) (done func()) {
+// handleInterrupts sets stop and closes stopped at the first SIGINT or
+// SIGTERM, which makes dedup stop reading at once, keep the lines it has
+// read and save the state. Later interrupts do not cut the save short: an
+// abandoned save would leave the old state, which lacks the lines this run
+// has already written, and the next run would write them again. They only
+// say so (once); kill -9 still quits at once, leaving the old state whole.
+// Without a state, a second interrupt quits at once. The returned func stops
+// the handler.
+func handleInterrupts(e *env, stop *atomic.Bool, stopped chan struct{}, state string) (done func()) {
 	c := make(chan os.Signal, 2)
 	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	quit := make(chan struct{})
@@ -171,14 +199,28 @@ func handleInterrupts(e *env, stop *atomic.Bool) (done func()) {
 			return
 		}
 		stop.Store(true)
-		fmt.Fprintln(e.stderr, "bloom dedup: interrupted: stopping at the next line to save (interrupt again to quit without saving)")
+		close(stopped)
+		if state == "" {
+			fmt.Fprintln(e.stderr, "bloom dedup: interrupted (interrupt again to quit at once)")
+		} else {
+			fmt.Fprintf(e.stderr, "bloom dedup: interrupted: saving the lines read in %s\n", state)
+		}
 		select {
 		case <-c:
 		case <-quit:
 			return
 		}
-		removeTemp()
-		os.Exit(exitInterrupted)
+		if state == "" {
+			os.Exit(exitInterrupted)
+		}
+		fmt.Fprintf(e.stderr, "bloom dedup: still saving %s; it keeps its old contents until the new ones are complete (kill -9 abandons the save)\n", state)
+		for {
+			select {
+			case <-c:
+			case <-quit:
+				return
+			}
+		}
 	}()
 	return func() {
 		signal.Stop(c)
@@ -209,11 +251,11 @@ func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.
 			}
 		}
 		line, err := lr.next()
-		if err == io.EOF {
+		if err == io.EOF || errors.Is(err, errStopped) {
 			break
 		}
 		if err != nil {
-			return n, fmt.Errorf("reading stdin: %w", err)
+			return n, fmt.Errorf("reading input: %w", err)
 		}
 		n.read++
 		if !f.TestAndAdd(key(line)) {

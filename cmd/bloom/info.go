@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"text/tabwriter"
 
@@ -10,10 +12,97 @@ import (
 
 const infoDoc = `Prints the parameters and the fill of a filter file written by build or
 dedup -state: a fixed-size or a scalable Bloom filter.
+
+With -json it prints one JSON object instead, with these fields (null where
+one does not apply to the kind of filter or is unknown):
+  file, file_bytes      the file's name and size
+  kind                  "fixed" or "scalable"
+  bits, bytes           the size of the bit arrays in memory
+  hashes                bit positions per key (fixed only)
+  seed                  the hash seed
+  capacity              keys the filter is sized for (scalable: so far)
+  initial_capacity      keys of the first sub-filter (scalable only)
+  error_rate            the target false-positive rate
+  count                 keys added that tested absent
+  estimated_count       distinct keys it most likely holds (null when
+                        every bit is set, and then saturated is true)
+  fill_ratio            the fraction of bits set
+  estimated_error_rate  the false-positive rate estimated from the fill
+  sub_filters           the number of sub-filters (scalable only)
+  saturated             scalable: it can grow no more; fixed: every bit
+                        is set, so every key tests present
 `
+
+// filterInfo is what info prints, in text or as JSON.
+type filterInfo struct {
+	File               string   `json:"file"`
+	FileBytes          int64    `json:"file_bytes"`
+	Kind               string   `json:"kind"`
+	Bits               uint64   `json:"bits"`
+	Bytes              uint64   `json:"bytes"`
+	Hashes             *uint    `json:"hashes"`
+	Seed               uint32   `json:"seed"`
+	Capacity           uint64   `json:"capacity"`
+	InitialCapacity    *uint64  `json:"initial_capacity"`
+	ErrorRate          float64  `json:"error_rate"`
+	Count              uint64   `json:"count"`
+	EstimatedCount     *uint64  `json:"estimated_count"`
+	FillRatio          *float64 `json:"fill_ratio"`
+	EstimatedErrorRate float64  `json:"estimated_error_rate"`
+	SubFilters         *int     `json:"sub_filters"`
+	Saturated          bool     `json:"saturated"`
+
+	countLowerBound uint64 // when EstimatedCount is unknown
+	full            bool   // a fixed-size filter over capacity
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// describe gathers the info of loaded, read from path.
+func describe(path string, size int64, loaded any) filterInfo {
+	in := filterInfo{File: path, FileBytes: size}
+	var count distinctCount
+	switch f := loaded.(type) {
+	case *bloom.BloomFilter:
+		in.Kind = "fixed"
+		in.Bits, in.Bytes = f.Bits(), (f.Bits()+63)/64*8
+		in.Hashes = ptrTo(f.Hashes())
+		in.Seed = f.Seed()
+		in.Capacity, in.ErrorRate, in.Count = f.Capacity(), f.ErrorRate(), f.Count()
+		in.FillRatio = ptrTo(f.FillRatio())
+		in.EstimatedErrorRate = f.EstimatedErrorRate()
+		count = plainCount(f)
+		in.Saturated = !count.known
+		in.full = f.IsFull()
+	case *bloom.ScalableBloomFilter:
+		in.Kind = "scalable"
+		in.Bits, in.Bytes = f.Bits(), f.Bits()/8
+		in.Seed = f.Seed()
+		in.Capacity, in.InitialCapacity = f.Capacity(), ptrTo(f.InitialCapacity())
+		in.ErrorRate, in.Count = f.ErrorRate(), f.Count()
+		// Shown if the library offers it for scalable filters.
+		if g, ok := loaded.(interface{ FillRatio() float64 }); ok {
+			in.FillRatio = ptrTo(g.FillRatio())
+		}
+		in.EstimatedErrorRate = f.EstimatedErrorRate()
+		in.SubFilters = ptrTo(f.NumFilters())
+		in.Saturated = f.Saturated()
+		count = scalableCount(f)
+	}
+	if count.known {
+		in.EstimatedCount = ptrTo(count.n)
+	} else {
+		in.countLowerBound = count.n
+	}
+	if math.IsNaN(in.EstimatedErrorRate) {
+		in.EstimatedErrorRate = 1 // JSON has no NaN; a filter that cannot tell says every key may be present
+	}
+	return in
+}
 
 func runInfo(e *env, args []string) error {
 	flags := newFlagSet(e, "info", infoDoc)
+	asJSON := flags.Bool("json", false, "print one JSON object")
 	if err := flags.parse(args); err != nil {
 		return err
 	}
@@ -29,44 +118,58 @@ func runInfo(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	in := describe(path, st.Size(), loaded)
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(in)
+	}
+
 	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(tw, "%s:\t"+format+"\n", append([]any{name}, args...)...)
 	}
 	row("file", "%s (%s bytes)", path, thousands(uint64(st.Size())))
-	switch f := loaded.(type) {
-	case *bloom.BloomFilter:
+	estimated := func() {
+		if in.EstimatedCount != nil {
+			row("estimated count", "%s keys", thousands(*in.EstimatedCount))
+		} else {
+			row("estimated count", "unknown: every bit is set, so at least %s keys", thousands(in.countLowerBound))
+		}
+	}
+	switch in.Kind {
+	case "fixed":
 		row("kind", "fixed-size Bloom filter")
-		row("bits", "%s (%s bytes)", thousands(f.Bits()), thousands((f.Bits()+63)/64*8))
-		row("hashes", "%d", f.Hashes())
-		row("seed", "%#08x", f.Seed())
-		row("capacity", "%s keys", thousands(f.Capacity()))
-		row("target error rate", "%.4g (at capacity)", f.ErrorRate())
-		row("count", "%s keys", thousands(f.Count()))
-		row("estimated count", "%s keys", thousands(f.EstimatedCount()))
-		row("fill ratio", "%.4f%%", 100*f.FillRatio())
-		row("estimated error rate", "%.4g", f.EstimatedErrorRate())
-		if f.IsFull() {
+		row("bits", "%s (%s bytes)", thousands(in.Bits), thousands(in.Bytes))
+		row("hashes", "%d", *in.Hashes)
+		row("seed", "%#08x", in.Seed)
+		row("capacity", "%s keys", thousands(in.Capacity))
+		row("target error rate", "%.4g (at capacity)", in.ErrorRate)
+		row("count", "%s keys", thousands(in.Count))
+		estimated()
+		row("fill ratio", "%.4f%%", 100**in.FillRatio)
+		row("estimated error rate", "%.4g", in.EstimatedErrorRate)
+		switch {
+		case in.Saturated:
+			row("note", "saturated: every bit is set, so every key tests present")
+		case in.full:
 			row("note", "over capacity: false positives are more frequent than the target")
 		}
-	case *bloom.ScalableBloomFilter:
+	case "scalable":
 		row("kind", "scalable Bloom filter")
-		row("sub-filters", "%d", f.NumFilters())
-		row("bits", "%s (%s bytes)", thousands(f.Bits()), thousands(f.Bits()/8))
-		row("seed", "%#08x", f.Seed())
-		row("initial capacity", "%s keys", thousands(f.InitialCapacity()))
-		row("capacity", "%s keys (the sub-filters so far; it grows past that)", thousands(f.Capacity()))
-		row("target error rate", "%.4g (overall)", f.ErrorRate())
-		row("count", "%s keys", thousands(f.Count()))
-		// Shown if the library offers them for scalable filters.
-		if g, ok := loaded.(interface{ EstimatedCount() uint64 }); ok {
-			row("estimated count", "%s keys", thousands(g.EstimatedCount()))
+		row("sub-filters", "%d", *in.SubFilters)
+		row("bits", "%s (%s bytes)", thousands(in.Bits), thousands(in.Bytes))
+		row("seed", "%#08x", in.Seed)
+		row("initial capacity", "%s keys", thousands(*in.InitialCapacity))
+		row("capacity", "%s keys (the sub-filters so far; it grows past that)", thousands(in.Capacity))
+		row("target error rate", "%.4g (overall)", in.ErrorRate)
+		row("count", "%s keys", thousands(in.Count))
+		estimated()
+		if in.FillRatio != nil {
+			row("fill ratio", "%.4f%%", 100**in.FillRatio)
 		}
-		if g, ok := loaded.(interface{ FillRatio() float64 }); ok {
-			row("fill ratio", "%.4f%%", 100*g.FillRatio())
-		}
-		row("estimated error rate", "%.4g", f.EstimatedErrorRate())
-		if f.Saturated() {
+		row("estimated error rate", "%.4g", in.EstimatedErrorRate)
+		if in.Saturated {
 			row("note", "saturated: it can grow no more, and false positives rise above the target")
 		}
 	}

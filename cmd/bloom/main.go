@@ -51,7 +51,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -76,6 +78,9 @@ type env struct {
 	// progress says whether to draw progress on stderr: only when it is a
 	// terminal, never into pipes or files.
 	progress bool
+	// stdoutTerminal says whether stdout is a terminal, where build -o -
+	// must not write a binary filter.
+	stdoutTerminal bool
 	// signals says whether dedup may catch SIGINT and SIGTERM: only in the
 	// real process, not in tests that run commands in-process.
 	signals bool
@@ -99,11 +104,13 @@ func init() {
 		{"query", "FILE [KEY...]", "report each KEY, or each line of stdin, as present or absent", runQuery},
 		{"info", "FILE", "print the parameters and fill of a filter file", runInfo},
 		{"faceoff", "", "compare a filter's memory with a Go map's; walk through a tiny filter", runFaceoff},
+		{"version", "", "print the version of bloom and of the Go it was built with", runVersion},
 	}
 }
 
 func main() {
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, progress: isTerminal(os.Stderr), signals: true}
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		progress: isTerminal(os.Stderr), stdoutTerminal: isTerminal(os.Stdout), signals: true}
 	os.Exit(run(e, os.Args[1:]))
 }
 
@@ -124,6 +131,8 @@ func run(e *env, args []string) int {
 	case "-h", "-help", "--help", "help":
 		usage(e.stdout)
 		return exitOK
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands {
 		if c.name != args[0] {
@@ -217,6 +226,39 @@ func checkArgs(fs *flagSet, min, max int) error {
 	case max >= 0 && n > max:
 		return fmt.Errorf("unexpected argument %q (flags go before arguments; run '%s -h' for usage)", fs.Arg(max), fs.Name())
 	}
+	return nil
+}
+
+// countValue is a flag.Value for a count of keys, such as -capacity, that
+// takes an integer or, for large counts, an exact float: "1000000", "1e6",
+// "2.5e6".
+type countValue uint64
+
+func countFlag(fs *flagSet, name string, value uint64, usage string) *uint64 {
+	p := new(uint64)
+	*p = value
+	fs.Var((*countValue)(p), name, usage)
+	return p
+}
+
+func (c *countValue) String() string { return strconv.FormatUint(uint64(*c), 10) }
+
+func (c *countValue) Set(s string) error {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err == nil {
+		*c = countValue(n)
+		return nil
+	}
+	f, ferr := strconv.ParseFloat(s, 64)
+	switch {
+	case ferr != nil || strings.HasPrefix(s, "-") || f != f:
+		return errors.New("not a count: want a whole number, such as 1000000 or 1e6")
+	case f != math.Trunc(f) || f < 0:
+		return errors.New("not a whole number")
+	case f >= math.MaxUint64:
+		return errors.New("too large")
+	}
+	*c = countValue(f)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // bloomBin is the bloom binary that TestMain builds for the end-to-end tests.
@@ -187,10 +188,10 @@ func TestDedup(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := runBloom(t, tc.in, "dedup")
+			r := runBloom(t, tc.in, "dedup", "-q")
 			r.want(t, 0, &tc.out)
 			if r.stderr != "" {
-				t.Errorf("stderr %q, want nothing (no progress into a pipe)", r.stderr)
+				t.Errorf("stderr %q, want nothing (-q)", r.stderr)
 			}
 		})
 	}
@@ -279,7 +280,8 @@ func TestDedupBadInput(t *testing.T) {
 		{"error rate 1", []string{"-error-rate", "1"}, "-error-rate must be in (0, 1)"},
 		{"error rate NaN", []string{"-error-rate", "NaN"}, "-error-rate must be in (0, 1)"},
 		{"unknown flag", []string{"-state", state, "-x"}, "not defined: -x"},
-		{"argument", []string{"-state", state, "extra"}, `unexpected argument "extra"`},
+		{"missing input file", []string{"-state", state, "extra"}, "extra: no such file"},
+		{"input is a directory", []string{"-state", state, dir}, dir + ": is a directory"},
 		{"garbage state", []string{"-state", garbage}, "not a filter file"},
 		{"truncated state", []string{"-state", truncated}, "truncated"},
 		{"corrupt state", []string{"-state", flipped}, "corrupt"},
@@ -401,9 +403,44 @@ func TestDedupKilled(t *testing.T) {
 	noTempFiles(t, dir)
 }
 
-// TestDedupInterrupted interrupts dedup while it waits for input: it stops
-// after the next line, without waiting for the end of the input, saves what
-// it has seen and exits with status 130.
+// interruptDedup starts dedup -state on state, with its stdin an idle pipe
+// after the line "first", sends it SIGINT, and after gap, if gap > 0, a
+// second one. It returns dedup's stdout after "first" and its stderr once it
+// has exited, within 10 seconds, and its exit status.
+func interruptDedup(t *testing.T, state string, gap time.Duration) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd, stdin, out, errOut := startDedup(t, state)
+	defer stdin.Close() // stdin stays open, and idle, until the end
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if gap > 0 {
+		time.Sleep(gap)
+		cmd.Process.Signal(syscall.SIGINT)
+	}
+	exited := make(chan error, 1)
+	var rest, msgs []byte
+	go func() {
+		rest, _ = io.ReadAll(out)
+		msgs, _ = io.ReadAll(errOut)
+		exited <- cmd.Wait()
+	}()
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("dedup still running 10 s after SIGINT while its input was idle")
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		t.Fatalf("interrupted dedup: %v", err)
+	}
+	return string(rest), string(msgs), ee.ExitCode()
+}
+
+// TestDedupInterrupted interrupts dedup while it waits for input that does
+// not come: it stops at once (it used to wait for the next line), saves what
+// it has read, says so and exits with status 130.
 func TestDedupInterrupted(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS == "windows" {
@@ -413,25 +450,40 @@ func TestDedupInterrupted(t *testing.T) {
 	state := filepath.Join(dir, "seen.bf")
 	runBloom(t, "old\n", "dedup", "-state", state).want(t, 0, nil)
 
-	cmd, stdin, stdout, stderr := startDedup(t, state)
-	defer stdin.Close()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	rest, msgs, code := interruptDedup(t, state, 0)
+	if code != exitInterrupted {
+		t.Errorf("exit status %d, want %d (stderr %q)", code, exitInterrupted, msgs)
 	}
-	if l, _ := stderr.ReadString('\n'); !strings.Contains(l, "interrupted") {
-		t.Fatalf("stderr %q after SIGINT", l)
+	if rest != "" {
+		t.Errorf("output after the interrupt %q, want nothing", rest)
 	}
-	io.WriteString(stdin, "second\n") // stdin stays open
-	rest, _ := io.ReadAll(stdout)
-	io.Copy(io.Discard, stderr)
-	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
-		t.Fatalf("interrupted dedup: %v, want exit status %d", err, exitInterrupted)
+	for _, s := range []string{"interrupted", "1 line read, 1 written", "state saved in " + state} {
+		if !strings.Contains(msgs, s) {
+			t.Errorf("stderr %q lacks %q", msgs, s)
+		}
 	}
-	if string(rest) != "second\n" {
-		t.Errorf("output after the interrupt %q, want %q", rest, "second\n")
+	runBloom(t, "", "query", state, "old", "first").want(t, 0, nil)
+	noTempFiles(t, dir)
+}
+
+// TestDedupInterruptedTwice sends dedup two interrupts in a row: the second
+// does not abandon the save (it used to quit without saving, so that the
+// next run wrote "first" again).
+func TestDedupInterruptedTwice(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGINT")
 	}
-	runBloom(t, "", "query", state, "old", "first", "second").want(t, 0, nil)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "seen.bf")
+	runBloom(t, "old\n", "dedup", "-state", state).want(t, 0, nil)
+
+	_, msgs, code := interruptDedup(t, state, 100*time.Millisecond)
+	if code != exitInterrupted {
+		t.Errorf("exit status %d, want %d (stderr %q)", code, exitInterrupted, msgs)
+	}
+	runBloom(t, "", "query", state, "old", "first").want(t, 0, nil)
+	runBloom(t, "first\nsecond\n", "dedup", "-state", state).want(t, 0, ptr("second\n"))
 	noTempFiles(t, dir)
 }
 
@@ -441,10 +493,10 @@ func TestBuildQueryInfo(t *testing.T) {
 	input := filepath.Join(dir, "words.txt")
 	writeFile(t, input, "cat\ndog\r\nfox")
 	out := filepath.Join(dir, "words.bf")
-	r := runBloom(t, "", "build", "-capacity", "1000", "-error-rate", "0.001", "-o", out, input)
+	r := runBloom(t, "", "build", "-q", "-capacity", "1000", "-error-rate", "0.001", "-o", out, input)
 	r.want(t, 0, ptr(""))
 	if r.stderr != "" {
-		t.Errorf("stderr %q", r.stderr)
+		t.Errorf("stderr %q, want nothing (-q)", r.stderr)
 	}
 	noTempFiles(t, dir)
 
@@ -470,9 +522,7 @@ func TestBuildQueryInfo(t *testing.T) {
 	// Over capacity: a warning, and the filter anyway.
 	r = runBloom(t, "a\nb\nc\nd\n", "build", "-capacity", "2", "-o", filepath.Join(dir, "small.bf"))
 	r.want(t, 0, nil)
-	// Count, which the warning reports, skips keys that are false positives
-	// already, so it may say 3 of the 4.
-	if !strings.Contains(r.stderr, "distinct keys exceed -capacity 2") {
+	if !strings.Contains(r.stderr, "warning: ") || !strings.Contains(r.stderr, "-capacity 2") {
 		t.Errorf("no over-capacity warning: %q", r.stderr)
 	}
 }
@@ -555,28 +605,48 @@ func checkFaceoff(t *testing.T, out, largest string) {
 	}
 }
 
-// TestProgress runs dedup and build in-process as if stderr were a terminal.
+// pause is a reader that sleeps and then reports the end of its input.
+type pause time.Duration
+
+func (p pause) Read([]byte) (int, error) {
+	time.Sleep(time.Duration(p))
+	return 0, io.EOF
+}
+
+// TestProgress runs dedup and build in-process as if stderr were a
+// terminal: the status line is drawn while they read, and replaced by the
+// summary at the end.
 func TestProgress(t *testing.T) {
 	t.Parallel()
-	var in strings.Builder
+	var first, rest strings.Builder
 	for i := range 100_000 {
-		fmt.Fprintf(&in, "%d\n", i%70_000)
+		in := &rest
+		if i < 10_000 {
+			in = &first
+		}
+		fmt.Fprintf(in, "%d\n", i%70_000)
 	}
 	for _, args := range [][]string{
 		{"dedup"},
-		{"build", "-capacity", "1000", "-o", filepath.Join(t.TempDir(), "f.bf")},
+		{"build", "-capacity", "100000", "-o", filepath.Join(t.TempDir(), "f.bf")},
 	} {
 		var stdout, stderr bytes.Buffer
-		e := &env{stdin: strings.NewReader(in.String()), stdout: &stdout, stderr: &stderr, progress: true}
+		// A pause early on, so that the status line is due at 65,536 lines.
+		in := io.MultiReader(strings.NewReader(first.String()), pause(300*time.Millisecond), strings.NewReader(rest.String()))
+		e := &env{stdin: in, stdout: &stdout, stderr: &stderr, progress: true}
 		if code := run(e, args); code != 0 {
 			t.Fatalf("%s: exit status %d, stderr %q", args[0], code, stderr.String())
 		}
-		want := "\r100,000 lines read"
+		out := stderr.String()
+		if !strings.Contains(out, "\r65,536 lines read") {
+			t.Errorf("%s: no status line in %q", args[0], out)
+		}
+		want := "\r\x1b[Kbloom " + args[0] + ": 100,000 lines read"
 		if args[0] == "dedup" {
 			want += ", 70,000 written"
 		}
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("%s: progress %q does not contain %q", args[0], stderr.String(), want)
+		if i := strings.LastIndex(out, want); i < 0 || strings.Count(out[i:], "\n") != 1 || !strings.HasSuffix(out, "\n") {
+			t.Errorf("%s: stderr %q does not end with one summary line %q...", args[0], out, want)
 		}
 	}
 }

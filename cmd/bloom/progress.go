@@ -3,34 +3,40 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
+
+	"github.com/bloomfilters/bloom"
 )
 
-// progress redraws one status line on a terminal. A nil *progress draws
-// nothing, so that pipes and files never see it.
+// progress redraws one status line on a terminal and prints the summary line
+// at the end, on a terminal or not. A nil *progress prints nothing (-q).
 type progress struct {
-	w     io.Writer
-	verb  string // "read", for "12,345 lines read"
-	start time.Time
-	last  time.Time
+	w        io.Writer
+	terminal bool   // draw the status line as the work goes on
+	verb     string // "read", for "12,345 lines read"
+	start    time.Time
+	last     time.Time
+	drawn    bool // the status line is on the screen
 }
 
 // progressEvery is how many lines pass between looks at the clock.
 const progressEvery = 1 << 16
 
-func newProgress(e *env, verb string) *progress {
-	if !e.progress {
+// newProgress returns the progress of a command, nil if quiet.
+func newProgress(e *env, verb string, quiet bool) *progress {
+	if quiet {
 		return nil
 	}
 	now := time.Now()
-	return &progress{w: e.stderr, verb: verb, start: now, last: now}
+	return &progress{w: e.stderr, terminal: e.progress, verb: verb, start: now, last: now}
 }
 
-// update redraws the line if a quarter of a second has passed; extra is
-// appended to it.
+// update redraws the line on a terminal if a quarter of a second has
+// passed; extra is appended to it.
 func (p *progress) update(lines uint64, extra string) {
-	if p == nil {
+	if p == nil || !p.terminal {
 		return
 	}
 	now := time.Now()
@@ -38,21 +44,25 @@ func (p *progress) update(lines uint64, extra string) {
 		return
 	}
 	p.last = now
-	p.draw(lines, extra, now)
-}
-
-func (p *progress) draw(lines uint64, extra string, now time.Time) {
 	rate := float64(lines) / now.Sub(p.start).Seconds()
 	fmt.Fprintf(p.w, "\r%s lines %s%s, %s lines/s\x1b[K", thousands(lines), p.verb, extra, thousands(uint64(rate)))
+	p.drawn = true
 }
 
-// done draws the final figures and ends the line.
-func (p *progress) done(lines uint64, extra string) {
+// finish prints summary as the last line, in place of the status line on a
+// terminal; an empty summary only clears the status line, for an error
+// message to follow.
+func (p *progress) finish(summary string) {
 	if p == nil {
 		return
 	}
-	p.draw(lines, extra, time.Now())
-	fmt.Fprintln(p.w)
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+	if summary != "" {
+		fmt.Fprintln(p.w, summary)
+	}
 }
 
 // thousands formats n with commas between groups of three digits.
@@ -66,4 +76,57 @@ func thousands(n uint64) string {
 		out = append(out, s[i])
 	}
 	return string(out)
+}
+
+// quantity formats n and noun, in the plural unless n is 1: "1 line",
+// "12,345 lines".
+func quantity(n uint64, noun string) string {
+	if n != 1 {
+		noun += "s"
+	}
+	return thousands(n) + " " + noun
+}
+
+// distinctCount is how many distinct keys a filter holds, as far as it can
+// tell: the estimate from its fill, which unlike Count does not stall once
+// most bits are set, or, when every bit is set and the estimate is infinite,
+// only a lower bound.
+type distinctCount struct {
+	n     uint64 // the estimate, or the lower bound if unknown
+	known bool
+}
+
+// plainCount returns the distinct keys that f holds. A filter with every bit
+// set holds at least Bits/Hashes keys, since a key sets at most Hashes bits,
+// and at least Count, which counts only keys that set a new bit.
+func plainCount(f *bloom.BloomFilter) distinctCount {
+	if est := f.EstimatedCount(); est != math.MaxUint64 {
+		return distinctCount{max(est, f.Count()), true}
+	}
+	k := uint64(f.Hashes())
+	return distinctCount{max((f.Bits()+k-1)/k, f.Count()), false}
+}
+
+// scalableCount returns the distinct keys that s holds: its EstimatedCount,
+// where the library has it, else its Count, which for a scalable filter
+// counts each key that tested absent when added.
+func scalableCount(s *bloom.ScalableBloomFilter) distinctCount {
+	var any any = s
+	if g, ok := any.(interface{ EstimatedCount() uint64 }); ok {
+		if est := g.EstimatedCount(); est != math.MaxUint64 {
+			return distinctCount{max(est, s.Count()), true}
+		}
+		return distinctCount{s.Count(), false}
+	}
+	return distinctCount{s.Count(), true}
+}
+
+// describeCount formats c for a sentence, with noun: "about 1,234 distinct
+// keys", or "an unknown number of distinct keys (every bit is set: at least
+// 1,234)".
+func describeCount(c distinctCount, noun string) string {
+	if c.known {
+		return "about " + quantity(c.n, "distinct "+noun)
+	}
+	return "an unknown number of distinct " + noun + "s (every bit is set: at least " + thousands(c.n) + ")"
 }

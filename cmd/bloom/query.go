@@ -8,7 +8,8 @@ import (
 )
 
 const queryDoc = `Reports each KEY, or without KEYs each line of stdin, as "present" or
-"absent", one per line: the key, a tab, the answer. "absent" is certain;
+"absent", one per line: the key, a tab, the answer. A "--" before the
+first KEY is not a key, so "query FILE -- -x" queries "-x". "absent" is certain;
 "present" is wrong with a probability of about the filter's estimated error
 rate (see bloom info), and it warns on stderr when a scalable filter is
 saturated. FILE is a filter written by build or dedup -state.
@@ -54,8 +55,15 @@ func runQuery(e *env, args []string) error {
 		_, err := w.WriteString(answer + "\n")
 		return err
 	}
-	if flags.NArg() > 1 {
-		for _, k := range flags.Args()[1:] {
+	// A "--" after FILE ends the flags, as before FILE, so that keys that
+	// start with "-" read alike in both places; the key "--" itself is
+	// queried as "query FILE -- --".
+	keys := flags.Args()[1:]
+	if len(keys) > 0 && keys[0] == "--" {
+		keys = keys[1:]
+	}
+	if len(keys) > 0 {
+		for _, k := range keys {
 			report([]byte(k))
 		}
 	} else if err := eachLine(e.stdin, report); err != nil {
