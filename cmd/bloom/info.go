@@ -76,7 +76,7 @@ func describe(path string, size int64, loaded any) filterInfo {
 		in.full = f.IsFull()
 	case *bloom.ScalableBloomFilter:
 		in.Kind = "scalable"
-		in.Bits, in.Bytes = f.Bits(), f.Bits()/8
+		in.Bits, in.Bytes = f.Bits(), (f.Bits()+7)/8
 		in.Seed = f.Seed()
 		in.Capacity, in.InitialCapacity = f.Capacity(), ptrTo(f.InitialCapacity())
 		in.ErrorRate, in.Count = f.ErrorRate(), f.Count()
