@@ -11,16 +11,19 @@ import (
 )
 
 const buildDoc = `Builds a fixed-size Bloom filter from the lines of INPUT (or stdin) and
-writes it to FILE, atomically: on any error FILE is left as it was. A line's
+writes it to FILE, atomically: on any error FILE is left as it was; -o -
+writes it to stdout. A filter larger than the machine's memory, or an
+unwritable FILE, is refused before any input is read. A line's
 "\n" or "\r\n" ending is not part of the key. The filter is sized for
 -capacity distinct keys at -error-rate; with more keys its false-positive
 rate rises, and build warns. For a stream of unknown size, use dedup -state,
-which keeps a filter that grows.
+which keeps a filter that grows. At the end a summary line goes to stderr
+(lines read, distinct keys in the filter, its size), unless -q.
 `
 
 func runBuild(e *env, args []string) error {
 	flags := newFlagSet(e, "build", buildDoc)
-	capacity := countFlag(flags, "capacity", 0, "distinct keys the filter is sized for (required)")
+	capacity := countFlag(flags, "capacity", 0, "size the filter for `N` distinct keys (required; 1e6 notation works)")
 	errorRate := flags.Float64("error-rate", 0.01, "false-positive rate at capacity, in (0, 1)")
 	out := flags.String("o", "", "write the filter to `FILE` (required); - writes it to stdout")
 	quiet := flags.Bool("q", false, "print no progress and no summary on stderr, only warnings and errors")

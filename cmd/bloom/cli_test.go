@@ -99,33 +99,45 @@ func TestBuildIntoDirectory(t *testing.T) {
 	r.wantError(t, "is a directory")
 }
 
-// TestBuildTooLarge checks that a filter larger than the machine's memory
-// is refused with one line before it is allocated, not with the runtime's
-// out-of-memory crash. The filter, 123 GiB, is just below MaxBits.
-func TestBuildTooLarge(t *testing.T) {
+// TestTooLarge checks that a filter larger than the machine's memory is
+// refused with one line before it is allocated, not with the runtime's
+// out-of-memory crash: build's filter, and dedup's first sub-filter. Both
+// are about 100 GiB, below MaxBits.
+func TestTooLarge(t *testing.T) {
 	t.Parallel()
-	const capacity, need = "110000000000", 1_054_000_000_000 / 8
 	have, _, ok := memoryLimit()
-	if !ok || have >= need {
-		t.Skipf("memory %d bytes (known: %v): the filter fits", have, ok)
-	}
-	args := []string{"build", "-capacity", capacity, "-o", filepath.Join(t.TempDir(), "f.bf")}
-	cmd := exec.Command(bloomBin, args...)
-	if runtime.GOOS == "linux" && !raceEnabled {
-		// Should the check fail, the allocation fails at once too.
-		cmd = exec.Command("sh", append([]string{"-c", `ulimit -v 16000000 && exec "$0" "$@"`, bloomBin}, args...)...)
-	}
-	cmd.Stdin = strings.NewReader("a\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	r := result{"", stderr.String(), 0}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	}
-	r.wantError(t, "-capacity "+capacity+" at -error-rate 0.01 needs a filter of 123 GiB")
-	if !strings.Contains(r.stderr, "memory of") {
-		t.Errorf("stderr %q does not say how much memory there is", r.stderr)
+	for _, tc := range []struct {
+		args []string
+		need uint64 // bytes
+		want string
+	}{
+		{[]string{"build", "-capacity", "110000000000", "-o", filepath.Join(t.TempDir(), "f.bf")}, 123 << 30,
+			"-capacity 110000000000 at -error-rate 0.01 needs a filter of 123 GiB"},
+		{[]string{"dedup", "-capacity", "25000000000"}, 98 << 30,
+			"-capacity 25000000000 at -error-rate 1e-06 needs a filter of 97.6 GiB"},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			if !ok || have >= tc.need {
+				t.Skipf("memory %d bytes (known: %v): the filter fits", have, ok)
+			}
+			cmd := exec.Command(bloomBin, tc.args...)
+			if runtime.GOOS == "linux" && !raceEnabled {
+				// Should the check fail, the allocation fails at once too.
+				cmd = exec.Command("sh", append([]string{"-c", `ulimit -v 16000000 && exec "$0" "$@"`, bloomBin}, tc.args...)...)
+			}
+			cmd.Stdin = strings.NewReader("a\n")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			r := result{"", stderr.String(), 0}
+			if ee, ok := err.(*exec.ExitError); ok {
+				r.code = ee.ExitCode()
+			}
+			r.wantError(t, tc.want)
+			if !strings.Contains(r.stderr, "memory of") {
+				t.Errorf("stderr %q does not say how much memory there is", r.stderr)
+			}
+		})
 	}
 }
 
@@ -284,4 +296,3 @@ func TestInfoJSON(t *testing.T) {
 		}
 	}
 }
-

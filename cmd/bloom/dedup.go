@@ -14,7 +14,8 @@ import (
 	"github.com/bloomfilters/bloom"
 )
 
-const dedupDoc = `Writes each line of stdin to stdout the first time it is seen. A line's
+const dedupDoc = `Writes each line of stdin, or of the INPUT files read one after another
+("-" being stdin), to stdout the first time it is seen. A line's
 "\n" or "\r\n" ending is not part of it; a last line without a newline gets
 one. The lines seen are remembered in a scalable Bloom filter, which grows
 with the number of distinct lines (4 to 8 bytes each at the default rate)
@@ -25,14 +26,19 @@ expect at most N x P of N new lines to go missing.
 With -state FILE the filter is read from FILE first (if it exists) and
 written back at the end, atomically: FILE always holds a whole filter. Then
 -capacity and -error-rate only matter for a new FILE. An interrupt (Ctrl-C)
-stops at the next line and saves, exiting with status 130; a second one
-quits without saving. A run holds a lock on FILE.lock, which stays beside
-FILE, from start to end: a second run on FILE meanwhile fails at once.
+stops reading at once and saves what was read, exiting with status 130. A
+second one does not cut the save short, since the old state lacks the lines
+already written (kill -9 does, leaving the old FILE whole). A run holds a
+lock on FILE.lock, which stays beside FILE, from start to end: a second run
+on FILE meanwhile fails at once.
 
 A filter that reaches the library's limits (MaxBits, 2^40 bits in all)
 saturates: it can grow no more, so it can no longer keep its error rate. dedup then stops after the line that saturated
 it, saves the state and fails, and refuses a saturated state; start anew
 with a higher -error-rate or a larger -capacity.
+
+At the end a summary line goes to stderr (lines read and written, distinct
+lines in the filter, its size), unless -q.
 `
 
 // Defaults for dedup. A dropped line is lost data, so the default error rate
@@ -45,7 +51,7 @@ const (
 
 func runDedup(e *env, args []string) error {
 	flags := newFlagSet(e, "dedup", dedupDoc)
-	capacity := countFlag(flags, "capacity", dedupCapacity, "distinct lines the filter holds before it first grows")
+	capacity := countFlag(flags, "capacity", dedupCapacity, "`N` distinct lines fill the filter before it first grows (1e6 notation works)")
 	errorRate := flags.Float64("error-rate", dedupErrorRate, "highest probability of dropping a new line, in (0, 1)")
 	state := flags.String("state", "", "load the filter from `FILE` if it exists, save it there at the end")
 	quiet := flags.Bool("q", false, "print no progress and no summary on stderr, only warnings and errors")
@@ -170,9 +176,16 @@ func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.Scala
 			return nil, err
 		}
 	}
+	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", capacity, errorRate)
+	// The first sub-filter, at error rate P(1-r), is allocated at once.
+	if bits, _, err := bloom.Size(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
+		if err := checkMemory(sizing, bits); err != nil {
+			return nil, err
+		}
+	}
 	f, err := bloom.NewScalable(capacity, errorRate)
 	if err != nil {
-		return nil, fmt.Errorf("-capacity %d at -error-rate %g: %w", capacity, errorRate, err)
+		return nil, fmt.Errorf("%s: %w", sizing, err)
 	}
 	return f, nil
 }

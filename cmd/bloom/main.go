@@ -3,16 +3,18 @@
 //
 // Usage:
 //
-//	bloom dedup [-capacity N] [-error-rate P] [-state FILE]   < lines > first-seen lines
-//	bloom build -capacity N [-error-rate P] -o FILE [INPUT]
-//	bloom query FILE [KEY...]
-//	bloom info FILE
+//	bloom dedup [-q] [-capacity N] [-error-rate P] [-state FILE] [INPUT...] > first-seen lines
+//	bloom build [-q] -capacity N [-error-rate P] -o FILE|- [INPUT]
+//	bloom query FILE [--] [KEY...]
+//	bloom info [-json] FILE
 //	bloom faceoff
+//	bloom version
 //
 // A line is a key: its trailing "\n" or "\r\n" is not part of it, and a last
 // line without a newline counts. Lines may be of any length.
 //
-// dedup writes each line the first time it sees it, remembering the lines in
+// dedup reads stdin, or its INPUT files one after another ("-" is stdin),
+// and writes each line the first time it sees it, remembering the lines in
 // a ScalableBloomFilter, so its memory grows with the number of distinct lines
 // (4 to 8 bytes each at the default error rate) and not with their
 // length. A Bloom filter has no false negatives, so a repeated line is never
@@ -20,10 +22,13 @@
 // probability of at most -error-rate. With -state the filter is loaded before
 // and saved after the run (to a temporary file in the same directory, synced
 // and renamed over the old one), so a long job can stop and resume. An
-// interrupt (SIGINT or SIGTERM) stops reading at the next line and saves; a
-// second one quits at once without saving, leaving the old state file as it
-// was. A run locks FILE.lock, a file left beside the state, from start to
-// end, and a second run on the same state fails at once while it is held.
+// interrupt (SIGINT or SIGTERM) stops reading at once, even while dedup
+// waits for input, and saves the lines read so far. A second one does not
+// cut the save short: the old state lacks the lines this run has written, so
+// abandoning the save would have the next run write them again; kill -9
+// abandons it all the same, and leaves the old state file as it was. A run
+// locks FILE.lock, a file left beside the state, from start to end, and a
+// second run on the same state fails at once while it is held.
 // Temporary files left by a run killed while saving are removed by the next
 // dedup or build that writes the same file.
 //
@@ -32,18 +37,26 @@
 // that saturated it, saves the state, and fails; it refuses a saturated state
 // before reading any line. query warns about a saturated filter; info says so.
 //
-// build writes a fixed-size filter of the lines of INPUT (or stdin); query
-// reports each key, or each line of stdin, as "present" or "absent"; info
-// prints a filter file's parameters; faceoff compares a filter's memory with
-// a Go map's and walks through a 24-bit filter bit by bit.
+// build writes a fixed-size filter of the lines of INPUT (or stdin) to FILE,
+// or with -o - to stdout; it refuses, before reading any input, a filter
+// larger than the machine's memory. query reports each key, or each line of
+// stdin, as "present" or "absent"; info prints a filter file's parameters,
+// with -json as one JSON object; faceoff compares a filter's memory with a
+// Go map's and walks through a 24-bit filter bit by bit; version prints the
+// module version and the Go version bloom was built with. A count such as
+// -capacity may be written 1e6.
 //
-// Progress goes to stderr when stderr is a terminal. Exit status: 0 on
-// success (for query: every key present), 1 when query finds a key absent,
-// 2 on any error, such as an unknown flag, a parameter out of range or a
-// missing or corrupt filter file, a state in use or a saturated filter, and
-// 130 when dedup was interrupted (and saved its state). On error no file is
-// written or replaced, except that dedup saves the state it has when the
-// filter saturates (and may leave a new, empty FILE.lock).
+// Progress goes to stderr when stderr is a terminal, and dedup and build end
+// with one summary line on stderr, terminal or not (lines read and written,
+// the distinct lines the filter holds, its size), unless -q.
+//
+// Exit status: 0 on success (for query: every key present), 1 when query
+// finds a key absent, 2 on any error, such as an unknown flag, a parameter
+// out of range or a missing or corrupt filter file, a state in use or a
+// saturated filter, and 130 when dedup was interrupted (and saved its
+// state). On error no file is written or replaced, except that dedup saves
+// the state it has when the filter saturates (and may leave a new, empty
+// FILE.lock).
 package main
 
 import (
@@ -99,10 +112,10 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		{"dedup", "[-capacity N] [-error-rate P] [-state FILE]", "write each line of stdin the first time it is seen", runDedup},
-		{"build", "-capacity N [-error-rate P] -o FILE [INPUT]", "build a filter file from lines of INPUT or stdin", runBuild},
-		{"query", "FILE [KEY...]", "report each KEY, or each line of stdin, as present or absent", runQuery},
-		{"info", "FILE", "print the parameters and fill of a filter file", runInfo},
+		{"dedup", "[-q] [-capacity N] [-error-rate P] [-state FILE] [INPUT...]", "write each line of stdin or INPUTs the first time it is seen", runDedup},
+		{"build", "[-q] -capacity N [-error-rate P] -o FILE|- [INPUT]", "build a filter file from lines of INPUT or stdin", runBuild},
+		{"query", "FILE [--] [KEY...]", "report each KEY, or each line of stdin, as present or absent", runQuery},
+		{"info", "[-json] FILE", "print the parameters and fill of a filter file", runInfo},
 		{"faceoff", "", "compare a filter's memory with a Go map's; walk through a tiny filter", runFaceoff},
 		{"version", "", "print the version of bloom and of the Go it was built with", runVersion},
 	}

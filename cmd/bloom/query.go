@@ -8,8 +8,8 @@ import (
 )
 
 const queryDoc = `Reports each KEY, or without KEYs each line of stdin, as "present" or
-"absent", one per line: the key, a tab, the answer. A "--" before the
-first KEY is not a key, so "query FILE -- -x" queries "-x". "absent" is certain;
+"absent", one per line: the key, a tab, the answer. A "--" before the first
+KEY is not a key, so "query FILE -- -x" queries "-x". "absent" is certain;
 "present" is wrong with a probability of about the filter's estimated error
 rate (see bloom info), and it warns on stderr when a scalable filter is
 saturated. FILE is a filter written by build or dedup -state.
