@@ -35,6 +35,14 @@ func TestBuildToStdout(t *testing.T) {
 	f := filepath.Join(dir, "f.bf")
 	writeFile(t, f, string(out))
 	runBloom(t, "", "query", f, "a", "b", "c").want(t, exitAbsent, ptr("a\tpresent\nb\tpresent\nc\tabsent\n"))
+
+	// Not to a terminal, in-process as if stdout were one.
+	var stdout, stderr bytes.Buffer
+	e := &env{stdin: strings.NewReader("a\n"), stdout: &stdout, stderr: &stderr, stdoutTerminal: true}
+	if code := run(e, []string{"build", "-capacity", "10", "-o", "-"}); code != exitError || stdout.Len() != 0 ||
+		!strings.Contains(stderr.String(), "would write a binary filter to the terminal") {
+		t.Errorf("build -o - to a terminal: status %d, %d bytes written, stderr %q", code, stdout.Len(), stderr.String())
+	}
 }
 
 // TestQueryDashDash checks that a "--" after FILE is not a key.
