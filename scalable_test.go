@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -294,18 +295,21 @@ func TestScalableDecodeRejectsDamage(t *testing.T) {
 	}
 }
 
+// TestScalableSaturation checks a saturated filter: it no longer grows, has no
+// false negatives, round-trips, and Clear makes it grow again. Saturation now
+// takes MaxBits bits, too many for a test to build, so the filter is one an
+// older release saved saturated (at MaxHashes; see TestLegacyEncodings).
 func TestScalableSaturation(t *testing.T) {
-	// Tightening 0.5 halves each sub-filter's rate, so after some 60
-	// sub-filters the next would need more than MaxHashes hash functions.
-	s := mustScalable(t, 1, 0.5, Linear(0.01), Tightening(0.5))
+	enc, err := os.ReadFile("testdata/v1/scalable-saturated.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s ScalableBloomFilter
+	if err := s.UnmarshalBinary(enc); err != nil || !s.Saturated() {
+		t.Fatalf("saturated legacy filter: %v, saturated %v", err, s.Saturated())
+	}
+	const i = 150 // keys 0..149 were added to it
 	buf := make([]byte, 16)
-	var i uint64
-	for ; !s.Saturated() && i < 1e6; i++ {
-		s.Add(keyOf(buf, 0, i))
-	}
-	if !s.Saturated() {
-		t.Fatalf("not saturated after %d keys, %d sub-filters", i, s.NumFilters())
-	}
 	n := s.NumFilters()
 	for j := range uint64(1000) {
 		s.Add(keyOf(buf, 0, i+j))
@@ -313,20 +317,61 @@ func TestScalableSaturation(t *testing.T) {
 	if s.NumFilters() != n {
 		t.Error("a saturated filter grew")
 	}
-	for j := range i + 1000 {
+	for j := range uint64(i + 1000) {
 		if !s.Test(keyOf(buf, 0, j)) {
 			t.Fatalf("false negative in a saturated filter: key %d", j)
 		}
 	}
-	enc, _ := s.MarshalBinary()
+	enc, _ = s.MarshalBinary()
 	var d ScalableBloomFilter
-	if err := d.UnmarshalBinary(enc); err != nil || !d.Saturated() || !d.Equal(s) {
+	if err := d.UnmarshalBinary(enc); err != nil || !d.Saturated() || !d.Equal(&s) {
 		t.Errorf("round trip of a saturated filter: %v", err)
 	}
-	t.Logf("saturated after %d keys with %d sub-filters", i, n)
 	s.Clear()
 	if s.Saturated() || s.NumFilters() != 1 || s.Count() != 0 || s.TestString("x") {
 		t.Error("Clear did not reset the filter")
+	}
+	for j := range uint64(200) {
+		s.Add(keyOf(buf, 0, j))
+	}
+	if s.Saturated() || s.NumFilters() <= n {
+		t.Errorf("after Clear: %d sub-filters, saturated %v; want growth past %d", s.NumFilters(), s.Saturated(), n)
+	}
+}
+
+// TestScalableGrowsPastMaxHashes: sub-filters whose rate needs more than
+// MaxHashes hash functions get MaxHashes and more bits, so the filter keeps
+// growing. NewScalable(100, 1e-18) used to stop after 10 sub-filters (some
+// 11,000 keys) and answer "present" for most new keys; NewScalable(1, 0.5,
+// Linear(0.01), Tightening(0.5)) after 63.
+func TestScalableGrowsPastMaxHashes(t *testing.T) {
+	const p = 1e-18
+	n, absent := uint64(200_000), uint64(1_000_000)
+	if testing.Short() {
+		n, absent = 50_000, 300_000
+	}
+	s := mustScalable(t, 100, p)
+	got := growAndMeasure(t, s, n, absent)
+	t.Logf("%d keys: %d sub-filters, %.1f bits/key, measured rate %v over %d absent keys, estimated %.3g",
+		n, s.NumFilters(), float64(s.Bits())/float64(n), got, absent, s.EstimatedErrorRate())
+	if s.Saturated() || s.NumFilters() <= 10 || s.Count() < n*99/100 {
+		t.Errorf("%d sub-filters, count %d, saturated %v: stopped growing", s.NumFilters(), s.Count(), s.Saturated())
+	}
+	if !within(got, p, absent) {
+		t.Errorf("measured rate %v exceeds the target %v", got, p)
+	}
+	filters, _ := s.subFilters()
+	if k := filters[len(filters)-1].Hashes(); k != MaxHashes {
+		t.Errorf("newest sub-filter has %d hash functions, want MaxHashes", k)
+	}
+
+	lin := mustScalable(t, 1, 0.5, Linear(0.01), Tightening(0.5))
+	buf := make([]byte, 16)
+	for i := uint64(0); lin.NumFilters() < 100; i++ {
+		lin.Add(keyOf(buf, 0, i))
+		if lin.Saturated() {
+			t.Fatalf("Linear(0.01), Tightening(0.5) saturated after %d sub-filters", lin.NumFilters())
+		}
 	}
 }
 
