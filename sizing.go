@@ -108,8 +108,10 @@ func bestHashes(m, n uint64, start, limit uint) (uint, float64) {
 //
 // which is optimistic for small filters: 9.2x at 34 bits, 24 hash functions and
 // one key. FalsePositiveRate returns the closed form where it is within
-// 1e-4 of the exact rate, and the exact rate elsewhere, computed in at most a
-// few tens of microseconds. It returns 1 when bits or hashes is 0.
+// 1e-4 of the exact rate, and the exact rate elsewhere (for hashes up to
+// 4*MaxHashes), in O(k^2 (1 + kn/m)) steps: at most a few tenths of a
+// millisecond for the hash counts a filter can use. It returns 1 when bits or
+// hashes is 0.
 func FalsePositiveRate(bits uint64, hashes uint, n uint64) float64 {
 	if bits == 0 || hashes == 0 {
 		return 1
@@ -357,11 +359,14 @@ func Size(capacity uint64, errorRate float64) (uint64, uint, error) {
 	}
 	// Double the step until the target is met, then bisect.
 	hi := lo
-	for step := uint64(1); !meets(hi); step *= 2 {
+	for step := uint64(1); ; step *= 2 {
 		if hi == MaxBits {
 			return 0, 0, tooLarge()
 		}
 		lo, hi = hi, min(hi+step, MaxBits)
+		if meets(hi) {
+			break
+		}
 	}
 	k := hint
 	for lo+1 < hi { // invariant: rate(lo) > errorRate >= rate(hi), with k at hi
