@@ -35,8 +35,9 @@ const (
 	// On 32-bit platforms the limit is what an int can index instead.
 	MaxBits uint64 = 1 << 40
 
-	// MaxHashes is the largest number of hash functions a filter may use. It
-	// allows error rates down to about 1e-19.
+	// MaxHashes is the largest number of hash functions a filter may use.
+	// It is optimal down to error rates of about 1e-19; New and Size meet
+	// lower rates with MaxHashes hash functions and more bits.
 	MaxHashes uint = 64
 
 	// DefaultSeed is the murmur3 seed filters use unless the Seed option says
@@ -183,10 +184,13 @@ type BloomFilter struct {
 // FalsePositiveRate(Bits(), Hashes(), capacity) <= errorRate.
 //
 // It uses about -ln(errorRate)/(ln 2)^2 bits per key (9.6 bits at 1%, 14.4 at
-// 0.1%) and OptimalHashes hash functions. It returns an error wrapping
-// ErrInvalidParameter when capacity is 0, when errorRate is not in (0, 1), when
-// the filter would need more than MaxBits bits or MaxHashes hash functions, or
-// when an option is invalid or only meant for ScalableBloomFilter.
+// 0.1%) and OptimalHashes hash functions, capped at MaxHashes (Size). A filter
+// for a few keys needs more bits per key: 38 bits and 20 hash functions for
+// one key at 1e-7, where that estimate says 34 bits (see FalsePositiveRate).
+// It returns an error wrapping ErrInvalidParameter when capacity is 0, when
+// errorRate is not in (0, 1), when the filter would need more than MaxBits
+// bits (the error states the lowest rate MaxBits bits reach), or when an
+// option is invalid or only meant for ScalableBloomFilter.
 func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {

@@ -82,7 +82,7 @@ func ExampleBloomFilter_Union() {
 	fmt.Println(err)
 	// Output:
 	// true true false
-	// bloom: incompatible filters: 9593 bits vs 47965 bits
+	// bloom: incompatible filters: 9595 bits vs 47967 bits
 }
 
 // Save a filter and load it back: the format is versioned and checksummed.

@@ -90,11 +90,14 @@ func Tightening(ratio float64) Option {
 // key that tests present is not inserted again and does not count, so
 // duplicates do not make the filter grow.
 //
-// Growth stops when the next sub-filter would need more than MaxBits bits in
-// all, or more than MaxHashes hash functions. The filter then keeps adding to
-// its newest sub-filter: there are still no false negatives, but the error
-// rate rises above ErrorRate; Saturated reports it and EstimatedErrorRate
-// tells by how much.
+// Growth stops only when the next sub-filter would take the filter past
+// MaxBits bits in all (or its error rate would round to 0); sub-filters whose
+// rate needs more than MaxHashes hash functions use MaxHashes and more bits.
+// A stopped filter keeps adding to its newest sub-filter: there are still no
+// false negatives, but the error rate rises above ErrorRate; Saturated
+// reports it and EstimatedErrorRate tells by how much. A filter saved
+// saturated by an older release, whose next sub-filter needed more than
+// MaxHashes hash functions then, loads saturated and stays so.
 //
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
 // decode one. Its methods panic like a zero BloomFilter's.
@@ -583,7 +586,7 @@ func (s *ScalableBloomFilter) NumFilters() int {
 }
 
 // Saturated reports whether the filter has stopped growing because the next
-// sub-filter would pass MaxBits or MaxHashes. A saturated filter still has no
+// sub-filter would take it past MaxBits bits. A saturated filter still has no
 // false negatives, but its error rate rises above ErrorRate as keys are added.
 func (s *ScalableBloomFilter) Saturated() bool {
 	_, saturated := s.subFilters()
@@ -790,13 +793,30 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 	return s, int(n), nil
 }
 
-// checkSubFilter verifies that f is exactly the i-th sub-filter s would build.
+// checkSubFilter verifies that f is exactly the i-th sub-filter s would build,
+// or would have built before sizing used the exact rate (legacySize).
 func (s *ScalableBloomFilter) checkSubFilter(i int, f *BloomFilter) error {
 	capacity, rate, m, k, err := s.subSize(i)
+	if (err != nil || f.m != m || f.k != k) && f.capacity == capacity && f.errorRate == rate {
+		m, k, err = legacySize(capacity, rate)
+	}
 	if err != nil || f.capacity != capacity || f.errorRate != rate || f.m != m || f.k != k || f.seed != s.seed {
 		return corrupt("sub-filter %d does not match the filter's parameters", i)
 	}
 	return nil
+}
+
+// legacySaturated reports whether s, with sizing as it was before it used
+// the exact rate (legacySize), could not build its next sub-filter: the
+// Saturated flag of a filter saved then. Such a filter stays saturated.
+func (s *ScalableBloomFilter) legacySaturated() bool {
+	i := len(s.filters)
+	capacity, ok := s.subCapacity(i)
+	if !ok {
+		return true
+	}
+	m, _, err := legacySize(capacity, s.subErrorRate(i))
+	return err != nil || s.Bits()+m > MaxBits
 }
 
 // finish validates the decoded filter as a whole.
@@ -806,7 +826,7 @@ func (s *ScalableBloomFilter) finish() error {
 			return corrupt("a sub-filter other than the newest is not full")
 		}
 	}
-	if s.saturated {
+	if s.saturated && !s.legacySaturated() {
 		if _, err := s.newSubFilter(len(s.filters), s.Bits()); err == nil {
 			return corrupt("marked saturated but can still grow")
 		}
