@@ -1042,23 +1042,10 @@ func readFilter(r io.Reader) (*BloomFilter, int64, error) {
 		return nil, read, err
 	}
 	crc := crc32.Checksum(hb[:], castagnoli)
-	// Read the words in chunks, growing the slice only as data arrives, so a
-	// hostile header cannot make us allocate what the input does not hold.
-	const chunk = 1 << 13
-	total := h.words()
-	words := make([]uint64, 0, min(total, chunk))
-	buf := make([]byte, 8*min(total, chunk))
-	for uint64(len(words)) < total {
-		part := buf[:8*min(total-uint64(len(words)), chunk)]
-		n, err := io.ReadFull(r, part)
-		read += int64(n)
-		if err != nil {
-			return nil, read, noEOF(err)
-		}
-		crc = crc32.Update(crc, castagnoli, part)
-		for i := 0; i < len(part); i += 8 {
-			words = append(words, binary.LittleEndian.Uint64(part[i:]))
-		}
+	words, n64, err := readWords(r, h.words(), &crc)
+	read += n64
+	if err != nil {
+		return nil, read, err
 	}
 	var cb [crcSize]byte
 	n, err = io.ReadFull(r, cb[:])
@@ -1071,6 +1058,63 @@ func readFilter(r io.Reader) (*BloomFilter, int64, error) {
 	}
 	g, err := h.build(words)
 	return g, read, err
+}
+
+// readChunk is the number of 64-bit words readWords reads at a time (64 KiB).
+const readChunk = 1 << 13
+
+// readWords reads total little-endian words from r, updating crc with their
+// bytes, and returns them with the number of bytes read.
+//
+// A header can claim up to MaxBits bits that the input does not hold, so the
+// words are kept in chunks of readChunk words, each allocated when its bytes
+// are about to be read: until the input has supplied every word, what is
+// allocated is what has arrived plus one chunk. Only then are the chunks
+// copied into one slice of the declared size, so a valid input costs twice
+// its size, once for the chunks and once for the result, and a truncated or
+// hostile one about its size. Growing one slice by append instead cost about
+// 5x what was read (Go grows large slices by 1.25x; the copies add up), and
+// allocating the declared size up front lets a 48-byte header ask for 128 GiB.
+func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) {
+	if total <= readChunk {
+		words := make([]uint64, total)
+		n, err := readInto(r, words, make([]byte, 8*total), crc)
+		return words, n, err
+	}
+	var read int64
+	buf := make([]byte, 8*readChunk)
+	var chunks [][]uint64
+	for got := uint64(0); got < total; {
+		c := make([]uint64, min(total-got, readChunk))
+		n, err := readInto(r, c, buf, crc)
+		read += n
+		if err != nil {
+			return nil, read, err
+		}
+		chunks = append(chunks, c)
+		got += uint64(len(c))
+	}
+	words := make([]uint64, 0, total)
+	for i, c := range chunks {
+		words = append(words, c...)
+		chunks[i] = nil // the collector may take it now
+	}
+	return words, read, nil
+}
+
+// readInto fills words from r through buf, which holds at least
+// 8*len(words) bytes, updates crc, and returns the number of bytes read.
+func readInto(r io.Reader, words []uint64, buf []byte, crc *uint32) (int64, error) {
+	part := buf[:8*len(words)]
+	n, err := io.ReadFull(r, part)
+	if err != nil {
+		return int64(n), noEOF(err)
+	}
+	*crc = crc32.Update(*crc, castagnoli, part)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint64(part[8*i:])
+	}
+	return int64(n), nil
 }
 
 // noEOF turns an end of input inside an encoding into io.ErrUnexpectedEOF.

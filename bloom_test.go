@@ -733,6 +733,42 @@ func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// TestReadFromAllocatesWhatArrives bounds what ReadFrom allocates by what the
+// input holds: about its size for a header that claims more than follows,
+// about twice for a valid filter (the chunks, then the filter). Growing one
+// slice as the words came in cost about 5x.
+func TestReadFromAllocatesWhatArrives(t *testing.T) {
+	const size = 8 << 20 // bytes of words supplied
+	f, _ := NewWithSize(64, 1)
+	b, _ := f.MarshalBinary()
+	hostile := bytes.Clone(b[:headerSize])
+	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
+	hostile = append(hostile, make([]byte, size)...)
+	valid, _ := NewWithSize(8*size, 3)
+	enc, _ := valid.MarshalBinary()
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		ratio float64 // allowed bytes allocated per byte of input
+		err   error
+	}{
+		{"hostile header", hostile, 1.2, io.ErrUnexpectedEOF},
+		{"valid", enc, 2.2, nil},
+	} {
+		var g BloomFilter
+		got := allocated(func() {
+			if _, err := g.ReadFrom(bytes.NewReader(tc.data)); err != tc.err {
+				t.Errorf("%s: ReadFrom: %v, want %v", tc.name, err, tc.err)
+			}
+		})
+		r := float64(got) / float64(len(tc.data))
+		t.Logf("%s: %d bytes allocated for %d read: %.2fx", tc.name, got, len(tc.data), r)
+		if r > tc.ratio {
+			t.Errorf("%s: ReadFrom allocated %.2fx the %d bytes of input, want at most %vx", tc.name, r, len(tc.data), tc.ratio)
+		}
+	}
+}
+
 func TestReadFromStopsAtTheEnd(t *testing.T) {
 	a := goldenFilter(t)
 	b := mustNew(t, 5000, 0.001)

@@ -69,6 +69,9 @@ func Exponential(scale float64) Option {
 // default is DefaultTightening.
 func Tightening(ratio float64) Option {
 	return Option{func(s *settings) error {
+		if s.tightening != 0 {
+			return paramError("Tightening may be given only once")
+		}
 		if !(ratio > 0 && ratio < 1) {
 			return paramError("Tightening ratio must be in (0, 1), got %v", ratio)
 		}
@@ -241,14 +244,22 @@ func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m u
 	return capacity, rate, m, k, err
 }
 
+// nextSize returns the parameters of sub-filter i, given the bits the others
+// use, or an error if it cannot be built. It allocates nothing: decoders rely
+// on it to decide whether a filter can still grow.
+func (s *ScalableBloomFilter) nextSize(i int, usedBits uint64) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	capacity, rate, m, k, err = s.subSize(i)
+	if err == nil && usedBits+m > MaxBits {
+		err = paramError("sub-filter %d would take the filter past MaxBits", i)
+	}
+	return capacity, rate, m, k, err
+}
+
 // newSubFilter builds sub-filter i, given the bits the others use.
 func (s *ScalableBloomFilter) newSubFilter(i int, usedBits uint64) (*BloomFilter, error) {
-	capacity, rate, m, k, err := s.subSize(i)
+	capacity, rate, m, k, err := s.nextSize(i, usedBits)
 	if err != nil {
 		return nil, err
-	}
-	if usedBits+m > MaxBits {
-		return nil, paramError("sub-filter %d would take the filter past MaxBits", i)
 	}
 	f, err := newFilter(m, k, capacity, rate, settings{seed: s.seed})
 	if err == nil && s.conc != nil {
@@ -806,8 +817,10 @@ func (s *ScalableBloomFilter) finish() error {
 			return corrupt("a sub-filter other than the newest is not full")
 		}
 	}
+	// Arithmetic only: building the next sub-filter to see whether it
+	// fits would let a short input allocate up to MaxBits bits.
 	if s.saturated {
-		if _, err := s.newSubFilter(len(s.filters), s.Bits()); err == nil {
+		if _, _, _, _, err := s.nextSize(len(s.filters), s.Bits()); err == nil {
 			return corrupt("marked saturated but can still grow")
 		}
 	}

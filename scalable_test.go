@@ -2,6 +2,7 @@ package bloom
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -799,5 +800,117 @@ func TestScalableSideBySideProbing(t *testing.T) {
 		if absent == 0 || present < int(n) {
 			t.Fatalf("degenerate test: %d present, %d absent", present, absent)
 		}
+	}
+}
+
+// resealScalable recomputes every checksum of a scalable encoding whose
+// structure is intact up to where it can be followed: each sub-filter's, then
+// the outer one, so that tests and fuzzing reach the checks behind them.
+func resealScalable(b []byte) []byte {
+	if len(b) < scalableHeaderSize+crcSize {
+		return b
+	}
+	n := binary.LittleEndian.Uint32(b[48:])
+	off := uint64(scalableHeaderSize)
+	for range min(n, maxSubFilters) {
+		if uint64(len(b)) < off+headerSize {
+			break
+		}
+		m := binary.LittleEndian.Uint64(b[off+16:])
+		if m > MaxBits {
+			break
+		}
+		size := headerSize + 8*((m+63)/64) + crcSize
+		if uint64(len(b)) < off+size+crcSize {
+			break
+		}
+		reseal(b[off : off+size])
+		off += size
+	}
+	return reseal(b)
+}
+
+// hostileScalable is the input of issue 11, item 1: one valid sub-filter of
+// initial capacity 1, Exponential growth with the given scale, the
+// "saturated" flag set, checksums recomputed. With scale 2.5e11 the next
+// sub-filter would take about 1.08e12 bits (126 GiB), just under MaxBits.
+func hostileScalable(t testing.TB, scale float64) []byte {
+	t.Helper()
+	s, err := NewScalable(1, 0.5, Exponential(2), Tightening(0.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := s.MarshalBinary()
+	binary.LittleEndian.PutUint64(enc[16:], math.Float64bits(scale))
+	enc[6] |= 1 // saturated
+	return resealScalable(enc)
+}
+
+// allocated returns the bytes allocated while fn ran.
+func allocated(fn func()) uint64 {
+	var before, after runtimeMem
+	before.read()
+	fn()
+	after.read()
+	return after.total - before.total
+}
+
+// TestScalableDecodeHostileSaturated is issue 11, item 1: before the fix the
+// decoder built the next sub-filter to check the saturated flag, allocating
+// 0.5 GiB at scale 1e9 and dying out of memory at 2.5e11.
+func TestScalableDecodeHostileSaturated(t *testing.T) {
+	for _, scale := range []float64{1e9, 2.5e11} {
+		t.Run(fmt.Sprintf("scale=%g", scale), func(t *testing.T) {
+			data := hostileScalable(t, scale)
+			if len(data) != 120 {
+				t.Fatalf("hostile input is %d bytes, want the issue's 120", len(data))
+			}
+			var s ScalableBloomFilter
+			if got := allocated(func() {
+				if err := s.UnmarshalBinary(data); !errors.Is(err, ErrCorrupt) {
+					t.Errorf("UnmarshalBinary: %v, want ErrCorrupt", err)
+				}
+			}); got > 64<<10 {
+				t.Errorf("UnmarshalBinary allocated %d bytes for %d", got, len(data))
+			}
+			if got := allocated(func() {
+				if _, err := s.ReadFrom(bytes.NewReader(data)); !errors.Is(err, ErrCorrupt) {
+					t.Errorf("ReadFrom: %v, want ErrCorrupt", err)
+				}
+			}); got > 64<<10 {
+				t.Errorf("ReadFrom allocated %d bytes for %d", got, len(data))
+			}
+		})
+	}
+}
+
+// TestScalableDecodeSaturatedLie sets the saturated flag on a filter whose
+// parameters are valid and whose next sub-filter (10^8 keys, 114 MB) fits:
+// the decoder must reject it from arithmetic, without building that
+// sub-filter.
+func TestScalableDecodeSaturatedLie(t *testing.T) {
+	s := mustScalable(t, 1, 0.1, Exponential(1e4), Tightening(0.5))
+	buf := make([]byte, 16)
+	for i := uint64(0); s.NumFilters() < 2; i++ {
+		s.Add(keyOf(buf, 0, i))
+	}
+	enc, _ := s.MarshalBinary()
+	enc[6] |= 1
+	resealScalable(enc)
+	var d ScalableBloomFilter
+	limit := uint64(2*len(enc) + 64<<10)
+	if got := allocated(func() {
+		if err := d.UnmarshalBinary(enc); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("UnmarshalBinary: %v", err)
+		}
+	}); got > limit {
+		t.Errorf("UnmarshalBinary allocated %d bytes for a %d-byte input", got, len(enc))
+	}
+	if got := allocated(func() {
+		if _, err := d.ReadFrom(bytes.NewReader(enc)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("ReadFrom: %v", err)
+		}
+	}); got > limit {
+		t.Errorf("ReadFrom allocated %d bytes for a %d-byte input", got, len(enc))
 	}
 }
