@@ -805,54 +805,131 @@ func TestGob(t *testing.T) {
 	}
 }
 
+// headerField is a field of an encoding header that the structured fuzz
+// mutator may edit: its offset and width in bytes.
+type headerField struct{ off, width int }
+
+// filterFields are the header fields of the BloomFilter format.
+var filterFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 8}, {24, 8}, {32, 8}, {40, 8}}
+
+// editOpSize is the length of one edit of the structured fuzz mutator: a
+// field index, a sub-filter index, and 8 bytes of value.
+const editOpSize = 10
+
+// applyEdits is the structured fuzz mutator: it returns a copy of data with
+// the header fields that edits chooses overwritten. Each edit is editOpSize
+// bytes: the field (an index into fields, then into subFields), the
+// sub-filter for a field of subFields (whose header at is located), and the
+// little-endian value, truncated to the field's width. The caller recomputes
+// the checksums, so that the checks behind them are reached.
+func applyEdits(data, edits []byte, fields, subFields []headerField, at func(b []byte, sub int) int) []byte {
+	b := bytes.Clone(data)
+	for ; len(edits) >= editOpSize; edits = edits[editOpSize:] {
+		i, base := int(edits[0])%(len(fields)+len(subFields)), 0
+		var f headerField
+		if i < len(fields) {
+			f = fields[i]
+		} else {
+			f = subFields[i-len(fields)]
+			if base = at(b, int(edits[1])); base < 0 {
+				continue
+			}
+		}
+		if base+f.off+f.width <= len(b) {
+			copy(b[base+f.off:base+f.off+f.width], edits[2:2+f.width])
+		}
+	}
+	return b
+}
+
+// allocBound is the most a decoder may allocate for an input of n bytes:
+// about twice the input (a decoded filter, plus ReadFrom's chunks), and the
+// fixed buffers of ReadFrom.
+func allocBound(n int) uint64 { return uint64(3*n) + 512<<10 }
+
+// checkDecodeAllocs fails t if decode allocates more than allocBound for
+// data.
+func checkDecodeAllocs(t *testing.T, name string, data []byte, decode func()) {
+	t.Helper()
+	if got := allocated(decode); got > allocBound(len(data)) {
+		t.Fatalf("%s allocated %d bytes for a %d-byte input", name, got, len(data))
+	}
+}
+
 func FuzzUnmarshalBinary(f *testing.F) {
 	enc, _ := goldenFilter(f).MarshalBinary()
-	f.Add(enc)
+	f.Add(enc, []byte(nil))
 	g := mustNew(f, 300, 0.01)
 	g.AddString("x")
 	enc2, _ := g.MarshalBinary()
-	f.Add(enc2)
-	f.Add([]byte(magic))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var b BloomFilter
-		if err := b.UnmarshalBinary(data); err != nil {
-			if b.k != 0 {
-				t.Fatal("receiver changed on error")
+	f.Add(enc2, []byte(nil))
+	f.Add([]byte(magic), []byte(nil))
+	// m = MaxBits: the decoder must not believe it.
+	f.Add(enc, []byte{4, 0, 0, 0, 0, 0, 0, 1, 0, 0})
+	f.Fuzz(func(t *testing.T, data, edits []byte) {
+		check := func(data []byte) {
+			var b BloomFilter
+			var err error
+			checkDecodeAllocs(t, "UnmarshalBinary", data, func() { err = b.UnmarshalBinary(data) })
+			if err != nil {
+				if b.k != 0 {
+					t.Fatal("receiver changed on error")
+				}
+				return
 			}
-			return
+			// A decoded filter is usable and re-encodes to the same bytes.
+			b.Test(data)
+			out, err := b.MarshalBinary()
+			if err != nil || !bytes.Equal(out, data) {
+				t.Fatalf("re-encoding differs: %v", err)
+			}
 		}
-		// A decoded filter is usable and re-encodes to the same bytes.
-		b.Test(data)
-		out, err := b.MarshalBinary()
-		if err != nil || !bytes.Equal(out, data) {
-			t.Fatalf("re-encoding differs: %v", err)
+		check(data)
+		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
+			check(reseal(applyEdits(data, edits, filterFields, nil, nil)))
 		}
 	})
 }
 
 func FuzzReadFrom(f *testing.F) {
 	enc, _ := goldenFilter(f).MarshalBinary()
-	f.Add(enc)
-	f.Add(append(bytes.Clone(enc), enc...))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var b BloomFilter
-		n, err := b.ReadFrom(bytes.NewReader(data))
-		if n > int64(len(data)) {
-			t.Fatalf("read %d bytes of %d", n, len(data))
-		}
-		if err != nil {
-			if b.k != 0 {
-				t.Fatal("receiver changed on error")
+	f.Add(enc, []byte(nil))
+	f.Add(append(bytes.Clone(enc), enc...), []byte(nil))
+	f.Add(enc, []byte{4, 0, 0, 0, 0, 0, 0, 1, 0, 0})
+	f.Fuzz(func(t *testing.T, data, edits []byte) {
+		check := func(data []byte) {
+			var b BloomFilter
+			var n int64
+			var err error
+			checkDecodeAllocs(t, "ReadFrom", data, func() { n, err = b.ReadFrom(bytes.NewReader(data)) })
+			if n > int64(len(data)) {
+				t.Fatalf("read %d bytes of %d", n, len(data))
 			}
-			return
+			if err != nil {
+				if b.k != 0 {
+					t.Fatal("receiver changed on error")
+				}
+				return
+			}
+			out, _ := b.MarshalBinary()
+			if !bytes.Equal(out, data[:n]) {
+				t.Fatal("re-encoding differs from the bytes read")
+			}
+			var c BloomFilter
+			if c.UnmarshalBinary(data[:n]) != nil || !c.Equal(&b) {
+				t.Fatal("UnmarshalBinary disagrees with ReadFrom")
+			}
 		}
-		out, _ := b.MarshalBinary()
-		if !bytes.Equal(out, data[:n]) {
-			t.Fatal("re-encoding differs from the bytes read")
-		}
-		var c BloomFilter
-		if c.UnmarshalBinary(data[:n]) != nil || !c.Equal(&b) {
-			t.Fatal("UnmarshalBinary disagrees with ReadFrom")
+		check(data)
+		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
+			// Reseal the first filter of the stream only.
+			b := applyEdits(data, edits, filterFields, nil, nil)
+			if m := binary.LittleEndian.Uint64(b[16:]); m <= MaxBits {
+				if end := headerSize + 8*((m+63)/64) + crcSize; end <= uint64(len(b)) {
+					reseal(b[:end])
+				}
+			}
+			check(b)
 		}
 	})
 }

@@ -343,32 +343,119 @@ func TestScalableHotPathDoesNotAllocate(t *testing.T) {
 	checkHotPathAllocs(t, s, func() []byte { return key }, string(key), long)
 }
 
-func FuzzScalableUnmarshalBinary(f *testing.F) {
+// scalableFields are the header fields of the ScalableBloomFilter format:
+// version, flags, seed, growth, scale, tightening, initial capacity, error
+// rate, number of sub-filters.
+var scalableFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 1}, {16, 8}, {24, 8}, {32, 8}, {40, 8}, {48, 4}}
+
+// subFilterAt returns the offset of sub-filter i (mod their number) in the
+// scalable encoding b, or -1 if the structure cannot be followed that far.
+func subFilterAt(b []byte, i int) int {
+	if len(b) < scalableHeaderSize {
+		return -1
+	}
+	n := int(min(binary.LittleEndian.Uint32(b[48:]), maxSubFilters))
+	if n == 0 {
+		return -1
+	}
+	off := uint64(scalableHeaderSize)
+	for range i % n {
+		if uint64(len(b)) < off+headerSize {
+			return -1
+		}
+		m := binary.LittleEndian.Uint64(b[off+16:])
+		if m > MaxBits {
+			return -1
+		}
+		off += headerSize + 8*((m+63)/64) + crcSize
+	}
+	if uint64(len(b)) < off+headerSize {
+		return -1
+	}
+	return int(off)
+}
+
+// scalableSeeds are the seed corpus of the scalable fuzz targets.
+func scalableSeeds(f *testing.F) {
 	s := mustScalable(f, 10, 0.1)
 	for i := range 50 {
 		s.AddString(fmt.Sprint(i))
 	}
 	enc, _ := s.MarshalBinary()
-	f.Add(enc)
+	f.Add(enc, []byte(nil))
 	one, _ := mustScalable(f, 3, 0.3, Linear(1)).MarshalBinary()
-	f.Add(one)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var d ScalableBloomFilter
-		err := d.UnmarshalBinary(data)
+	f.Add(one, []byte(nil))
+	// The hostile input, from a valid encoding by two edits: scale
+	// 2.5e11, saturated.
+	hostile, _ := mustScalable(f, 1, 0.5, Exponential(2), Tightening(0.5)).MarshalBinary()
+	edits := []byte{4, 0}
+	edits = binary.LittleEndian.AppendUint64(edits, math.Float64bits(2.5e11))
+	edits = append(edits, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0)
+	f.Add(hostile, edits)
+}
+
+// checkScalableDecode decodes data with UnmarshalBinary and ReadFrom, which
+// must agree, allocate at most allocBound, and on success give a usable
+// filter that re-encodes to data.
+func checkScalableDecode(t *testing.T, data []byte) {
+	var d ScalableBloomFilter
+	var err error
+	checkDecodeAllocs(t, "UnmarshalBinary", data, func() { err = d.UnmarshalBinary(data) })
+	var r ScalableBloomFilter
+	var n int64
+	var rerr error
+	checkDecodeAllocs(t, "ReadFrom", data, func() { n, rerr = r.ReadFrom(bytes.NewReader(data)) })
+	if (err == nil) != (rerr == nil && n == int64(len(data))) {
+		t.Fatalf("UnmarshalBinary says %v, ReadFrom says %v after %d of %d bytes", err, rerr, n, len(data))
+	}
+	if err != nil {
+		if d.filters != nil || r.filters != nil {
+			t.Fatal("receiver changed on error")
+		}
+		return
+	}
+	if out, err := d.MarshalBinary(); err != nil || !bytes.Equal(out, data) || !r.Equal(&d) {
+		t.Fatalf("re-encoding differs: %v", err)
+	}
+	d.AddString("x")
+	if !d.TestString("x") {
+		t.Fatal("false negative in a decoded filter")
+	}
+}
+
+func FuzzScalableUnmarshalBinary(f *testing.F) {
+	scalableSeeds(f)
+	f.Fuzz(func(t *testing.T, data, edits []byte) {
+		checkScalableDecode(t, data)
+		if len(edits) >= editOpSize {
+			checkScalableDecode(t, resealScalable(applyEdits(data, edits, scalableFields, filterFields, subFilterAt)))
+		}
+	})
+}
+
+// FuzzScalableReadFrom feeds ReadFrom a stream: the encoding, edited and
+// resealed, then more bytes, which it must not read.
+func FuzzScalableReadFrom(f *testing.F) {
+	scalableSeeds(f)
+	f.Fuzz(func(t *testing.T, data, edits []byte) {
+		b := resealScalable(applyEdits(data, edits, scalableFields, filterFields, subFilterAt))
+		stream := append(bytes.Clone(b), "tail"...)
 		var r ScalableBloomFilter
-		n, rerr := r.ReadFrom(bytes.NewReader(data))
-		if (err == nil) != (rerr == nil && n == int64(len(data))) {
-			t.Fatalf("UnmarshalBinary says %v, ReadFrom says %v after %d of %d bytes", err, rerr, n, len(data))
+		var n int64
+		var err error
+		checkDecodeAllocs(t, "ReadFrom", stream, func() { n, err = r.ReadFrom(bytes.NewReader(stream)) })
+		if n > int64(len(b)) {
+			t.Fatalf("read %d bytes of a %d-byte encoding", n, len(b))
 		}
 		if err != nil {
-			if d.filters != nil {
+			if r.filters != nil {
 				t.Fatal("receiver changed on error")
 			}
 			return
 		}
-		d.AddString("x")
-		if !d.TestString("x") {
-			t.Fatal("false negative in a decoded filter")
+		var d ScalableBloomFilter
+		if err := d.UnmarshalBinary(stream[:n]); err != nil || !d.Equal(&r) {
+			t.Fatalf("UnmarshalBinary disagrees with ReadFrom: %v", err)
 		}
 	})
 }
