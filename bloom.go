@@ -268,6 +268,11 @@ type concurrency struct {
 	// lock for themselves and keep the count in count.
 	locks *lockTable
 	count atomic.Uint64
+
+	// reserved is, in a sub-filter of a ScalableBloomFilter, count plus the
+	// keys that have taken a slot and not yet set their bits: see
+	// ScalableBloomFilter.reserve.
+	reserved atomic.Uint64
 }
 
 // load returns the count.
@@ -286,6 +291,7 @@ func (c *concurrency) load() uint64 {
 func (c *concurrency) store(n uint64) {
 	if c.locks == nil {
 		c.count.Store(n)
+		c.reserved.Store(n)
 		return
 	}
 	for i := range c.locks {
@@ -702,11 +708,10 @@ func (f *BloomFilter) snapshot() *BloomFilter {
 
 // sharedCount returns the count to record, before its bits, in a copy or
 // encoding of f made while other goroutines may be adding to it: Count, but
-// at most the number of set bits, an invariant decoders check. A standalone
-// filter counts a key once it has set its bits and bits are only ever set, so
-// reading Count before the bits is enough. A sub-filter of a
-// ScalableBloomFilter counts a key first, to reserve room for it, and then
-// sets its bits; the bits set since are at least those counted here.
+// at most the number of set bits, an invariant decoders check. Every filter,
+// standalone or a sub-filter of a ScalableBloomFilter, counts a key only once
+// it has set a bit that was clear, and bits are only ever set, so reading
+// Count before the bits is enough; the min is a guard.
 func (f *BloomFilter) sharedCount() uint64 {
 	if f.conc == nil {
 		return f.count

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -449,22 +450,36 @@ func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 		return true
 	}
 	newest := s.reserve(c)
-	newest.setConcurrent(h1, h2, newest.unsetConcurrent(h1, h2))
+	fresh := newest.setConcurrent(h1, h2, newest.unsetConcurrent(h1, h2))
+	if fresh {
+		newest.conc.count.Add(1)
+	} else {
+		// Keys under other locks set all its bits since it tested absent:
+		// it is present now, a false positive as in a serial run, and
+		// gives its slot back. Counting it would leave a count above the
+		// set bits (with one hash function, two keys on one bit), which
+		// an encoding cannot hold: it clamped an older sub-filter's count
+		// below its capacity, and the decoder rejected it as not full.
+		newest.conc.reserved.Add(^uint64(0))
+	}
 	mu.Unlock()
-	return false
+	return !fresh
 }
 
-// reserve counts one more key in the newest sub-filter of c, or of the chain
-// that replaces c when that one is full, and returns that sub-filter. Unless
-// the filter is saturated, a sub-filter's count never exceeds its capacity,
-// and a new one is only added when it has reached it: the sub-filters are
-// those a serial run with the same keys would build.
+// reserve takes a slot for one more key in the newest sub-filter of c, or of
+// the chain that replaces c when that one is full, and returns that
+// sub-filter. The caller then sets the key's bits and either counts the key
+// or, if it set no clear bit, gives the slot back. Unless the filter is
+// saturated, a sub-filter's slots never exceed its capacity, and a new one is
+// only added when its count has reached it: the sub-filters are those a
+// serial run with the same keys would build, and every sub-filter but the
+// newest holds exactly its capacity.
 func (s *ScalableBloomFilter) reserve(c *chain) *BloomFilter {
 	for {
 		newest := c.filters[len(c.filters)-1]
-		n := newest.conc.count.Load()
+		n := newest.conc.reserved.Load()
 		if n < newest.capacity || c.saturated {
-			if newest.conc.count.CompareAndSwap(n, n+1) {
+			if newest.conc.reserved.CompareAndSwap(n, n+1) {
 				return newest
 			}
 			continue
@@ -473,14 +488,24 @@ func (s *ScalableBloomFilter) reserve(c *chain) *BloomFilter {
 	}
 }
 
-// growConcurrent adds a sub-filter to the full chain c, or marks the filter
-// saturated, unless another goroutine has already replaced c; it returns the
-// current chain. Test goes on meanwhile with the chain it loaded.
+// growConcurrent adds a sub-filter to the chain c, whose slots are all taken,
+// or marks the filter saturated, unless another goroutine has already
+// replaced c; it returns the current chain. It first waits for the keys that
+// hold slots to settle, each counted or given back, which takes as long as
+// setting a key's bits: if one is given back, c is not full and it returns c.
+// Test goes on meanwhile with the chain it loaded.
 func (s *ScalableBloomFilter) growConcurrent(c *chain) *chain {
 	s.conc.grow.Lock()
 	defer s.conc.grow.Unlock()
 	if cur := s.conc.chain.Load(); cur != c {
 		return cur
+	}
+	last := c.filters[len(c.filters)-1]
+	for last.conc.count.Load() < last.capacity {
+		if last.conc.reserved.Load() < last.capacity {
+			return c
+		}
+		runtime.Gosched()
 	}
 	next := &chain{filters: c.filters, saturated: true}
 	if f, err := s.newSubFilter(len(c.filters), bitsOf(c.filters)); err == nil {
