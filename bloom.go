@@ -148,8 +148,14 @@ func Concurrent() Option {
 // most Capacity keys, and with a growing probability beyond that.
 //
 // A zero BloomFilter is not usable: create one with New or NewWithSize, or
-// decode one with UnmarshalBinary or ReadFrom. Adding to or testing a zero
-// BloomFilter panics; it never answers "present" for every key.
+// decode one with UnmarshalBinary or ReadFrom. Add, Test, TestAndAdd (and
+// their String forms) and Clone panic on a zero BloomFilter, with a message
+// that says so: it never answers "present" for every key. AppendBinary,
+// MarshalBinary and WriteTo return an error, and Union and Intersection one
+// wrapping ErrIncompatible. The accessors and estimates (Bits, Hashes, Seed,
+// Capacity, ErrorRate, Count, FillRatio, EstimatedCount, EstimatedErrorRate,
+// EncodedSize) return 0 and IsFull false; Clear does nothing; Equal reports
+// whether the other filter is zero too.
 //
 // Without the Concurrent option a BloomFilter is not safe for concurrent use:
 // calls that may modify it (Add, TestAndAdd, Clear, UnmarshalBinary, ReadFrom)
@@ -204,8 +210,9 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 
 // NewWithSize returns an empty filter of exactly bits bits and hashes hash
 // functions. Its Capacity is the number of keys for which hashes is optimal,
-// round(bits ln 2 / hashes), and its ErrorRate the false-positive rate at
-// that capacity. It returns an error wrapping ErrInvalidParameter when bits is
+// round(bits ln 2 / hashes) and at least 1, and its ErrorRate the
+// false-positive rate at that capacity, FalsePositiveRate(bits, hashes,
+// Capacity()), or the largest float64 below 1 where that rounds to 1. It returns an error wrapping ErrInvalidParameter when bits is
 // not in [1, MaxBits], hashes is not in [1, MaxHashes], or an option is invalid
 // or only meant for ScalableBloomFilter.
 func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error) {
@@ -220,8 +227,16 @@ func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error)
 		return nil, err
 	}
 	capacity := max(uint64(math.Round(float64(bits)*math.Ln2/float64(hashes))), 1)
-	return newFilter(bits, hashes, capacity, FalsePositiveRate(bits, hashes, capacity), s)
+	// A filter of a few bits and many hash functions (1 bit and 38 or more)
+	// has a rate that rounds to 1, which the format, and so decoding its
+	// own encoding, refuses: keep it in (0, 1).
+	rate := min(max(FalsePositiveRate(bits, hashes, capacity), math.SmallestNonzeroFloat64), maxRate)
+	return newFilter(bits, hashes, capacity, rate, s)
 }
+
+// maxRate is the largest float64 below 1, the largest error rate a filter
+// records.
+var maxRate = math.Nextafter(1, 0)
 
 func checkSize(bits uint64, hashes uint) error {
 	if bits == 0 || bits > MaxBits || (bits-1)/64 >= maxWords {
@@ -621,7 +636,7 @@ func (f *BloomFilter) setCount(n uint64) {
 
 // IsFull reports whether the filter holds Capacity keys or more, so that its
 // false-positive rate is at or above ErrorRate. It costs what Count costs.
-func (f *BloomFilter) IsFull() bool { return f.Count() >= f.capacity }
+func (f *BloomFilter) IsFull() bool { return f.k != 0 && f.Count() >= f.capacity }
 
 // setBits returns the number of set bits. It is O(m/64).
 func (f *BloomFilter) setBits() uint64 {
@@ -631,6 +646,9 @@ func (f *BloomFilter) setBits() uint64 {
 			n += bits.OnesCount64(atomic.LoadUint64(&f.words[i]))
 		}
 		return uint64(n)
+	}
+	if f.set == nil {
+		return 0 // a zero BloomFilter
 	}
 	return uint64(f.set.Count())
 }
@@ -663,6 +681,9 @@ func estimatedCount(m uint64, k uint, set uint64) uint64 {
 // EstimatedErrorRate returns the probability that Test reports an absent key
 // as present at the current fill: FillRatio()^k. It is O(m/64).
 func (f *BloomFilter) EstimatedErrorRate() float64 {
+	if f.k == 0 {
+		return 0 // a zero BloomFilter; Pow(0, 0) is 1
+	}
 	return math.Pow(f.FillRatio(), float64(f.k))
 }
 
@@ -677,6 +698,9 @@ func (f *BloomFilter) Clear() {
 // Clone returns an independent copy of the filter, concurrent if f is (with
 // its own locks). O(m/64).
 func (f *BloomFilter) Clone() *BloomFilter {
+	if f.k == 0 {
+		panic(errZeroValue)
+	}
 	g := f.snapshot()
 	if f.conc != nil {
 		g.makeConcurrent(f.conc.newLocks())
@@ -836,7 +860,13 @@ func corrupt(format string, args ...any) error {
 }
 
 // EncodedSize returns the length in bytes of the filter's binary encoding.
-func (f *BloomFilter) EncodedSize() int { return headerSize + 8*len(f.words) + crcSize }
+// It is 0 for a zero BloomFilter, which has no encoding.
+func (f *BloomFilter) EncodedSize() int {
+	if f.k == 0 {
+		return 0
+	}
+	return headerSize + 8*len(f.words) + crcSize
+}
 
 func (f *BloomFilter) appendHeader(b []byte) []byte {
 	b = append(b, magic...)

@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -211,6 +212,136 @@ func TestZeroValuePanics(t *testing.T) {
 	if _, err := g.Union(&f); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("Union with a zero filter: %v", err)
 	}
+}
+
+// zeroCase is the expected behaviour of one method on a zero value: it
+// panics with the zero-value message, or it returns and check, if set,
+// reports what is wrong with its result.
+type zeroCase struct {
+	panics bool
+	call   func() string // "" when the result is as documented
+}
+
+// checkZeroValue runs cases, which must cover every exported method of typ.
+func checkZeroValue(t *testing.T, typ reflect.Type, want string, cases map[string]zeroCase) {
+	t.Helper()
+	for i := range typ.NumMethod() {
+		if _, ok := cases[typ.Method(i).Name]; !ok {
+			t.Errorf("%v.%s: no zero-value case", typ, typ.Method(i).Name)
+		}
+	}
+	for name, c := range cases {
+		func() {
+			defer func() {
+				r := recover()
+				switch {
+				case c.panics && r == nil:
+					t.Errorf("%s on a zero value did not panic", name)
+				case c.panics && r != want:
+					t.Errorf("%s on a zero value panicked with %v, want %q", name, r, want)
+				case !c.panics && r != nil:
+					t.Errorf("%s on a zero value panicked: %v", name, r)
+				}
+			}()
+			if msg := c.call(); msg != "" && !c.panics {
+				t.Errorf("%s on a zero value: %s", name, msg)
+			}
+		}()
+	}
+}
+
+// zeroIs returns "" if got is 0 (or false), or a complaint.
+func zeroIs[T comparable](got T) string {
+	var zero T
+	if got != zero {
+		return fmt.Sprintf("got %v, want %v", got, zero)
+	}
+	return ""
+}
+
+// errIs returns "" if err is non-nil and matches target (any error if target
+// is nil), or a complaint.
+func errIs(err, target error) string {
+	if err == nil || target != nil && !errors.Is(err, target) {
+		return fmt.Sprintf("error %v, want one matching %v", err, target)
+	}
+	return ""
+}
+
+// TestZeroValue checks every exported method of a zero BloomFilter against
+// the type's doc. Clone used to panic with a nil dereference and
+// EstimatedCount with another, EstimatedErrorRate reported 1 and IsFull true.
+func TestZeroValue(t *testing.T) {
+	var f BloomFilter
+	g := mustNew(t, 10, 0.1)
+	panics := func(fn func()) zeroCase { return zeroCase{true, func() string { fn(); return "" }} }
+	returns := func(fn func() string) zeroCase { return zeroCase{false, fn} }
+	checkZeroValue(t, reflect.TypeOf(&f), errZeroValue, map[string]zeroCase{
+		"Add":                panics(func() { f.Add([]byte("x")) }),
+		"AddString":          panics(func() { f.AddString("x") }),
+		"Test":               panics(func() { f.Test([]byte("x")) }),
+		"TestString":         panics(func() { f.TestString("x") }),
+		"TestAndAdd":         panics(func() { f.TestAndAdd(nil) }),
+		"TestAndAddString":   panics(func() { f.TestAndAddString("x") }),
+		"Clone":              panics(func() { f.Clone() }),
+		"Bits":               returns(func() string { return zeroIs(f.Bits()) }),
+		"Hashes":             returns(func() string { return zeroIs(f.Hashes()) }),
+		"Seed":               returns(func() string { return zeroIs(f.Seed()) }),
+		"Capacity":           returns(func() string { return zeroIs(f.Capacity()) }),
+		"ErrorRate":          returns(func() string { return zeroIs(f.ErrorRate()) }),
+		"Count":              returns(func() string { return zeroIs(f.Count()) }),
+		"IsFull":             returns(func() string { return zeroIs(f.IsFull()) }),
+		"FillRatio":          returns(func() string { return zeroIs(f.FillRatio()) }),
+		"EstimatedCount":     returns(func() string { return zeroIs(f.EstimatedCount()) }),
+		"EstimatedErrorRate": returns(func() string { return zeroIs(f.EstimatedErrorRate()) }),
+		"EncodedSize":        returns(func() string { return zeroIs(f.EncodedSize()) }),
+		"Clear":              returns(func() string { f.Clear(); return zeroIs(f.Count()) }),
+		"Equal": returns(func() string {
+			if !f.Equal(&BloomFilter{}) || f.Equal(g) || g.Equal(&f) {
+				return "Equal is wrong"
+			}
+			return ""
+		}),
+		"Union": returns(func() string {
+			_, err := f.Union(g)
+			_, err2 := g.Union(&f)
+			return errIs(err, ErrIncompatible) + errIs(err2, ErrIncompatible)
+		}),
+		"Intersection": returns(func() string {
+			_, err := f.Intersection(g)
+			return errIs(err, ErrIncompatible)
+		}),
+		"AppendBinary": returns(func() string {
+			_, err := f.AppendBinary(nil)
+			return errIs(err, nil)
+		}),
+		"MarshalBinary": returns(func() string {
+			_, err := f.MarshalBinary()
+			return errIs(err, nil)
+		}),
+		"WriteTo": returns(func() string {
+			var w bytes.Buffer
+			n, err := f.WriteTo(&w)
+			return errIs(err, nil) + zeroIs(n) + zeroIs(w.Len())
+		}),
+		// Decoding into a zero value makes it usable; run last, on a copy.
+		"UnmarshalBinary": returns(func() string {
+			var h BloomFilter
+			enc, _ := g.MarshalBinary()
+			if err := h.UnmarshalBinary(enc); err != nil || !h.Equal(g) {
+				return fmt.Sprint(err)
+			}
+			return ""
+		}),
+		"ReadFrom": returns(func() string {
+			var h BloomFilter
+			enc, _ := g.MarshalBinary()
+			if _, err := h.ReadFrom(bytes.NewReader(enc)); err != nil || !h.Equal(g) {
+				return fmt.Sprint(err)
+			}
+			return ""
+		}),
+	})
 }
 
 // ---- behaviour ----
@@ -1495,5 +1626,52 @@ func benchConcurrent(b *testing.B, filters map[string]func(b *testing.B) paralle
 		for _, name := range []string{"concurrent", "rwmutex"} {
 			b.Run(op.name+"/"+name, func(b *testing.B) { op.run(b, filters[name](b)) })
 		}
+	}
+}
+
+// TestEveryWrittenEncodingDecodes is issue 11, item 12: NewWithSize(1, k)
+// for k >= 38 recorded an ErrorRate of exactly 1, which the format refuses,
+// so 27 (m, k) pairs wrote encodings that did not decode. Every (m, k) with
+// tiny m, every k, and a few larger m, empty and after some keys.
+func TestEveryWrittenEncodingDecodes(t *testing.T) {
+	sizes := []uint64{}
+	for m := uint64(1); m <= 130; m++ {
+		sizes = append(sizes, m)
+	}
+	sizes = append(sizes, 191, 192, 193, 1000, 4095, 4096, 1<<16+1)
+	buf := make([]byte, 16)
+	failed := 0
+	for _, m := range sizes {
+		for k := uint(1); k <= MaxHashes; k++ {
+			f, err := NewWithSize(m, k, Seed(uint32(m)))
+			if err != nil {
+				t.Fatalf("NewWithSize(%d, %d): %v", m, k, err)
+			}
+			for n := range uint64(3) {
+				if n > 0 {
+					f.Add(keyOf(buf, n, m))
+				}
+				enc, err := f.MarshalBinary()
+				var d BloomFilter
+				if err == nil {
+					err = d.UnmarshalBinary(enc)
+				}
+				if err == nil && !d.Equal(f) {
+					err = errors.New("decoded filter differs")
+				}
+				var r BloomFilter
+				if _, rerr := r.ReadFrom(bytes.NewReader(enc)); err == nil && rerr != nil {
+					err = rerr
+				}
+				if err != nil {
+					if failed++; failed <= 5 {
+						t.Errorf("NewWithSize(%d, %d) after %d keys (ErrorRate %v): %v", m, k, n, f.ErrorRate(), err)
+					}
+				}
+			}
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d encodings did not decode", failed)
 	}
 }

@@ -2,6 +2,7 @@ package bloom
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"io"
 	"math"
@@ -101,7 +102,13 @@ func Tightening(ratio float64) Option {
 // tells by how much.
 //
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
-// decode one. Its methods panic like a zero BloomFilter's.
+// decode one with UnmarshalBinary or ReadFrom. Like a zero BloomFilter, it
+// panics with a message that says so in Add, Test, TestAndAdd (and their
+// String forms) and Clone; AppendBinary, MarshalBinary and WriteTo return an
+// error; the accessors and estimates (Count, Capacity, ErrorRate,
+// InitialCapacity, Seed, EstimatedErrorRate, Bits, NumFilters, EncodedSize)
+// return 0 and Saturated false; Clear does nothing; Equal reports whether the
+// other filter is zero too.
 //
 // Without the Concurrent option a ScalableBloomFilter is not safe for
 // concurrent use if any goroutine may modify it. With Concurrent, Add,
@@ -279,12 +286,14 @@ func (s *ScalableBloomFilter) grow() {
 	s.filters = append(s.filters, f)
 }
 
+const errZeroScalable = "bloom: use of a zero ScalableBloomFilter (create one with NewScalable)"
+
 func (s *ScalableBloomFilter) test(h1, h2 uint64) bool {
 	if s.conc != nil {
 		return s.conc.chain.Load().test(h1, h2)
 	}
 	if len(s.filters) == 0 {
-		panic("bloom: use of a zero ScalableBloomFilter (create one with NewScalable)")
+		panic(errZeroScalable)
 	}
 	return anyHolds(s.filters, h1, h2, deepBits)
 }
@@ -612,7 +621,8 @@ func bitsOf(filters []*BloomFilter) uint64 {
 	return n
 }
 
-// NumFilters returns the number of sub-filters, at least 1.
+// NumFilters returns the number of sub-filters, at least 1 (0 for a zero
+// ScalableBloomFilter).
 func (s *ScalableBloomFilter) NumFilters() int {
 	filters, _ := s.subFilters()
 	return len(filters)
@@ -636,6 +646,9 @@ func (s *ScalableBloomFilter) Clear() {
 		s.conc.chain.Store(&chain{filters: []*BloomFilter{first}})
 		return
 	}
+	if len(s.filters) == 0 {
+		return // a zero ScalableBloomFilter
+	}
 	s.filters[0].Clear()
 	clear(s.filters[1:])
 	s.filters = s.filters[:1]
@@ -645,6 +658,9 @@ func (s *ScalableBloomFilter) Clear() {
 // Clone returns an independent copy of the filter, concurrent if s is (with
 // its own locks).
 func (s *ScalableBloomFilter) Clone() *ScalableBloomFilter {
+	if filters, _ := s.subFilters(); len(filters) == 0 {
+		panic(errZeroScalable)
+	}
 	c := s.snapshot()
 	if s.conc != nil {
 		c.makeConcurrent(new(lockTable))
@@ -753,8 +769,12 @@ func (s *ScalableBloomFilter) appendHeader(b []byte, filters []*BloomFilter, sat
 }
 
 // EncodedSize returns the length in bytes of the filter's binary encoding.
+// It is 0 for a zero ScalableBloomFilter, which has no encoding.
 func (s *ScalableBloomFilter) EncodedSize() int {
 	filters, _ := s.subFilters()
+	if len(filters) == 0 {
+		return 0
+	}
 	n := scalableHeaderSize + crcSize
 	for _, f := range filters {
 		n += f.EncodedSize()
@@ -767,7 +787,7 @@ func (s *ScalableBloomFilter) EncodedSize() int {
 func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	filters, saturated := s.subFilters()
 	if len(filters) == 0 {
-		return b, corrupt("zero ScalableBloomFilter")
+		return b, errors.New(errZeroScalable)
 	}
 	start := len(b)
 	b = s.appendHeader(b, filters, saturated)
@@ -923,7 +943,7 @@ func (s *ScalableBloomFilter) replace(d *ScalableBloomFilter) {
 func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 	filters, saturated := s.subFilters()
 	if len(filters) == 0 {
-		return 0, corrupt("zero ScalableBloomFilter")
+		return 0, errors.New(errZeroScalable)
 	}
 	cw := &crcWriter{w: w}
 	if _, err := cw.Write(s.appendHeader(nil, filters, saturated)); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -1070,4 +1071,69 @@ func TestScalableConcurrentEncodingDecodes(t *testing.T) {
 			t.Fatalf("round %d: ReadFrom: %v", round, err)
 		}
 	}
+}
+
+// TestScalableZeroValue checks every exported method of a zero
+// ScalableBloomFilter against the type's doc. Clear used to panic with an
+// index out of range and EncodedSize to report 60 bytes.
+func TestScalableZeroValue(t *testing.T) {
+	var s ScalableBloomFilter
+	g := mustScalable(t, 10, 0.1)
+	panics := func(fn func()) zeroCase { return zeroCase{true, func() string { fn(); return "" }} }
+	returns := func(fn func() string) zeroCase { return zeroCase{false, fn} }
+	checkZeroValue(t, reflect.TypeOf(&s), errZeroScalable, map[string]zeroCase{
+		"Add":                panics(func() { s.Add([]byte("x")) }),
+		"AddString":          panics(func() { s.AddString("x") }),
+		"Test":               panics(func() { s.Test([]byte("x")) }),
+		"TestString":         panics(func() { s.TestString("x") }),
+		"TestAndAdd":         panics(func() { s.TestAndAdd(nil) }),
+		"TestAndAddString":   panics(func() { s.TestAndAddString("x") }),
+		"Clone":              panics(func() { s.Clone() }),
+		"Count":              returns(func() string { return zeroIs(s.Count()) }),
+		"Capacity":           returns(func() string { return zeroIs(s.Capacity()) }),
+		"ErrorRate":          returns(func() string { return zeroIs(s.ErrorRate()) }),
+		"InitialCapacity":    returns(func() string { return zeroIs(s.InitialCapacity()) }),
+		"Seed":               returns(func() string { return zeroIs(s.Seed()) }),
+		"EstimatedErrorRate": returns(func() string { return zeroIs(s.EstimatedErrorRate()) }),
+		"Bits":               returns(func() string { return zeroIs(s.Bits()) }),
+		"NumFilters":         returns(func() string { return zeroIs(s.NumFilters()) }),
+		"Saturated":          returns(func() string { return zeroIs(s.Saturated()) }),
+		"EncodedSize":        returns(func() string { return zeroIs(s.EncodedSize()) }),
+		"Clear":              returns(func() string { s.Clear(); return zeroIs(s.NumFilters()) }),
+		"Equal": returns(func() string {
+			if !s.Equal(&ScalableBloomFilter{}) || s.Equal(g) || g.Equal(&s) {
+				return "Equal is wrong"
+			}
+			return ""
+		}),
+		"AppendBinary": returns(func() string {
+			_, err := s.AppendBinary(nil)
+			return errIs(err, nil)
+		}),
+		"MarshalBinary": returns(func() string {
+			_, err := s.MarshalBinary()
+			return errIs(err, nil)
+		}),
+		"WriteTo": returns(func() string {
+			var w bytes.Buffer
+			n, err := s.WriteTo(&w)
+			return errIs(err, nil) + zeroIs(n) + zeroIs(w.Len())
+		}),
+		"UnmarshalBinary": returns(func() string {
+			var h ScalableBloomFilter
+			enc, _ := g.MarshalBinary()
+			if err := h.UnmarshalBinary(enc); err != nil || !h.Equal(g) {
+				return fmt.Sprint(err)
+			}
+			return ""
+		}),
+		"ReadFrom": returns(func() string {
+			var h ScalableBloomFilter
+			enc, _ := g.MarshalBinary()
+			if _, err := h.ReadFrom(bytes.NewReader(enc)); err != nil || !h.Equal(g) {
+				return fmt.Sprint(err)
+			}
+			return ""
+		}),
+	})
 }
