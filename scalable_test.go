@@ -1137,3 +1137,152 @@ func TestScalableZeroValue(t *testing.T) {
 		}),
 	})
 }
+
+// TestScalableRefusesGrowthThatCannotWork is issue 11, item 2: growth
+// parameters that cannot work were accepted, at construction and in the
+// decoder. Each must be refused with the parameter named and a bound that
+// works, and that bound must work.
+func TestScalableRefusesGrowthThatCannotWork(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		n       uint64
+		p       float64
+		opts    []Option
+		fix     func(bound float64) []Option // the options with the bound the error gives
+		keyword string
+	}{
+		{"Exponential(2.5e11)/n=1/p=0.5", 1, 0.5, []Option{Tightening(0.5), Exponential(2.5e11)},
+			func(b float64) []Option { return []Option{Tightening(0.5), Exponential(b)} }, "scale of at most"},
+		{"Exponential(2.5e11)/n=1/p=0.01", 1, 0.01, []Option{Exponential(2.5e11)},
+			func(b float64) []Option { return []Option{Exponential(b)} }, "scale of at most"},
+		{"Linear(1e12)/n=1000", 1000, 0.01, []Option{Linear(1e12)},
+			func(b float64) []Option { return []Option{Linear(b)} }, "scale of at most"},
+		{"Tightening(5e-324)", 1000, 0.01, []Option{Tightening(5e-324)},
+			func(b float64) []Option { return []Option{Tightening(b)} }, "Tightening of at least"},
+		{"Tightening(1e-12)/p=1e-6", 10, 1e-6, []Option{Tightening(1e-12)},
+			func(b float64) []Option { return []Option{Tightening(b)} }, "Tightening of at least"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewScalable(tc.n, tc.p, tc.opts...)
+			if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), tc.keyword) {
+				t.Fatalf("NewScalable: %v, want an ErrInvalidParameter giving the %s", err, tc.keyword)
+			}
+			msg := err.Error()
+			var bound float64
+			if _, err := fmt.Sscan(msg[strings.LastIndex(msg, " ")+1:], &bound); err != nil {
+				t.Fatalf("no bound in %q", msg)
+			}
+			s, err := NewScalable(tc.n, tc.p, tc.fix(bound)...)
+			if err != nil {
+				t.Fatalf("the bound the error gives, %v, does not work: %v", bound, err)
+			}
+			if s.NumFilters() != 1 {
+				t.Fatal("not a new filter")
+			}
+			// The same parameters in an encoding: the decoder refuses them.
+			enc, _ := s.MarshalBinary()
+			var scale, tight float64 = s.scale, s.tightening
+			settings, _ := newSettings(tc.opts)
+			if settings.growth != growthNone {
+				scale = settings.scale
+			}
+			if settings.tightening != 0 {
+				tight = settings.tightening
+			}
+			binary.LittleEndian.PutUint64(enc[16:], math.Float64bits(scale))
+			binary.LittleEndian.PutUint64(enc[24:], math.Float64bits(tight))
+			resealScalable(enc)
+			var d ScalableBloomFilter
+			if err := d.UnmarshalBinary(enc); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("UnmarshalBinary: %v, want ErrCorrupt", err)
+			}
+			if _, err := d.ReadFrom(bytes.NewReader(enc)); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("ReadFrom: %v, want ErrCorrupt", err)
+			}
+		})
+	}
+	for name, opts := range map[string][]Option{
+		"Tightening twice":        {Tightening(0.5), Tightening(0.9)},
+		"Linear then Exponential": {Linear(1), Exponential(2)},
+		"Exponential twice":       {Exponential(2), Exponential(3)},
+	} {
+		if _, err := NewScalable(100, 0.01, opts...); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("%s: %v, want ErrInvalidParameter", name, err)
+		}
+	}
+}
+
+// TestScalableHighRateKeepsBound is issue 11, item 10: a sub-filter counts
+// only keys that set a clear bit, so it fills past the rate it was sized for,
+// most where that rate is high: P = 0.5 with r = 0.1 measured 0.62, and P =
+// 0.9 with r = 0.1 never grew (its first sub-filter has fewer bits than
+// keys) and answered "present" for everything. Such configurations must be
+// refused; those accepted must keep P, measured with every sub-filter full
+// (the worst moment) over several seeds. The measurement must see the 1.24x
+// of P = 0.5 with r = 0.1, built here past the check.
+func TestScalableHighRateKeepsBound(t *testing.T) {
+	seeds := 8
+	if testing.Short() {
+		seeds = 3
+	}
+	// measure returns the false-positive rate over seeds filters that
+	// build makes, each filled until at least 5 sub-filters are all full.
+	measure := func(t *testing.T, build func(seed uint32) *ScalableBloomFilter) (float64, uint64) {
+		const absent = 40_000
+		var fp, trials uint64
+		buf := make([]byte, 16)
+		for seed := range uint32(seeds) {
+			s := build(seed)
+			for i := uint64(0); s.NumFilters() < 5 || s.Count() < s.Capacity(); i++ {
+				s.Add(keyOf(buf, 0, i))
+				if i > 1e6 {
+					break // never fills: measure it as it is
+				}
+			}
+			for i := range uint64(absent) {
+				if s.Test(keyOf(buf, 1+uint64(seed), i)) {
+					fp++
+				}
+			}
+			trials += absent
+		}
+		return float64(fp) / float64(trials), trials
+	}
+	for _, c := range []struct{ p, r float64 }{{0.5, 0.1}, {0.9, 0.1}, {0.3, 0.1}, {0.2, 0.01}} {
+		t.Run(fmt.Sprintf("refused/p=%v/r=%v", c.p, c.r), func(t *testing.T) {
+			_, err := NewScalable(100, c.p, Tightening(c.r))
+			if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "Tightening of at least") {
+				t.Errorf("NewScalable(100, %v, Tightening(%v)): %v, want it refused", c.p, c.r, err)
+			}
+			got, trials := measure(t, func(seed uint32) *ScalableBloomFilter {
+				s := &ScalableBloomFilter{seed: seed, initialCapacity: 100, errorRate: c.p,
+					growth: growthExponential, scale: DefaultScale, tightening: c.r}
+				first, err := s.newSubFilter(0, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.filters = []*BloomFilter{first}
+				return s
+			})
+			t.Logf("built past the check: measured %.4f (%.3fx the target)", got, got/c.p)
+			if within(got, c.p, trials) {
+				t.Errorf("the measurement does not see the excess of a refused configuration: %.4f", got)
+			}
+		})
+	}
+	for _, c := range []struct{ p, r float64 }{{0.9, 0.5}, {0.5, 0.5}, {0.5, 0.4}, {0.2, 0.4}, {0.1, 0.4}, {0.05, 0.5}} {
+		t.Run(fmt.Sprintf("p=%v/r=%v", c.p, c.r), func(t *testing.T) {
+			got, trials := measure(t, func(seed uint32) *ScalableBloomFilter {
+				s, err := NewScalable(100, c.p, Tightening(c.r), Seed(seed))
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return s
+			})
+			t.Logf("measured %.4f over %d absent keys (%.3fx the target)", got, trials, got/c.p)
+			if !within(got, c.p, trials) {
+				t.Errorf("measured rate %.4f exceeds the target %v", got, c.p)
+			}
+		})
+	}
+}
