@@ -400,8 +400,8 @@ func bisect(good, bad float64, ok func(float64) bool) float64 {
 // rate brings: 24% at P = 0.5 with r = 0.1, 4.9% at P = 0.1 with r = 0.1.
 const rateSlack = 0.01
 
-// rateBoundFilters is the number of sub-filters whose rate rateBound works
-// out one by one; the rest are bounded together.
+// rateBoundFilters is the most sub-filters whose rate rateBound works out one
+// by one; the rest are bounded together.
 const rateBoundFilters = 32
 
 // rateBound returns the false-positive rate of the filter with every
@@ -409,13 +409,15 @@ const rateBoundFilters = 32
 // the rate of sub-filter i at capacity (fullRate), which exceeds its target
 // P(1-r)r^i. The excess is large where the target is: P = 0.5 with r = 0.1
 // gives the first sub-filter a target of 0.45 and one hash function, which
-// reaches 0.6 at capacity, and the filter 0.62. Sub-filters beyond the first
-// rateBoundFilters exceed their targets by at most the last ratio e_i/p_i
-// (the excess falls with the rate); their targets add up to P r^32.
+// reaches 0.6 at capacity, and the filter 0.62. The sub-filters after the
+// first i worked out exceed their targets by at most the last ratio e_i/p_i
+// (the excess falls with the rate), and their targets add up to P r^i; the
+// loop stops once that ratio is within 1e-3 of 1 (a tenth of rateSlack), or after rateBoundFilters.
 func (s *ScalableBloomFilter) rateBound() float64 {
 	miss, ratio := 1.0, 1.0
 	var used uint64
-	for i := range rateBoundFilters {
+	i := 0
+	for ; i < rateBoundFilters && (i == 0 || ratio > 1+1e-3); i++ {
 		capacity, rate, m, k, err := s.nextSize(i, used)
 		if err != nil {
 			return 1 - miss // saturated: no bound beyond, as documented
@@ -425,7 +427,7 @@ func (s *ScalableBloomFilter) rateBound() float64 {
 		miss *= 1 - e
 		ratio = max(e/rate, 1)
 	}
-	tail := s.errorRate * math.Pow(s.tightening, rateBoundFilters) * ratio
+	tail := s.errorRate * math.Pow(s.tightening, float64(i)) * ratio
 	return 1 - miss*(1-min(tail, 1))
 }
 
