@@ -133,10 +133,13 @@ func Tightening(ratio float64) Option {
 //
 // A concurrent filter builds the same sub-filters as a plain one that inserts
 // as many keys. A key that tests absent, under the lock of its key as in
-// BloomFilter, takes a slot in the newest sub-filter by compare-and-swap on
-// its count, never past its capacity. The goroutine that finds it full adds
-// the next sub-filter under a mutex, once however many find it full at the
-// same moment, while they wait for it. Test never waits: it reads the list of
+// BloomFilter, takes a slot in the newest sub-filter by compare-and-swap,
+// never past its capacity, and counts once it has set a clear bit; if keys
+// under other locks have set all its bits meanwhile, it is present, like a
+// false positive in a serial run, and gives the slot back. The goroutine that
+// finds every slot taken waits for those keys to settle and adds the next
+// sub-filter under a mutex, once however many find it full at the same
+// moment, while they wait for it. Test never waits: it reads the list of
 // sub-filters, which growth replaces and never changes, with one atomic load.
 type ScalableBloomFilter struct {
 	filters   []*BloomFilter // oldest first; never empty once constructed; nil if conc != nil
