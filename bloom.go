@@ -212,9 +212,10 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 // functions. Its Capacity is the number of keys for which hashes is optimal,
 // round(bits ln 2 / hashes) and at least 1, and its ErrorRate the
 // false-positive rate at that capacity, FalsePositiveRate(bits, hashes,
-// Capacity()), or the largest float64 below 1 where that rounds to 1. It returns an error wrapping ErrInvalidParameter when bits is
-// not in [1, MaxBits], hashes is not in [1, MaxHashes], or an option is invalid
-// or only meant for ScalableBloomFilter.
+// Capacity()), or the largest float64 below 1 where that rounds to 1. It
+// returns an error wrapping ErrInvalidParameter when bits is not in
+// [1, MaxBits], hashes is not in [1, MaxHashes], or an option is invalid or
+// only meant for ScalableBloomFilter.
 func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
