@@ -149,8 +149,14 @@ func Concurrent() Option {
 // most Capacity keys, and with a growing probability beyond that.
 //
 // A zero BloomFilter is not usable: create one with New or NewWithSize, or
-// decode one with UnmarshalBinary or ReadFrom. Adding to or testing a zero
-// BloomFilter panics; it never answers "present" for every key.
+// decode one with UnmarshalBinary or ReadFrom. Add, Test, TestAndAdd (and
+// their String forms) and Clone panic on a zero BloomFilter, with a message
+// that says so: it never answers "present" for every key. AppendBinary,
+// MarshalBinary and WriteTo return an error, and Union and Intersection one
+// wrapping ErrIncompatible. The accessors and estimates (Bits, Hashes, Seed,
+// Capacity, ErrorRate, Count, FillRatio, EstimatedCount, EstimatedErrorRate,
+// EncodedSize) return 0 and IsFull false; Clear does nothing; Equal reports
+// whether the other filter is zero too.
 //
 // Without the Concurrent option a BloomFilter is not safe for concurrent use:
 // calls that may modify it (Add, TestAndAdd, Clear, UnmarshalBinary, ReadFrom)
@@ -208,10 +214,12 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 
 // NewWithSize returns an empty filter of exactly bits bits and hashes hash
 // functions. Its Capacity is the number of keys for which hashes is optimal,
-// round(bits ln 2 / hashes), and its ErrorRate the false-positive rate at
-// that capacity. It returns an error wrapping ErrInvalidParameter when bits is
-// not in [1, MaxBits], hashes is not in [1, MaxHashes], or an option is invalid
-// or only meant for ScalableBloomFilter.
+// round(bits ln 2 / hashes) and at least 1, and its ErrorRate the
+// false-positive rate at that capacity, FalsePositiveRate(bits, hashes,
+// Capacity()), or the largest float64 below 1 where that rounds to 1. It
+// returns an error wrapping ErrInvalidParameter when bits is not in
+// [1, MaxBits], hashes is not in [1, MaxHashes], or an option is invalid or
+// only meant for ScalableBloomFilter.
 func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
@@ -224,8 +232,16 @@ func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error)
 		return nil, err
 	}
 	capacity := max(uint64(math.Round(float64(bits)*math.Ln2/float64(hashes))), 1)
-	return newFilter(bits, hashes, capacity, FalsePositiveRate(bits, hashes, capacity), s)
+	// A filter of a few bits and many hash functions (1 bit and 38 or more)
+	// has a rate that rounds to 1, which the format, and so decoding its
+	// own encoding, refuses: keep it in (0, 1).
+	rate := min(max(FalsePositiveRate(bits, hashes, capacity), math.SmallestNonzeroFloat64), maxRate)
+	return newFilter(bits, hashes, capacity, rate, s)
 }
+
+// maxRate is the largest float64 below 1, the largest error rate a filter
+// records.
+var maxRate = math.Nextafter(1, 0)
 
 func checkSize(bits uint64, hashes uint) error {
 	if bits == 0 || bits > MaxBits || (bits-1)/64 >= maxWords {
@@ -272,6 +288,11 @@ type concurrency struct {
 	// lock for themselves and keep the count in count.
 	locks *lockTable
 	count atomic.Uint64
+
+	// reserved is, in a sub-filter of a ScalableBloomFilter, count plus the
+	// keys that have taken a slot and not yet set their bits: see
+	// ScalableBloomFilter.reserve.
+	reserved atomic.Uint64
 }
 
 // load returns the count.
@@ -290,6 +311,7 @@ func (c *concurrency) load() uint64 {
 func (c *concurrency) store(n uint64) {
 	if c.locks == nil {
 		c.count.Store(n)
+		c.reserved.Store(n)
 		return
 	}
 	for i := range c.locks {
@@ -619,7 +641,7 @@ func (f *BloomFilter) setCount(n uint64) {
 
 // IsFull reports whether the filter holds Capacity keys or more, so that its
 // false-positive rate is at or above ErrorRate. It costs what Count costs.
-func (f *BloomFilter) IsFull() bool { return f.Count() >= f.capacity }
+func (f *BloomFilter) IsFull() bool { return f.k != 0 && f.Count() >= f.capacity }
 
 // setBits returns the number of set bits. It is O(m/64).
 func (f *BloomFilter) setBits() uint64 {
@@ -629,6 +651,9 @@ func (f *BloomFilter) setBits() uint64 {
 			n += bits.OnesCount64(atomic.LoadUint64(&f.words[i]))
 		}
 		return uint64(n)
+	}
+	if f.set == nil {
+		return 0 // a zero BloomFilter
 	}
 	return uint64(f.set.Count())
 }
@@ -661,6 +686,9 @@ func estimatedCount(m uint64, k uint, set uint64) uint64 {
 // EstimatedErrorRate returns the probability that Test reports an absent key
 // as present at the current fill: FillRatio()^k. It is O(m/64).
 func (f *BloomFilter) EstimatedErrorRate() float64 {
+	if f.k == 0 {
+		return 0 // a zero BloomFilter; Pow(0, 0) is 1
+	}
 	return math.Pow(f.FillRatio(), float64(f.k))
 }
 
@@ -675,6 +703,9 @@ func (f *BloomFilter) Clear() {
 // Clone returns an independent copy of the filter, concurrent if f is (with
 // its own locks). O(m/64).
 func (f *BloomFilter) Clone() *BloomFilter {
+	if f.k == 0 {
+		panic(errZeroValue)
+	}
 	g := f.snapshot()
 	if f.conc != nil {
 		g.makeConcurrent(f.conc.newLocks())
@@ -706,11 +737,10 @@ func (f *BloomFilter) snapshot() *BloomFilter {
 
 // sharedCount returns the count to record, before its bits, in a copy or
 // encoding of f made while other goroutines may be adding to it: Count, but
-// at most the number of set bits, an invariant decoders check. A standalone
-// filter counts a key once it has set its bits and bits are only ever set, so
-// reading Count before the bits is enough. A sub-filter of a
-// ScalableBloomFilter counts a key first, to reserve room for it, and then
-// sets its bits; the bits set since are at least those counted here.
+// at most the number of set bits, an invariant decoders check. Every filter,
+// standalone or a sub-filter of a ScalableBloomFilter, counts a key only once
+// it has set a bit that was clear, and bits are only ever set, so reading
+// Count before the bits is enough; the min is a guard.
 func (f *BloomFilter) sharedCount() uint64 {
 	if f.conc == nil {
 		return f.count
@@ -835,7 +865,13 @@ func corrupt(format string, args ...any) error {
 }
 
 // EncodedSize returns the length in bytes of the filter's binary encoding.
-func (f *BloomFilter) EncodedSize() int { return headerSize + 8*len(f.words) + crcSize }
+// It is 0 for a zero BloomFilter, which has no encoding.
+func (f *BloomFilter) EncodedSize() int {
+	if f.k == 0 {
+		return 0
+	}
+	return headerSize + 8*len(f.words) + crcSize
+}
 
 func (f *BloomFilter) appendHeader(b []byte) []byte {
 	b = append(b, magic...)
@@ -1046,23 +1082,10 @@ func readFilter(r io.Reader) (*BloomFilter, int64, error) {
 		return nil, read, err
 	}
 	crc := crc32.Checksum(hb[:], castagnoli)
-	// Read the words in chunks, growing the slice only as data arrives, so a
-	// hostile header cannot make us allocate what the input does not hold.
-	const chunk = 1 << 13
-	total := h.words()
-	words := make([]uint64, 0, min(total, chunk))
-	buf := make([]byte, 8*min(total, chunk))
-	for uint64(len(words)) < total {
-		part := buf[:8*min(total-uint64(len(words)), chunk)]
-		n, err := io.ReadFull(r, part)
-		read += int64(n)
-		if err != nil {
-			return nil, read, noEOF(err)
-		}
-		crc = crc32.Update(crc, castagnoli, part)
-		for i := 0; i < len(part); i += 8 {
-			words = append(words, binary.LittleEndian.Uint64(part[i:]))
-		}
+	words, n64, err := readWords(r, h.words(), &crc)
+	read += n64
+	if err != nil {
+		return nil, read, err
 	}
 	var cb [crcSize]byte
 	n, err = io.ReadFull(r, cb[:])
@@ -1075,6 +1098,63 @@ func readFilter(r io.Reader) (*BloomFilter, int64, error) {
 	}
 	g, err := h.build(words)
 	return g, read, err
+}
+
+// readChunk is the number of 64-bit words readWords reads at a time (64 KiB).
+const readChunk = 1 << 13
+
+// readWords reads total little-endian words from r, updating crc with their
+// bytes, and returns them with the number of bytes read.
+//
+// A header can claim up to MaxBits bits that the input does not hold, so the
+// words are kept in chunks of readChunk words, each allocated when its bytes
+// are about to be read: until the input has supplied every word, what is
+// allocated is what has arrived plus one chunk. Only then are the chunks
+// copied into one slice of the declared size, so a valid input costs twice
+// its size, once for the chunks and once for the result, and a truncated or
+// hostile one about its size. Growing one slice by append instead cost about
+// 5x what was read (Go grows large slices by 1.25x; the copies add up), and
+// allocating the declared size up front lets a 48-byte header ask for 128 GiB.
+func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) {
+	if total <= readChunk {
+		words := make([]uint64, total)
+		n, err := readInto(r, words, make([]byte, 8*total), crc)
+		return words, n, err
+	}
+	var read int64
+	buf := make([]byte, 8*readChunk)
+	var chunks [][]uint64
+	for got := uint64(0); got < total; {
+		c := make([]uint64, min(total-got, readChunk))
+		n, err := readInto(r, c, buf, crc)
+		read += n
+		if err != nil {
+			return nil, read, err
+		}
+		chunks = append(chunks, c)
+		got += uint64(len(c))
+	}
+	words := make([]uint64, 0, total)
+	for i, c := range chunks {
+		words = append(words, c...)
+		chunks[i] = nil // the collector may take it now
+	}
+	return words, read, nil
+}
+
+// readInto fills words from r through buf, which holds at least
+// 8*len(words) bytes, updates crc, and returns the number of bytes read.
+func readInto(r io.Reader, words []uint64, buf []byte, crc *uint32) (int64, error) {
+	part := buf[:8*len(words)]
+	n, err := io.ReadFull(r, part)
+	if err != nil {
+		return int64(n), noEOF(err)
+	}
+	*crc = crc32.Update(*crc, castagnoli, part)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint64(part[8*i:])
+	}
+	return int64(n), nil
 }
 
 // noEOF turns an end of input inside an encoding into io.ErrUnexpectedEOF.

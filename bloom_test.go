@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -222,6 +223,136 @@ func TestZeroValuePanics(t *testing.T) {
 	if _, err := g.Union(&f); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("Union with a zero filter: %v", err)
 	}
+}
+
+// zeroCase is the expected behaviour of one method on a zero value: it
+// panics with the zero-value message, or it returns and check, if set,
+// reports what is wrong with its result.
+type zeroCase struct {
+	panics bool
+	call   func() string // "" when the result is as documented
+}
+
+// checkZeroValue runs cases, which must cover every exported method of typ.
+func checkZeroValue(t *testing.T, typ reflect.Type, want string, cases map[string]zeroCase) {
+	t.Helper()
+	for i := range typ.NumMethod() {
+		if _, ok := cases[typ.Method(i).Name]; !ok {
+			t.Errorf("%v.%s: no zero-value case", typ, typ.Method(i).Name)
+		}
+	}
+	for name, c := range cases {
+		func() {
+			defer func() {
+				r := recover()
+				switch {
+				case c.panics && r == nil:
+					t.Errorf("%s on a zero value did not panic", name)
+				case c.panics && r != want:
+					t.Errorf("%s on a zero value panicked with %v, want %q", name, r, want)
+				case !c.panics && r != nil:
+					t.Errorf("%s on a zero value panicked: %v", name, r)
+				}
+			}()
+			if msg := c.call(); msg != "" && !c.panics {
+				t.Errorf("%s on a zero value: %s", name, msg)
+			}
+		}()
+	}
+}
+
+// zeroIs returns "" if got is 0 (or false), or a complaint.
+func zeroIs[T comparable](got T) string {
+	var zero T
+	if got != zero {
+		return fmt.Sprintf("got %v, want %v", got, zero)
+	}
+	return ""
+}
+
+// errIs returns "" if err is non-nil and matches target (any error if target
+// is nil), or a complaint.
+func errIs(err, target error) string {
+	if err == nil || target != nil && !errors.Is(err, target) {
+		return fmt.Sprintf("error %v, want one matching %v", err, target)
+	}
+	return ""
+}
+
+// TestZeroValue checks every exported method of a zero BloomFilter against
+// the type's doc. Clone used to panic with a nil dereference and
+// EstimatedCount with another, EstimatedErrorRate reported 1 and IsFull true.
+func TestZeroValue(t *testing.T) {
+	var f BloomFilter
+	g := mustNew(t, 10, 0.1)
+	panics := func(fn func()) zeroCase { return zeroCase{true, func() string { fn(); return "" }} }
+	returns := func(fn func() string) zeroCase { return zeroCase{false, fn} }
+	checkZeroValue(t, reflect.TypeOf(&f), errZeroValue, map[string]zeroCase{
+		"Add":                panics(func() { f.Add([]byte("x")) }),
+		"AddString":          panics(func() { f.AddString("x") }),
+		"Test":               panics(func() { f.Test([]byte("x")) }),
+		"TestString":         panics(func() { f.TestString("x") }),
+		"TestAndAdd":         panics(func() { f.TestAndAdd(nil) }),
+		"TestAndAddString":   panics(func() { f.TestAndAddString("x") }),
+		"Clone":              panics(func() { f.Clone() }),
+		"Bits":               returns(func() string { return zeroIs(f.Bits()) }),
+		"Hashes":             returns(func() string { return zeroIs(f.Hashes()) }),
+		"Seed":               returns(func() string { return zeroIs(f.Seed()) }),
+		"Capacity":           returns(func() string { return zeroIs(f.Capacity()) }),
+		"ErrorRate":          returns(func() string { return zeroIs(f.ErrorRate()) }),
+		"Count":              returns(func() string { return zeroIs(f.Count()) }),
+		"IsFull":             returns(func() string { return zeroIs(f.IsFull()) }),
+		"FillRatio":          returns(func() string { return zeroIs(f.FillRatio()) }),
+		"EstimatedCount":     returns(func() string { return zeroIs(f.EstimatedCount()) }),
+		"EstimatedErrorRate": returns(func() string { return zeroIs(f.EstimatedErrorRate()) }),
+		"EncodedSize":        returns(func() string { return zeroIs(f.EncodedSize()) }),
+		"Clear":              returns(func() string { f.Clear(); return zeroIs(f.Count()) }),
+		"Equal": returns(func() string {
+			if !f.Equal(&BloomFilter{}) || f.Equal(g) || g.Equal(&f) {
+				return "Equal is wrong"
+			}
+			return ""
+		}),
+		"Union": returns(func() string {
+			_, err := f.Union(g)
+			_, err2 := g.Union(&f)
+			return errIs(err, ErrIncompatible) + errIs(err2, ErrIncompatible)
+		}),
+		"Intersection": returns(func() string {
+			_, err := f.Intersection(g)
+			return errIs(err, ErrIncompatible)
+		}),
+		"AppendBinary": returns(func() string {
+			_, err := f.AppendBinary(nil)
+			return errIs(err, nil)
+		}),
+		"MarshalBinary": returns(func() string {
+			_, err := f.MarshalBinary()
+			return errIs(err, nil)
+		}),
+		"WriteTo": returns(func() string {
+			var w bytes.Buffer
+			n, err := f.WriteTo(&w)
+			return errIs(err, nil) + zeroIs(n) + zeroIs(w.Len())
+		}),
+		// Decoding into a zero value makes it usable; run last, on a copy.
+		"UnmarshalBinary": returns(func() string {
+			var h BloomFilter
+			enc, _ := g.MarshalBinary()
+			if err := h.UnmarshalBinary(enc); err != nil || !h.Equal(g) {
+				return fmt.Sprint(err)
+			}
+			return ""
+		}),
+		"ReadFrom": returns(func() string {
+			var h BloomFilter
+			enc, _ := g.MarshalBinary()
+			if _, err := h.ReadFrom(bytes.NewReader(enc)); err != nil || !h.Equal(g) {
+				return fmt.Sprint(err)
+			}
+			return ""
+		}),
+	})
 }
 
 // ---- behaviour ----
@@ -749,6 +880,42 @@ func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// TestReadFromAllocatesWhatArrives bounds what ReadFrom allocates by what the
+// input holds: about its size for a header that claims more than follows,
+// about twice for a valid filter (the chunks, then the filter). Growing one
+// slice as the words came in cost about 5x.
+func TestReadFromAllocatesWhatArrives(t *testing.T) {
+	const size = 8 << 20 // bytes of words supplied
+	f, _ := NewWithSize(64, 1)
+	b, _ := f.MarshalBinary()
+	hostile := bytes.Clone(b[:headerSize])
+	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
+	hostile = append(hostile, make([]byte, size)...)
+	valid, _ := NewWithSize(8*size, 3)
+	enc, _ := valid.MarshalBinary()
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		ratio float64 // allowed bytes allocated per byte of input
+		err   error
+	}{
+		{"hostile header", hostile, 1.2, io.ErrUnexpectedEOF},
+		{"valid", enc, 2.2, nil},
+	} {
+		var g BloomFilter
+		got := allocated(func() {
+			if _, err := g.ReadFrom(bytes.NewReader(tc.data)); err != tc.err {
+				t.Errorf("%s: ReadFrom: %v, want %v", tc.name, err, tc.err)
+			}
+		})
+		r := float64(got) / float64(len(tc.data))
+		t.Logf("%s: %d bytes allocated for %d read: %.2fx", tc.name, got, len(tc.data), r)
+		if r > tc.ratio {
+			t.Errorf("%s: ReadFrom allocated %.2fx the %d bytes of input, want at most %vx", tc.name, r, len(tc.data), tc.ratio)
+		}
+	}
+}
+
 func TestReadFromStopsAtTheEnd(t *testing.T) {
 	a := goldenFilter(t)
 	b := mustNew(t, 5000, 0.001)
@@ -785,54 +952,131 @@ func TestGob(t *testing.T) {
 	}
 }
 
+// headerField is a field of an encoding header that the structured fuzz
+// mutator may edit: its offset and width in bytes.
+type headerField struct{ off, width int }
+
+// filterFields are the header fields of the BloomFilter format.
+var filterFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 8}, {24, 8}, {32, 8}, {40, 8}}
+
+// editOpSize is the length of one edit of the structured fuzz mutator: a
+// field index, a sub-filter index, and 8 bytes of value.
+const editOpSize = 10
+
+// applyEdits is the structured fuzz mutator: it returns a copy of data with
+// the header fields that edits chooses overwritten. Each edit is editOpSize
+// bytes: the field (an index into fields, then into subFields), the
+// sub-filter for a field of subFields (whose header at is located), and the
+// little-endian value, truncated to the field's width. The caller recomputes
+// the checksums, so that the checks behind them are reached.
+func applyEdits(data, edits []byte, fields, subFields []headerField, at func(b []byte, sub int) int) []byte {
+	b := bytes.Clone(data)
+	for ; len(edits) >= editOpSize; edits = edits[editOpSize:] {
+		i, base := int(edits[0])%(len(fields)+len(subFields)), 0
+		var f headerField
+		if i < len(fields) {
+			f = fields[i]
+		} else {
+			f = subFields[i-len(fields)]
+			if base = at(b, int(edits[1])); base < 0 {
+				continue
+			}
+		}
+		if base+f.off+f.width <= len(b) {
+			copy(b[base+f.off:base+f.off+f.width], edits[2:2+f.width])
+		}
+	}
+	return b
+}
+
+// allocBound is the most a decoder may allocate for an input of n bytes:
+// about twice the input (a decoded filter, plus ReadFrom's chunks), and the
+// fixed buffers of ReadFrom.
+func allocBound(n int) uint64 { return uint64(3*n) + 512<<10 }
+
+// checkDecodeAllocs fails t if decode allocates more than allocBound for
+// data.
+func checkDecodeAllocs(t *testing.T, name string, data []byte, decode func()) {
+	t.Helper()
+	if got := allocated(decode); got > allocBound(len(data)) {
+		t.Fatalf("%s allocated %d bytes for a %d-byte input", name, got, len(data))
+	}
+}
+
 func FuzzUnmarshalBinary(f *testing.F) {
 	enc, _ := goldenFilter(f).MarshalBinary()
-	f.Add(enc)
+	f.Add(enc, []byte(nil))
 	g := mustNew(f, 300, 0.01)
 	g.AddString("x")
 	enc2, _ := g.MarshalBinary()
-	f.Add(enc2)
-	f.Add([]byte(magic))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var b BloomFilter
-		if err := b.UnmarshalBinary(data); err != nil {
-			if b.k != 0 {
-				t.Fatal("receiver changed on error")
+	f.Add(enc2, []byte(nil))
+	f.Add([]byte(magic), []byte(nil))
+	// m = MaxBits: the decoder must not believe it.
+	f.Add(enc, []byte{4, 0, 0, 0, 0, 0, 0, 1, 0, 0})
+	f.Fuzz(func(t *testing.T, data, edits []byte) {
+		check := func(data []byte) {
+			var b BloomFilter
+			var err error
+			checkDecodeAllocs(t, "UnmarshalBinary", data, func() { err = b.UnmarshalBinary(data) })
+			if err != nil {
+				if b.k != 0 {
+					t.Fatal("receiver changed on error")
+				}
+				return
 			}
-			return
+			// A decoded filter is usable and re-encodes to the same bytes.
+			b.Test(data)
+			out, err := b.MarshalBinary()
+			if err != nil || !bytes.Equal(out, data) {
+				t.Fatalf("re-encoding differs: %v", err)
+			}
 		}
-		// A decoded filter is usable and re-encodes to the same bytes.
-		b.Test(data)
-		out, err := b.MarshalBinary()
-		if err != nil || !bytes.Equal(out, data) {
-			t.Fatalf("re-encoding differs: %v", err)
+		check(data)
+		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
+			check(reseal(applyEdits(data, edits, filterFields, nil, nil)))
 		}
 	})
 }
 
 func FuzzReadFrom(f *testing.F) {
 	enc, _ := goldenFilter(f).MarshalBinary()
-	f.Add(enc)
-	f.Add(append(bytes.Clone(enc), enc...))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var b BloomFilter
-		n, err := b.ReadFrom(bytes.NewReader(data))
-		if n > int64(len(data)) {
-			t.Fatalf("read %d bytes of %d", n, len(data))
-		}
-		if err != nil {
-			if b.k != 0 {
-				t.Fatal("receiver changed on error")
+	f.Add(enc, []byte(nil))
+	f.Add(append(bytes.Clone(enc), enc...), []byte(nil))
+	f.Add(enc, []byte{4, 0, 0, 0, 0, 0, 0, 1, 0, 0})
+	f.Fuzz(func(t *testing.T, data, edits []byte) {
+		check := func(data []byte) {
+			var b BloomFilter
+			var n int64
+			var err error
+			checkDecodeAllocs(t, "ReadFrom", data, func() { n, err = b.ReadFrom(bytes.NewReader(data)) })
+			if n > int64(len(data)) {
+				t.Fatalf("read %d bytes of %d", n, len(data))
 			}
-			return
+			if err != nil {
+				if b.k != 0 {
+					t.Fatal("receiver changed on error")
+				}
+				return
+			}
+			out, _ := b.MarshalBinary()
+			if !bytes.Equal(out, data[:n]) {
+				t.Fatal("re-encoding differs from the bytes read")
+			}
+			var c BloomFilter
+			if c.UnmarshalBinary(data[:n]) != nil || !c.Equal(&b) {
+				t.Fatal("UnmarshalBinary disagrees with ReadFrom")
+			}
 		}
-		out, _ := b.MarshalBinary()
-		if !bytes.Equal(out, data[:n]) {
-			t.Fatal("re-encoding differs from the bytes read")
-		}
-		var c BloomFilter
-		if c.UnmarshalBinary(data[:n]) != nil || !c.Equal(&b) {
-			t.Fatal("UnmarshalBinary disagrees with ReadFrom")
+		check(data)
+		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
+			// Reseal the first filter of the stream only.
+			b := applyEdits(data, edits, filterFields, nil, nil)
+			if m := binary.LittleEndian.Uint64(b[16:]); m <= MaxBits {
+				if end := headerSize + 8*((m+63)/64) + crcSize; end <= uint64(len(b)) {
+					reseal(b[:end])
+				}
+			}
+			check(b)
 		}
 	})
 }
@@ -1398,5 +1642,52 @@ func benchConcurrent(b *testing.B, filters map[string]func(b *testing.B) paralle
 		for _, name := range []string{"concurrent", "rwmutex"} {
 			b.Run(op.name+"/"+name, func(b *testing.B) { op.run(b, filters[name](b)) })
 		}
+	}
+}
+
+// TestEveryWrittenEncodingDecodes is issue 11, item 12: NewWithSize(1, k)
+// for k >= 38 recorded an ErrorRate of exactly 1, which the format refuses,
+// so 27 (m, k) pairs wrote encodings that did not decode. Every (m, k) with
+// tiny m, every k, and a few larger m, empty and after some keys.
+func TestEveryWrittenEncodingDecodes(t *testing.T) {
+	sizes := []uint64{}
+	for m := uint64(1); m <= 130; m++ {
+		sizes = append(sizes, m)
+	}
+	sizes = append(sizes, 191, 192, 193, 1000, 4095, 4096, 1<<16+1)
+	buf := make([]byte, 16)
+	failed := 0
+	for _, m := range sizes {
+		for k := uint(1); k <= MaxHashes; k++ {
+			f, err := NewWithSize(m, k, Seed(uint32(m)))
+			if err != nil {
+				t.Fatalf("NewWithSize(%d, %d): %v", m, k, err)
+			}
+			for n := range uint64(3) {
+				if n > 0 {
+					f.Add(keyOf(buf, n, m))
+				}
+				enc, err := f.MarshalBinary()
+				var d BloomFilter
+				if err == nil {
+					err = d.UnmarshalBinary(enc)
+				}
+				if err == nil && !d.Equal(f) {
+					err = errors.New("decoded filter differs")
+				}
+				var r BloomFilter
+				if _, rerr := r.ReadFrom(bytes.NewReader(enc)); err == nil && rerr != nil {
+					err = rerr
+				}
+				if err != nil {
+					if failed++; failed <= 5 {
+						t.Errorf("NewWithSize(%d, %d) after %d keys (ErrorRate %v): %v", m, k, n, f.ErrorRate(), err)
+					}
+				}
+			}
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d encodings did not decode", failed)
 	}
 }

@@ -2,10 +2,13 @@ package bloom
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -65,10 +68,14 @@ func Exponential(scale float64) Option {
 
 // Tightening sets the ratio r by which each new sub-filter's error rate
 // shrinks: sub-filter i gets errorRate*(1-r)*r^i, so that the rates sum to
-// errorRate however many sub-filters there are. ratio must be in (0, 1); the
-// default is DefaultTightening.
+// errorRate however many sub-filters there are. ratio must be in (0, 1) and
+// given at most once; the default is DefaultTightening. A low ratio with a
+// high errorRate is refused by NewScalable (see ScalableBloomFilter).
 func Tightening(ratio float64) Option {
 	return Option{func(s *settings) error {
+		if s.tightening != 0 {
+			return paramError("Tightening may be given only once")
+		}
 		if !(ratio > 0 && ratio < 1) {
 			return paramError("Tightening ratio must be in (0, 1), got %v", ratio)
 		}
@@ -83,7 +90,17 @@ func Tightening(ratio float64) Option {
 // Almeida, Baquero, Preguiça and Hutchison, "Scalable Bloom Filters",
 // Information Processing Letters 101(6), 2007. Sub-filter i has error rate
 // P(1-r)r^i, so the overall rate, at most the sum of the sub-filters' rates,
-// never exceeds P.
+// does not exceed P.
+//
+// A sub-filter counts only the keys that set a clear bit, so it reaches its
+// capacity somewhat past the rate it was sized for: by parts per million at
+// small rates, but a first sub-filter with a high rate P(1-r) fills far past
+// it (P = 0.5 with r = 0.1 would reach 0.62, and P = 0.9 with r = 0.1 would
+// never fill and answer "present" for everything). NewScalable and the
+// decoders work the rate at capacity out from the sizes and refuse parameters
+// whose sub-filters, all full, would exceed P by more than 1%, with the
+// Tightening that would do; they also refuse growth that cannot build the
+// first three sub-filters within MaxBits bits and MaxHashes hash functions.
 //
 // Keys go into the newest sub-filter; Test looks newest-first, where most keys
 // are. A key is hashed once per call, however many sub-filters there are. A
@@ -100,7 +117,13 @@ func Tightening(ratio float64) Option {
 // MaxHashes hash functions then, loads saturated and stays so.
 //
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
-// decode one. Its methods panic like a zero BloomFilter's.
+// decode one with UnmarshalBinary or ReadFrom. Like a zero BloomFilter, it
+// panics with a message that says so in Add, Test, TestAndAdd (and their
+// String forms) and Clone; AppendBinary, MarshalBinary and WriteTo return an
+// error; the accessors and estimates (Count, Capacity, ErrorRate,
+// InitialCapacity, Seed, EstimatedErrorRate, Bits, NumFilters, EncodedSize)
+// return 0 and Saturated false; Clear does nothing; Equal reports whether the
+// other filter is zero too.
 //
 // Without the Concurrent option a ScalableBloomFilter is not safe for
 // concurrent use if any goroutine may modify it. With Concurrent, Add,
@@ -113,10 +136,13 @@ func Tightening(ratio float64) Option {
 //
 // A concurrent filter builds the same sub-filters as a plain one that inserts
 // as many keys. A key that tests absent, under the lock of its key as in
-// BloomFilter, takes a slot in the newest sub-filter by compare-and-swap on
-// its count, never past its capacity. The goroutine that finds it full adds
-// the next sub-filter under a mutex, once however many find it full at the
-// same moment, while they wait for it. Test never waits: it reads the list of
+// BloomFilter, takes a slot in the newest sub-filter by compare-and-swap,
+// never past its capacity, and counts once it has set a clear bit; if keys
+// under other locks have set all its bits meanwhile, it is present, like a
+// false positive in a serial run, and gives the slot back. The goroutine that
+// finds every slot taken waits for those keys to settle and adds the next
+// sub-filter under a mutex, once however many find it full at the same
+// moment, while they wait for it. Test never waits: it reads the list of
 // sub-filters, which growth replaces and never changes, with one atomic load.
 type ScalableBloomFilter struct {
 	filters   []*BloomFilter // oldest first; never empty once constructed; nil if conc != nil
@@ -172,8 +198,12 @@ func (s *ScalableBloomFilter) makeConcurrent(locks *lockTable) {
 // Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed
 // and Concurrent.
 // It returns an error wrapping ErrInvalidParameter for a capacity of 0, an
-// errorRate not in (0, 1), invalid options, or a first sub-filter larger than
-// MaxBits.
+// errorRate not in (0, 1), invalid options (including Tightening or a growth
+// option given twice), a first sub-filter larger than MaxBits, growth
+// parameters that cannot build the first three sub-filters within MaxBits
+// bits and MaxHashes hash functions, or an error rate and tightening whose
+// sub-filters, filled to capacity, would exceed errorRate (see
+// ScalableBloomFilter); the error gives the range that works.
 func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*ScalableBloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
@@ -202,6 +232,9 @@ func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*Sc
 	first, err := sf.newSubFilter(0, 0)
 	if err != nil {
 		return nil, err
+	}
+	if msg := sf.checkGrowth(); msg != "" {
+		return nil, paramError("%s", msg)
 	}
 	sf.filters = []*BloomFilter{first}
 	if s.concurrent {
@@ -244,14 +277,210 @@ func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m u
 	return capacity, rate, m, k, err
 }
 
+// nextSize returns the parameters of sub-filter i, given the bits the others
+// use, or an error if it cannot be built. It allocates nothing: decoders rely
+// on it to decide whether a filter can still grow.
+func (s *ScalableBloomFilter) nextSize(i int, usedBits uint64) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	capacity, rate, m, k, err = s.subSize(i)
+	if err == nil && usedBits+m > MaxBits {
+		err = paramError("sub-filter %d would take the filter past MaxBits", i)
+	}
+	return capacity, rate, m, k, err
+}
+
+// minSubFilters is the number of sub-filters that the growth parameters must
+// be able to build within MaxBits bits and MaxHashes hash functions: the
+// first and two more. Fewer is not growth: Exponential(2.5e11) from one key
+// asks for a 126 GiB second sub-filter, and Tightening(5e-324) gives the
+// second a rate of 0.
+const minSubFilters = 3
+
+// canBuild reports whether the parameters of s build sub-filters 0 to n-1
+// within MaxBits bits and MaxHashes hash functions. It allocates nothing.
+func (s *ScalableBloomFilter) canBuild(n int) bool {
+	var used uint64
+	for i := range n {
+		_, _, m, _, err := s.nextSize(i, used)
+		if err != nil {
+			return false
+		}
+		used += m
+	}
+	return true
+}
+
+// checkGrowth returns why the parameters of s cannot work, with the range that
+// works, or "" if they can. NewScalable and the decoders refuse such
+// parameters. It allocates nothing but the message.
+func (s *ScalableBloomFilter) checkGrowth() string {
+	if !s.canBuild(minSubFilters) {
+		return s.explainGrowth()
+	}
+	limit := s.errorRate * (1 + rateSlack)
+	if b := s.rateBound(); b > limit {
+		msg := fmt.Sprintf("errorRate %v with Tightening %v: filled to capacity, the sub-filters would reach a false-positive rate of %.3g", s.errorRate, s.tightening, b)
+		t := *s
+		t.tightening = math.Nextafter(1, 0)
+		if t.rateBound() > limit {
+			return msg + "; no Tightening keeps errorRate: use a lower errorRate"
+		}
+		lo := bisect(t.tightening, s.tightening, func(r float64) bool {
+			t.tightening = r
+			return t.canBuild(minSubFilters) && t.rateBound() <= limit
+		})
+		return fmt.Sprintf("%s; use a Tightening of at least %v", msg, round4(lo, true))
+	}
+	return ""
+}
+
+// explainGrowth describes why s cannot build minSubFilters sub-filters and
+// which scale or tightening would.
+func (s *ScalableBloomFilter) explainGrowth() string {
+	const need = "the filter must be able to add two sub-filters within MaxBits bits and MaxHashes hash functions"
+	t := *s
+	name, least := "Linear", math.SmallestNonzeroFloat64
+	if s.growth == growthExponential {
+		name, least = "Exponential", math.Nextafter(1, 2)
+	}
+	t.scale = least
+	if t.canBuild(minSubFilters) {
+		hi := bisect(least, s.scale, func(x float64) bool {
+			t.scale = x
+			return t.canBuild(minSubFilters)
+		})
+		return fmt.Sprintf("%s scale %v with initialCapacity %d and errorRate %v: %s; use a scale of at most %v", name, s.scale, s.initialCapacity, s.errorRate, need, round4(hi, false))
+	}
+	// The scale is not the cause: the sub-filters' error rates are.
+	t.scale = s.scale
+	half := 0.5 // the tightening that gives sub-filter 1 the largest rate
+	t.tightening = half
+	if !t.canBuild(minSubFilters) {
+		return fmt.Sprintf("errorRate %v with initialCapacity %d: %s with any Tightening", s.errorRate, s.initialCapacity, need)
+	}
+	r := bisect(half, s.tightening, func(x float64) bool {
+		t.tightening = x
+		return t.canBuild(minSubFilters)
+	})
+	bound, up := "at least", true
+	if s.tightening > half {
+		bound, up = "at most", false
+	}
+	return fmt.Sprintf("Tightening %v with errorRate %v: %s; use a Tightening of %s %v", s.tightening, s.errorRate, need, bound, round4(r, up))
+}
+
+// round4 rounds x to 4 significant digits, up or down, so that a bound that
+// an error message gives stays within the range that works.
+func round4(x float64, up bool) float64 {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	scale := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	if up {
+		return math.Ceil(x*scale) / scale
+	}
+	return math.Floor(x*scale) / scale
+}
+
+// bisect returns the value nearest bad, between good and bad, for which ok
+// holds, given ok(good) and not ok(bad), in float64 steps.
+func bisect(good, bad float64, ok func(float64) bool) float64 {
+	for range 200 {
+		mid := good + (bad-good)/2
+		if mid == good || mid == bad {
+			break
+		}
+		if ok(mid) {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return good
+}
+
+// rateSlack is how far above errorRate, relatively, rateBound may be. Every
+// sub-filter exceeds its target a little (see rateBound), by about its
+// target times a few parts: a filter whose rates are all tiny exceeds P by
+// parts per million, which no measurement sees and which refusing would turn
+// sound configurations away. What must be refused is the excess a high first
+// rate brings: 24% at P = 0.5 with r = 0.1, 4.9% at P = 0.1 with r = 0.1.
+const rateSlack = 0.01
+
+// rateBoundFilters is the most sub-filters whose rate rateBound works out one
+// by one; the rest are bounded together.
+const rateBoundFilters = 32
+
+// rateBound returns the false-positive rate of the filter with every
+// sub-filter it can build filled to capacity: 1 - prod(1 - e_i), with e_i
+// the rate of sub-filter i at capacity (fullRate), which exceeds its target
+// P(1-r)r^i. The excess is large where the target is: P = 0.5 with r = 0.1
+// gives the first sub-filter a target of 0.45 and one hash function, which
+// reaches 0.6 at capacity, and the filter 0.62. The sub-filters after the
+// first i worked out exceed their targets by at most the last ratio e_i/p_i
+// (the excess falls with the rate), and their targets add up to P r^i; the
+// loop stops once that ratio is within 1e-3 of 1 (a tenth of rateSlack), or after rateBoundFilters.
+func (s *ScalableBloomFilter) rateBound() float64 {
+	miss, ratio := 1.0, 1.0
+	var used uint64
+	i := 0
+	for ; i < rateBoundFilters && (i == 0 || ratio > 1+1e-3); i++ {
+		capacity, rate, m, k, err := s.nextSize(i, used)
+		if err != nil {
+			return 1 - miss // saturated: no bound beyond, as documented
+		}
+		used += m
+		e := fullRate(capacity, m, k)
+		miss *= 1 - e
+		ratio = max(e/rate, 1)
+	}
+	tail := s.errorRate * math.Pow(s.tightening, float64(i)) * ratio
+	return 1 - miss*(1-min(tail, 1))
+}
+
+// fullRate returns the expected false-positive rate of a sub-filter of m bits
+// and k hash functions when its count reaches capacity.
+//
+// A sub-filter counts only keys that set a clear bit: a key whose k bits are
+// already set tests present and is not added. So it fills past the point
+// that capacity random keys would reach. With x the fraction of bits set
+// after t random keys, x = 1 - e^(-kt/m), of which a fraction x^k were not
+// counted, the count is
+//
+//	c(t) = integral from 0 to t of (1 - x^k) dt' = (m/k) sum_{j=1..k} x^j/j
+//
+// (substitute x for t'). fullRate solves c = capacity for x and returns x^k;
+// with k = 1 that is capacity/m exactly. It is 1 if c never reaches
+// capacity: c tends to (m/k) H_k as the filter fills.
+func fullRate(capacity, m uint64, k uint) float64 {
+	count := func(x float64) float64 {
+		var sum, p float64 = 0, 1
+		for j := 1; j <= int(k); j++ {
+			p *= x
+			sum += p / float64(j)
+		}
+		return float64(m) / float64(k) * sum
+	}
+	n := float64(capacity)
+	if count(1) <= n {
+		return 1
+	}
+	lo, hi := 0.0, 1.0 // count(lo) < n <= count(hi)
+	for range 64 {
+		mid := (lo + hi) / 2
+		if count(mid) < n {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Pow(hi, float64(k))
+}
+
 // newSubFilter builds sub-filter i, given the bits the others use.
 func (s *ScalableBloomFilter) newSubFilter(i int, usedBits uint64) (*BloomFilter, error) {
-	capacity, rate, m, k, err := s.subSize(i)
+	capacity, rate, m, k, err := s.nextSize(i, usedBits)
 	if err != nil {
 		return nil, err
-	}
-	if usedBits+m > MaxBits {
-		return nil, paramError("sub-filter %d would take the filter past MaxBits", i)
 	}
 	f, err := newFilter(m, k, capacity, rate, settings{seed: s.seed})
 	if err == nil && s.conc != nil {
@@ -270,12 +499,14 @@ func (s *ScalableBloomFilter) grow() {
 	s.filters = append(s.filters, f)
 }
 
+const errZeroScalable = "bloom: use of a zero ScalableBloomFilter (create one with NewScalable)"
+
 func (s *ScalableBloomFilter) test(h1, h2 uint64) bool {
 	if s.conc != nil {
 		return s.conc.chain.Load().test(h1, h2)
 	}
 	if len(s.filters) == 0 {
-		panic("bloom: use of a zero ScalableBloomFilter (create one with NewScalable)")
+		panic(errZeroScalable)
 	}
 	return anyHolds(s.filters, h1, h2, deepBits)
 }
@@ -441,22 +672,36 @@ func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 		return true
 	}
 	newest := s.reserve(c)
-	newest.setConcurrent(h1, h2, newest.unsetConcurrent(h1, h2))
+	fresh := newest.setConcurrent(h1, h2, newest.unsetConcurrent(h1, h2))
+	if fresh {
+		newest.conc.count.Add(1)
+	} else {
+		// Keys under other locks set all its bits since it tested absent:
+		// it is present now, a false positive as in a serial run, and
+		// gives its slot back. Counting it would leave a count above the
+		// set bits (with one hash function, two keys on one bit), which
+		// an encoding cannot hold: it clamped an older sub-filter's count
+		// below its capacity, and the decoder rejected it as not full.
+		newest.conc.reserved.Add(^uint64(0))
+	}
 	mu.Unlock()
-	return false
+	return !fresh
 }
 
-// reserve counts one more key in the newest sub-filter of c, or of the chain
-// that replaces c when that one is full, and returns that sub-filter. Unless
-// the filter is saturated, a sub-filter's count never exceeds its capacity,
-// and a new one is only added when it has reached it: the sub-filters are
-// those a serial run with the same keys would build.
+// reserve takes a slot for one more key in the newest sub-filter of c, or of
+// the chain that replaces c when that one is full, and returns that
+// sub-filter. The caller then sets the key's bits and either counts the key
+// or, if it set no clear bit, gives the slot back. Unless the filter is
+// saturated, a sub-filter's slots never exceed its capacity, and a new one is
+// only added when its count has reached it: the sub-filters are those a
+// serial run with the same keys would build, and every sub-filter but the
+// newest holds exactly its capacity.
 func (s *ScalableBloomFilter) reserve(c *chain) *BloomFilter {
 	for {
 		newest := c.filters[len(c.filters)-1]
-		n := newest.conc.count.Load()
+		n := newest.conc.reserved.Load()
 		if n < newest.capacity || c.saturated {
-			if newest.conc.count.CompareAndSwap(n, n+1) {
+			if newest.conc.reserved.CompareAndSwap(n, n+1) {
 				return newest
 			}
 			continue
@@ -465,14 +710,24 @@ func (s *ScalableBloomFilter) reserve(c *chain) *BloomFilter {
 	}
 }
 
-// growConcurrent adds a sub-filter to the full chain c, or marks the filter
-// saturated, unless another goroutine has already replaced c; it returns the
-// current chain. Test goes on meanwhile with the chain it loaded.
+// growConcurrent adds a sub-filter to the chain c, whose slots are all taken,
+// or marks the filter saturated, unless another goroutine has already
+// replaced c; it returns the current chain. It first waits for the keys that
+// hold slots to settle, each counted or given back, which takes as long as
+// setting a key's bits: if one is given back, c is not full and it returns c.
+// Test goes on meanwhile with the chain it loaded.
 func (s *ScalableBloomFilter) growConcurrent(c *chain) *chain {
 	s.conc.grow.Lock()
 	defer s.conc.grow.Unlock()
 	if cur := s.conc.chain.Load(); cur != c {
 		return cur
+	}
+	last := c.filters[len(c.filters)-1]
+	for last.conc.count.Load() < last.capacity {
+		if last.conc.reserved.Load() < last.capacity {
+			return c
+		}
+		runtime.Gosched()
 	}
 	next := &chain{filters: c.filters, saturated: true}
 	if f, err := s.newSubFilter(len(c.filters), bitsOf(c.filters)); err == nil {
@@ -579,7 +834,8 @@ func bitsOf(filters []*BloomFilter) uint64 {
 	return n
 }
 
-// NumFilters returns the number of sub-filters, at least 1.
+// NumFilters returns the number of sub-filters, at least 1 (0 for a zero
+// ScalableBloomFilter).
 func (s *ScalableBloomFilter) NumFilters() int {
 	filters, _ := s.subFilters()
 	return len(filters)
@@ -603,6 +859,9 @@ func (s *ScalableBloomFilter) Clear() {
 		s.conc.chain.Store(&chain{filters: []*BloomFilter{first}})
 		return
 	}
+	if len(s.filters) == 0 {
+		return // a zero ScalableBloomFilter
+	}
 	s.filters[0].Clear()
 	clear(s.filters[1:])
 	s.filters = s.filters[:1]
@@ -612,6 +871,9 @@ func (s *ScalableBloomFilter) Clear() {
 // Clone returns an independent copy of the filter, concurrent if s is (with
 // its own locks).
 func (s *ScalableBloomFilter) Clone() *ScalableBloomFilter {
+	if filters, _ := s.subFilters(); len(filters) == 0 {
+		panic(errZeroScalable)
+	}
 	c := s.snapshot()
 	if s.conc != nil {
 		c.makeConcurrent(new(lockTable))
@@ -720,8 +982,12 @@ func (s *ScalableBloomFilter) appendHeader(b []byte, filters []*BloomFilter, sat
 }
 
 // EncodedSize returns the length in bytes of the filter's binary encoding.
+// It is 0 for a zero ScalableBloomFilter, which has no encoding.
 func (s *ScalableBloomFilter) EncodedSize() int {
 	filters, _ := s.subFilters()
+	if len(filters) == 0 {
+		return 0
+	}
 	n := scalableHeaderSize + crcSize
 	for _, f := range filters {
 		n += f.EncodedSize()
@@ -734,7 +1000,7 @@ func (s *ScalableBloomFilter) EncodedSize() int {
 func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	filters, saturated := s.subFilters()
 	if len(filters) == 0 {
-		return b, corrupt("zero ScalableBloomFilter")
+		return b, errors.New(errZeroScalable)
 	}
 	start := len(b)
 	b = s.appendHeader(b, filters, saturated)
@@ -790,6 +1056,9 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 	case n == 0 || n > maxSubFilters:
 		return nil, 0, corrupt("%d sub-filters", n)
 	}
+	if msg := s.checkGrowth(); msg != "" {
+		return nil, 0, corrupt("%s", msg)
+	}
 	return s, int(n), nil
 }
 
@@ -826,8 +1095,10 @@ func (s *ScalableBloomFilter) finish() error {
 			return corrupt("a sub-filter other than the newest is not full")
 		}
 	}
+	// Arithmetic only: building the next sub-filter to see whether it
+	// fits would let a short input allocate up to MaxBits bits.
 	if s.saturated && !s.legacySaturated() {
-		if _, err := s.newSubFilter(len(s.filters), s.Bits()); err == nil {
+		if _, _, _, _, err := s.nextSize(len(s.filters), s.Bits()); err == nil {
 			return corrupt("marked saturated but can still grow")
 		}
 	}
@@ -905,7 +1176,7 @@ func (s *ScalableBloomFilter) replace(d *ScalableBloomFilter) {
 func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 	filters, saturated := s.subFilters()
 	if len(filters) == 0 {
-		return 0, corrupt("zero ScalableBloomFilter")
+		return 0, errors.New(errZeroScalable)
 	}
 	cw := &crcWriter{w: w}
 	if _, err := cw.Write(s.appendHeader(nil, filters, saturated)); err != nil {

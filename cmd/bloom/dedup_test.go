@@ -62,23 +62,24 @@ func BenchmarkDedup(b *testing.B) {
 }
 
 // nearlySaturatedState writes to path a dedup state whose next new line
-// saturates it: its newest sub-filter (5 * 10^5 keys, 2 MB) is full, and the
-// next one, 2.5 * 10^11 keys at an error rate of 1e-6 * 0.1 * 0.9^2, would
-// need about 34 bits a key, 8.5 * 10^12 bits: nearly 8 times MaxBits, so no
-// sizing the library might adopt will fit it. It is made with the library
-// because no flag of dedup saturates a filter within a test's memory once
-// growth no longer stops at MaxHashes.
+// saturates it: three sub-filters of 1, 2 and 4 keys, all full, at error
+// rates 1e-6 * (1 - r) * r^i with r = 1e-150, the last near 1e-306 (a few
+// MB). The next sub-filter's rate, near 1e-456, is below the smallest
+// float64, so the library cannot size it. It is made with the library
+// because no flag of dedup saturates a filter within a test's memory since
+// growth no longer stops at MaxHashes, and the library refuses growth that
+// cannot build three sub-filters within MaxBits.
 func nearlySaturatedState(t *testing.T, path string) {
 	t.Helper()
-	f, err := bloom.NewScalable(1, 1e-6, bloom.Exponential(5e5))
+	f, err := bloom.NewScalable(1, 1e-6, bloom.Exponential(2), bloom.Tightening(1e-150))
 	if err != nil {
 		t.Fatalf("the library refuses the growth this test saturates with: %v", err)
 	}
-	for i := 0; f.NumFilters() < 2 || f.Count() < f.Capacity(); i++ {
+	for i := 0; f.NumFilters() < 3 || f.Count() < f.Capacity(); i++ {
 		f.Add(fmt.Appendf(nil, "old %d", i))
 	}
-	if f.NumFilters() != 2 || f.Saturated() {
-		t.Fatalf("%d sub-filters, saturated %v; want 2, not saturated", f.NumFilters(), f.Saturated())
+	if f.NumFilters() != 3 || f.Saturated() {
+		t.Fatalf("%d sub-filters, saturated %v; want 3, not saturated", f.NumFilters(), f.Saturated())
 	}
 	var b bytes.Buffer
 	if _, err := f.WriteTo(&b); err != nil {
@@ -99,7 +100,7 @@ func TestDedupSaturates(t *testing.T) {
 	state := filepath.Join(dir, "seen.bf")
 	nearlySaturatedState(t, state)
 
-	r := runBloom(t, "old 7\nnew 0\nnew 1\nnew 2\n", "dedup", "-state", state)
+	r := runBloom(t, "old 6\nnew 0\nnew 1\nnew 2\n", "dedup", "-state", state)
 	r.wantError(t, "saturated")
 	for _, s := range []string{"error rate 1e-06", "stopped reading stdin after 2 lines", "saved in " + state, "-error-rate", "-capacity"} {
 		if !strings.Contains(r.stderr, s) {
@@ -109,7 +110,7 @@ func TestDedupSaturates(t *testing.T) {
 	if r.stdout != "new 0\n" {
 		t.Errorf("stdout %q, want the line that saturated the filter and no other", r.stdout)
 	}
-	runBloom(t, "", "query", state, "old 7", "new 0").want(t, 0, nil) // saved
+	runBloom(t, "", "query", state, "old 6", "new 0").want(t, 0, nil) // saved
 
 	saved := readFile(t, state)
 	r = runBloom(t, "new 1\n", "dedup", "-state", state)
