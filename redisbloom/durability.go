@@ -126,25 +126,32 @@ func (f *Filter) scriptErr(ctx context.Context, err error) error {
 
 // retryStale runs op, and runs it again while it fails with ErrStale (a
 // replica behind the generation this handle has seen), for up to
-// maxStaleWait or until ctx ends.
+// maxStaleWait or until ctx ends. A retry cut short by ctx returns the stale
+// error, joined with ctx's.
 func (f *Filter) retryStale(ctx context.Context, op func() error) error {
 	err := op()
 	if !errors.Is(err, ErrStale) {
 		return err
 	}
+	stale := err
 	deadline := time.Now().Add(maxStaleWait)
 	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
 		if time.Now().Add(delay).After(deadline) {
-			return err
+			return stale
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return fmt.Errorf("%w; retried until %w", stale, ctx.Err())
 		case <-t.C:
 		}
-		if err = op(); !errors.Is(err, ErrStale) {
+		switch err = op(); {
+		case errors.Is(err, ErrStale):
+			stale = err
+		case err != nil && ctx.Err() != nil:
+			return fmt.Errorf("%w; retried until %w", stale, ctx.Err())
+		default:
 			return err
 		}
 	}

@@ -210,7 +210,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity u
 	if len(res) == 1 {
 		return f, nil // created
 	}
-	existing, err := parseMeta(rdb, name, res[1:], false)
+	existing, err := parseMeta(rdb, name, res[1:])
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +241,7 @@ func Open(ctx context.Context, rdb redis.UniversalClient, name string) (*Filter,
 		}
 		return nil, (&Filter{name: name}).wrap(err)
 	}
-	return parseMeta(rdb, name, res, true)
+	return parseMeta(rdb, name, res)
 }
 
 // checkName refuses names whose two keys would not share one Redis Cluster
@@ -359,9 +359,9 @@ func parseUint(name, field string, v any) (uint64, error) {
 }
 
 // parseMeta builds a handle from metaScript's or createScript's reply
-// (field, value, ...), validating every field and, with strlen, the bitmap's
-// length that metaScript appends.
-func parseMeta(rdb redis.UniversalClient, name string, reply []any, strlen bool) (*Filter, error) {
+// (field, value, ..., "strlen", the bitmap's length), validating every field
+// and the bitmap's length.
+func parseMeta(rdb redis.UniversalClient, name string, reply []any) (*Filter, error) {
 	meta, err := metaMap(name, reply)
 	if err != nil {
 		return nil, err
@@ -409,7 +409,7 @@ func parseMeta(rdb redis.UniversalClient, name string, reply []any, strlen bool)
 		return nil, fmt.Errorf("%w: %q: metadata does not match its check field (%q, computed %q): bits, hashes, seed, capacity or error rate were changed",
 			ErrCorrupt, name, meta["check"], want)
 	}
-	if strlen && meta["strlen"] != f.params[3] {
+	if meta["strlen"] != f.params[3] {
 		return nil, fmt.Errorf("%w: %q: bitmap of %s bytes, want %s for %d bits", ErrCorrupt, name, meta["strlen"], f.params[3], m)
 	}
 	return f, nil

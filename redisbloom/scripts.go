@@ -184,8 +184,8 @@ return gen .. ':' .. table.concat(out)
 // createScript creates the filter (ARGV: "format", its value, then field,
 // value, ... of the rest of the metadata, then ARGV[#ARGV] = the bitmap's size
 // in bytes) unless it exists. It returns {1} when it created the filter and
-// {0, field, value, ...} with the stored metadata when the filter existed
-// already. Metadata of this format without its bitmap is a lost filter: it is
+// {0, field, value, ..., "strlen", the bitmap's length} with the stored
+// metadata when the filter existed already. Metadata of this format without its bitmap is a lost filter: it is
 // created again, with a new id (handles on the old one get NOTFOUND). A
 // bitmap without metadata is an error: it may be another program's data, and
 // only Destroy removes it.
@@ -194,6 +194,8 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   local meta = redis.call('HGETALL', KEYS[1])
   if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('HGET', KEYS[1], 'format') ~= ARGV[2] then
     table.insert(meta, 1, 0)
+    table.insert(meta, 'strlen')
+    table.insert(meta, tostring(redis.call('STRLEN', KEYS[2])))
     return meta
   end
   redis.call('DEL', KEYS[1])
