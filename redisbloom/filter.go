@@ -7,22 +7,79 @@
 // client), so Export and Import move a filter between Redis and memory bit
 // for bit. Every operation is one Lua script run on the server: it is atomic,
 // takes one round trip for one key or for a whole batch, and checks in that
-// same round trip that the filter still exists, so a filter that was deleted,
-// flushed, evicted or lost in a restart gives ErrNotFound instead of
-// answering "absent".
+// same round trip that the filter is still the one the handle opened, intact,
+// and not older than the handle has seen it. A filter that was deleted,
+// flushed, evicted, expired or lost in a restart gives ErrNotFound; one whose
+// keys were changed behind the package's back gives ErrCorrupt; one that lost
+// writes a handle saw acknowledged gives ErrLost; a replica that has not yet
+// caught up with them gives ErrStale. None of them answers "absent".
 //
 // # Keys
 //
 // A filter named name is two Redis keys that share the hash tag {name}, so
-// they live on one Redis Cluster slot:
+// they live on one Redis Cluster slot (New refuses names starting with '}',
+// for which that would not hold):
 //
 //	{name}:meta  hash: format ("redisbloom/1"), id (random, new on every
-//	             creation), bits, hashes, seed, capacity, error_rate, count
+//	             creation), bits, hashes, seed, capacity, error_rate, check
+//	             (a checksum of those), count, gen (the write generation:
+//	             the number of writes that changed a bit, and Imports), and
+//	             lost (a reason, once a handle has seen writes lost)
 //	{name}:bits  string of ceil(bits/8) bytes; bit position p is Redis bit p
 //	             (the most significant bit of byte p/8 is bit 8*(p/8))
 //
 // One Redis string holds at most 2^32 bits (512 MiB), so New refuses filters
-// larger than MaxBits.
+// larger than MaxBits. Destroy deletes both keys by name, whatever they hold.
+//
+// # Durability
+//
+// A Filter never reports an added key as absent as long as Redis keeps every
+// write it acknowledged. That takes:
+//
+//   - Persistence that keeps acknowledged writes: appendonly yes with
+//     appendfsync always (each write is fsynced before Redis replies; a crash
+//     loses nothing). With appendfsync everysec, the default once AOF is on, a
+//     crash of the machine loses up to about the last two seconds of adds, and
+//     so may a crash of Redis alone when a slow disk has made it delay its
+//     writes. With RDB snapshots only (Redis's default), a restart loses every
+//     add since the last snapshot; with no persistence, the whole filter
+//     (ErrNotFound).
+//   - No eviction and no expiry of the filter's keys: maxmemory-policy
+//     noeviction (adds then fail with Redis's OOM error, which Add returns), or
+//     a volatile-* policy, since the package sets no TTL. Under allkeys-* a key
+//     can be evicted: that gives ErrNotFound or ErrCorrupt, not "absent", but
+//     the filter is gone.
+//   - Failover only to a replica that has every acknowledged write.
+//     Replication is asynchronous: write through WithWait(n, timeout), and a
+//     write that returned nil is on n replicas, so that a failover to any of
+//     them keeps it (WAIT does not make the replicas fsync).
+//
+// When writes are lost anyway (a restart from an older snapshot or AOF, a
+// failover to a lagging replica, a restored backup), a handle that saw the
+// filter at a later write generation notices at its next call: it marks the
+// filter lost in Redis, and every handle, New and Open then return ErrLost
+// until the filter is destroyed (Destroy) and rebuilt. That is detection, not
+// prevention, and it has limits: a handle opened after the loss has not seen
+// the lost writes; and once writes made after the loss have taken the
+// generation back up to the one a handle saw, that handle cannot tell either.
+// The generation lives in Redis itself, so a loss that takes it back along
+// with the bits is visible only to clients, and only while they hold it.
+//
+// # Reading from replicas
+//
+// Test, TestMany, Count, Export and Open run read-only scripts (EVALSHA_RO),
+// so a client that routes reads to replicas (go-redis's ClusterClient with
+// ReadOnly, RouteByLatency or RouteRandomly; its Sentinel clients with
+// ReplicaOnly, RouteByLatency or RouteRandomly) sends them there. A replica answers from its own view,
+// which lags the master's: for a Bloom filter that means false negatives,
+// "absent" for keys added after the replica's view, even a moment ago and
+// from the same process. Every reply carries the filter's generation, and a
+// replica behind the generation the handle has seen (from its own writes and
+// earlier reads) is retried for up to one second (less if the context ends
+// first), then gives ErrStale; so a handle reads its own writes. It cannot
+// know of other processes' writes: for replica reads to see every
+// acknowledged add, write through WithWait with n at least the number of
+// replicas that serve reads; otherwise read from the master.
 //
 // # Requirements
 //
@@ -34,17 +91,19 @@
 //
 // # Errors and retries
 //
-// After an error other than ErrNotFound (a timeout, a dropped connection) the
-// outcome of a writing call is unknown: the server may have applied all, none
-// or, for a batch larger than one script call, some of it. Retrying Add and
-// AddMany is always safe: adding a key twice changes nothing, not even Count.
-// A retried TestAndAdd or TestAndAddMany is safe in the same way, but its
-// answers describe the filter after the failed attempt, so a key that the
-// failed attempt added is reported as present. go-redis itself resends a
-// command after some network errors (up to MaxRetries times, 3 by default),
-// with the same effect; where TestAndAdd must report every new key as new
-// exactly once even across network failures, create the client with
-// MaxRetries: -1 and treat an error as "maybe added".
+// After an error other than ErrNotFound, ErrCorrupt, ErrLost and ErrStale (a
+// timeout, a dropped connection) the outcome of a writing call is unknown:
+// the server may have applied all, none or, for a batch larger than one
+// script call, some of it. Retrying Add and AddMany is always safe: adding a
+// key twice changes nothing, not even Count. A retried TestAndAdd or
+// TestAndAddMany is safe in the same way, but its answers describe the filter
+// after the failed attempt, so a key that the failed attempt added is
+// reported as present. go-redis itself resends a command after some network
+// errors (up to MaxRetries times, 3 by default), with the same effect; where
+// TestAndAdd must report every new key as new exactly once even across
+// network failures, create the client with MaxRetries: -1 and treat an error
+// as "maybe added". ErrNotReplicated (WithWait) means the write was applied on
+// the master only.
 package redisbloom
 
 import (

@@ -55,7 +55,9 @@ const (
 )
 
 // checkLua is the common prologue of the scripts that act on an opened
-// filter (see above for ARGV[1..7]). It leaves the generation in gen. The
+// filter (see above for ARGV[1..7]). It leaves the generation in gen, and as
+// the decimal string the metadata holds in gentext (a reply that only reads
+// returns that: Lua's number-to-string conversion is not free). The
 // common path costs one HMGET and one STRLEN; INFO, EXISTS and the string
 // building run only on the way to an error.
 const checkLua = `
@@ -78,7 +80,8 @@ if size ~= tonumber(ARGV[6]) then
   end
   return redis.error_reply('CORRUPT redisbloom: bitmap of ' .. size .. ' bytes, want ' .. ARGV[6])
 end
-local gen = tonumber(meta[2] or '0')
+local gentext = meta[2] or '0'
+local gen = tonumber(gentext)
 if not gen then
   return redis.error_reply('CORRUPT redisbloom: invalid generation ' .. meta[2])
 end
@@ -137,11 +140,11 @@ for first = 1, n, per do
 end
 if fresh > 0 then
   redis.call('HINCRBY', KEYS[1], 'count', fresh)
-  gen = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+  gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 elseif ARGV[7] == 'w' then
   redis.call('HINCRBY', KEYS[1], 'gen', 0)
 end
-return gen .. ':' .. table.concat(out)
+return gentext .. ':' .. table.concat(out)
 `)
 
 // testScript reads the positions of every key with BITFIELD_RO and returns
@@ -178,7 +181,7 @@ for first = 1, n, per do
     out[key] = present
   end
 end
-return gen .. ':' .. table.concat(out)
+return gentext .. ':' .. table.concat(out)
 `)
 
 // createScript creates the filter (ARGV: "format", its value, then field,
@@ -231,13 +234,13 @@ return meta
 // countScript returns {gen, count} of the filter (checkLua's ARGV).
 var countScript = redis.NewScript(`#!lua flags=no-writes
 ` + checkLua + `
-return {gen, redis.call('HGET', KEYS[1], 'count')}
+return {gentext, redis.call('HGET', KEYS[1], 'count')}
 `)
 
 // exportScript returns {gen, count, bitmap} of the filter (checkLua's ARGV).
 var exportScript = redis.NewScript(`#!lua flags=no-writes
 ` + checkLua + `
-return {gen, redis.call('HGET', KEYS[1], 'count'), redis.call('GET', KEYS[2])}
+return {gentext, redis.call('HGET', KEYS[1], 'count'), redis.call('GET', KEYS[2])}
 `)
 
 // importScript replaces the bitmap of the filter (checkLua's ARGV) by ARGV[8]
