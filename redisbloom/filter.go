@@ -289,15 +289,8 @@ func Open(ctx context.Context, rdb redis.UniversalClient, name string) (*Filter,
 		return nil, err
 	}
 	keys := keysOf(name)
-	res, err := metaScript.RunRO(ctx, rdb, keys, "").Slice()
+	res, err := metaScript.RunRO(ctx, rdb, keys).Slice()
 	if err != nil {
-		if redis.HasErrorPrefix(err, errNotFoundPrefix) {
-			// Metadata evicted or expired while the bitmap stays is no
-			// filter to open, but no free name either: say so.
-			if n, err2 := rdb.Exists(ctx, keys[1]).Result(); err2 == nil && n == 1 {
-				return nil, fmt.Errorf("%w: %q: the bitmap key exists without its metadata (evicted, expired or deleted); Destroy removes it", ErrCorrupt, name)
-			}
-		}
 		return nil, (&Filter{name: name}).wrap(err)
 	}
 	return parseMeta(rdb, name, res)

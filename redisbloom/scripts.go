@@ -215,16 +215,17 @@ return {1}
 `)
 
 // metaScript returns the metadata of an existing filter as field, value,
-// ..., followed by "strlen" and the bitmap's length in bytes. ARGV[1] is the
-// expected id, or "" to accept any. It does not check the fields: the client
-// does, and then checks every later call against them with checkLua.
+// ..., followed by "strlen" and the bitmap's length in bytes. It does not
+// check the fields: the client does (parseMeta), and checkLua then checks
+// every later call against them.
 var metaScript = redis.NewScript(`#!lua flags=no-writes
 local meta = redis.call('HGETALL', KEYS[1])
-if #meta == 0 or redis.call('EXISTS', KEYS[2]) == 0 then
-  return redis.error_reply('NOTFOUND redisbloom: filter does not exist')
+local bits = redis.call('EXISTS', KEYS[2])
+if #meta == 0 and bits == 1 then
+  return redis.error_reply('CORRUPT redisbloom: the bitmap key exists without its metadata (evicted, expired or deleted); Destroy removes it')
 end
-if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then
-  return redis.error_reply('NOTFOUND redisbloom: filter deleted and created again')
+if #meta == 0 or bits == 0 then
+  return redis.error_reply('NOTFOUND redisbloom: filter does not exist')
 end
 table.insert(meta, 'strlen')
 table.insert(meta, tostring(redis.call('STRLEN', KEYS[2])))
