@@ -163,6 +163,23 @@ func TestWithWait(t *testing.T) {
 		t.Fatalf("durable Import: %v", err)
 	}
 
+	// Through a ClusterClient, WAIT goes to the master that holds the filter.
+	viaCluster, err := redisbloom.Open(ctx, replicaReader(t, master, replica), "durable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterDurable, err := viaCluster.WithWait(1, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterKeys := keyRange("cluster-", 0, 100)
+	if err := clusterDurable.AddMany(ctx, clusterKeys); err != nil {
+		t.Fatalf("durable AddMany through a ClusterClient: %v", err)
+	}
+	if n, err := falseNegatives(ctx, onReplica, clusterKeys); n != 0 || err != nil {
+		t.Fatalf("replica read right after a durable AddMany through a ClusterClient: %d false negatives, %v", n, err)
+	}
+
 	twoReplicas, err := f.WithWait(2, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
