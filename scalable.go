@@ -121,15 +121,16 @@ func Tightening(ratio float64) Option {
 // panics with a message that says so in Add, Test, TestAndAdd (and their
 // String forms) and Clone; AppendBinary, MarshalBinary and WriteTo return an
 // error; the accessors and estimates (Count, Capacity, ErrorRate,
-// InitialCapacity, Seed, EstimatedErrorRate, Bits, NumFilters, EncodedSize)
-// return 0 and Saturated false; Clear does nothing; Equal reports whether the
+// InitialCapacity, Seed, EstimatedErrorRate, FillRatio, EstimatedCount, Bits,
+// NumFilters, EncodedSize) return 0 and Saturated false; Clear does nothing; Equal reports whether the
 // other filter is zero too.
 //
 // Without the Concurrent option a ScalableBloomFilter is not safe for
 // concurrent use if any goroutine may modify it. With Concurrent, Add,
 // TestAndAdd and Test may run from any number of goroutines at once, and so
-// may Count, Capacity, Bits, NumFilters, Saturated, EstimatedErrorRate, Clone,
-// Equal, EncodedSize, AppendBinary, MarshalBinary and WriteTo, with the
+// may Count, Capacity, Bits, NumFilters, Saturated, EstimatedErrorRate,
+// FillRatio, EstimatedCount, Clone, Equal, EncodedSize, AppendBinary,
+// MarshalBinary and WriteTo, with the
 // caveats of BloomFilter: during writes they see all keys added before they
 // started and perhaps some added meanwhile. Clear, UnmarshalBinary and
 // ReadFrom must still not run concurrently with any other call.
@@ -813,11 +814,45 @@ func (s *ScalableBloomFilter) Seed() uint32 { return s.seed }
 // sub-filter's EstimatedErrorRate. It is O(total bits/64).
 func (s *ScalableBloomFilter) EstimatedErrorRate() float64 {
 	filters, _ := s.subFilters()
-	miss := 1.0
+	// -expm1(sum log1p(-p_i)) is 1 - prod(1 - p_i) without the rounding
+	// of 1 - p_i to 1, which made rates below about 1e-16 come out as 0.
+	var logMiss float64
 	for _, f := range filters {
-		miss *= 1 - f.EstimatedErrorRate()
+		logMiss += math.Log1p(-f.EstimatedErrorRate())
 	}
-	return 1 - miss
+	return -math.Expm1(logMiss)
+}
+
+// FillRatio returns the fraction of all the sub-filters' bits that are set,
+// in [0, 1]: set bits over Bits. It is O(total bits/64).
+func (s *ScalableBloomFilter) FillRatio() float64 {
+	filters, _ := s.subFilters()
+	var set, all uint64
+	for _, f := range filters {
+		set += f.setBits()
+		all += f.m
+	}
+	if all == 0 {
+		return 0 // a zero ScalableBloomFilter
+	}
+	return float64(set) / float64(all)
+}
+
+// EstimatedCount returns the number of distinct keys the filter most likely
+// holds: the sum of its sub-filters' EstimatedCount, each computed from its
+// fill. It is math.MaxUint64 when every bit of a sub-filter is set (its
+// count is then unknown), and O(total bits/64).
+func (s *ScalableBloomFilter) EstimatedCount() uint64 {
+	filters, _ := s.subFilters()
+	var n uint64
+	for _, f := range filters {
+		e := f.EstimatedCount()
+		if e > math.MaxUint64-n {
+			return math.MaxUint64
+		}
+		n += e
+	}
+	return n
 }
 
 // Bits returns the total size of the sub-filters in bits.

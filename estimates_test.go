@@ -1,0 +1,107 @@
+package bloom
+
+import (
+	"math"
+	"strconv"
+	"testing"
+)
+
+// TestScalableEstimatedErrorRateTiny is issue 13's case: one sub-filter
+// holding 183,291 keys, whose own rate is about 1.6e-22. 1 - prod(1 - p_i)
+// rounded that to 0.
+func TestScalableEstimatedErrorRateTiny(t *testing.T) {
+	s, err := NewScalable(200_000, 1e-20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 183_291 {
+		s.AddString(strconv.Itoa(i))
+	}
+	if s.NumFilters() != 1 {
+		t.Fatalf("%d sub-filters, want 1", s.NumFilters())
+	}
+	plain := s.filters[0].EstimatedErrorRate()
+	got := s.EstimatedErrorRate()
+	t.Logf("sub-filter %.3g, scalable %.3g", plain, got)
+	if !(plain > 0 && plain < 1e-16) {
+		t.Fatalf("sub-filter rate %v: the test needs one below 1e-16", plain)
+	}
+	if math.Abs(got-plain) > 1e-12*plain {
+		t.Errorf("EstimatedErrorRate = %v, want the sub-filter's %v", got, plain)
+	}
+}
+
+// TestScalableEstimatedErrorRateSeveral checks -expm1(sum log1p(-p_i))
+// against 1 - prod(1 - p_i) where the latter is exact enough, and at the
+// ends: a full sub-filter gives 1.
+func TestScalableEstimatedErrorRateSeveral(t *testing.T) {
+	s, err := NewScalable(100, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		s.AddString(strconv.Itoa(i))
+	}
+	miss := 1.0
+	for _, f := range s.filters {
+		miss *= 1 - f.EstimatedErrorRate()
+	}
+	if got, want := s.EstimatedErrorRate(), 1-miss; math.Abs(got-want) > 1e-12 {
+		t.Errorf("EstimatedErrorRate = %v, want %v", got, want)
+	}
+	for i := range s.filters[0].words {
+		s.filters[0].words[i] = math.MaxUint64
+	}
+	s.filters[0].words[len(s.filters[0].words)-1] >>= (64 - s.filters[0].m%64) % 64
+	if got := s.EstimatedErrorRate(); got != 1 {
+		t.Errorf("with a full sub-filter EstimatedErrorRate = %v, want 1", got)
+	}
+}
+
+// TestScalableFillRatioEstimatedCount checks the definitions: FillRatio is
+// the set bits over all bits, EstimatedCount the sum of the sub-filters'
+// estimates, math.MaxUint64 if one of them has every bit set.
+func TestScalableFillRatioEstimatedCount(t *testing.T) {
+	for _, conc := range []bool{false, true} {
+		var opts []Option
+		if conc {
+			opts = append(opts, Concurrent())
+		}
+		s, err := NewScalable(1000, 0.01, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.FillRatio() != 0 || s.EstimatedCount() != 0 {
+			t.Errorf("empty: FillRatio %v, EstimatedCount %d", s.FillRatio(), s.EstimatedCount())
+		}
+		const n = 50_000
+		for i := range n {
+			s.AddString(strconv.Itoa(i))
+		}
+		filters, _ := s.subFilters()
+		var set, all, est uint64
+		for _, f := range filters {
+			set += f.setBits()
+			all += f.m
+			est += f.EstimatedCount()
+		}
+		if got, want := s.FillRatio(), float64(set)/float64(all); got != want {
+			t.Errorf("FillRatio = %v, want %v", got, want)
+		}
+		if got := s.EstimatedCount(); got != est || math.Abs(float64(got)-n) > 0.02*n {
+			t.Errorf("EstimatedCount = %d, want %d (about %d)", got, est, n)
+		}
+	}
+	var zero ScalableBloomFilter
+	if zero.FillRatio() != 0 || zero.EstimatedCount() != 0 {
+		t.Errorf("zero value: FillRatio %v, EstimatedCount %d", zero.FillRatio(), zero.EstimatedCount())
+	}
+	s, _ := NewScalable(10, 0.1)
+	for i := range s.filters[0].words {
+		s.filters[0].words[i] = math.MaxUint64
+	}
+	s.filters[0].words[len(s.filters[0].words)-1] >>= (64 - s.filters[0].m%64) % 64
+	if got := s.EstimatedCount(); got != math.MaxUint64 {
+		t.Errorf("every bit set: EstimatedCount = %d, want MaxUint64", got)
+	}
+}
