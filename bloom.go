@@ -115,12 +115,15 @@ func Seed(seed uint32) Option {
 
 // Concurrent makes a BloomFilter or ScalableBloomFilter safe for Add, Test and
 // TestAndAdd (and their String forms) from any number of goroutines at once,
-// without a global lock. A concurrent filter carries a 64 KiB table of locks;
-// a filter made without the option pays one predictable branch per call.
+// without a global lock. A concurrent BloomFilter carries a table of locks
+// of about 1/8 of its size, at least 1 KiB (16 locks) and at most 64 KiB
+// (1024 locks, from 512 KiB filters up); a concurrent ScalableBloomFilter,
+// which grows, 64 KiB. A filter made without the option pays one
+// predictable branch per call.
 //
 // Test takes no lock: it reads the bits with atomic loads. Add and TestAndAdd
 // first test the key the same way, so a key that is already present costs no
-// lock and no write. Otherwise they take one of 1024 mutexes, chosen by the
+// lock and no write. Otherwise they take one of the mutexes, chosen by the
 // key's hash, and set the bits with atomic ORs. Goroutines adding different
 // keys rarely share a mutex; goroutines adding the same key take turns, so
 // TestAndAdd reports a new key absent to exactly one of them and Count is
@@ -275,7 +278,7 @@ func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings)
 		errorRate: errorRate,
 	}
 	if s.concurrent {
-		f.makeConcurrent(new(lockTable))
+		f.makeConcurrent(newLockTable(len(f.words)))
 	}
 	return f, nil
 }
@@ -301,8 +304,8 @@ func (c *concurrency) load() uint64 {
 		return c.count.Load()
 	}
 	var n uint64
-	for i := range c.locks {
-		n += c.locks[i].count.Load()
+	for i := range c.locks.stripes {
+		n += c.locks.stripes[i].count.Load()
 	}
 	return n
 }
@@ -314,17 +317,42 @@ func (c *concurrency) store(n uint64) {
 		c.reserved.Store(n)
 		return
 	}
-	for i := range c.locks {
-		c.locks[i].count.Store(0)
+	for i := range c.locks.stripes {
+		c.locks.stripes[i].count.Store(0)
 	}
-	c.locks[0].count.Store(n)
+	c.locks.stripes[0].count.Store(n)
 }
 
-// lockBits is log2 of the number of locks in a lockTable.
-const lockBits = 10
+// The number of stripes in a lockTable is a power of two between
+// minStripes and maxStripes, about one per stripeWords words of the filter:
+// the locks take about 1/8 of the filter's memory, at least 1 KiB and at
+// most 64 KiB (from 512 KiB filters up). A lock is held while a new key sets
+// its k bits, so two writers only wait for each other when they add keys of
+// the same stripe at the same moment: 16 stripes keep that rare for the few
+// writers a small filter sees, and large filters, whose writes miss the
+// caches and hold a lock longer, get the 1024 that every filter had before.
+const (
+	minStripes  = 16
+	maxStripes  = 1024
+	stripeWords = 64
+)
 
 // lockTable is the striped locks of a concurrent filter.
-type lockTable [1 << lockBits]stripe
+type lockTable struct {
+	stripes []stripe // len is a power of two
+	shift   uint     // 64 - log2(len(stripes))
+}
+
+// newLockTable returns the locks for a filter of the given number of
+// 64-bit words; a ScalableBloomFilter, which grows, passes maxStripes *
+// stripeWords.
+func newLockTable(words int) *lockTable {
+	n := minStripes
+	for n < maxStripes && n*stripeWords < words {
+		n *= 2
+	}
+	return &lockTable{stripes: make([]stripe, n), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+}
 
 // stripe is a lock and the keys counted under it, alone on a cache line: a
 // writer writes no memory that writers of other keys write, but for the bits.
@@ -335,7 +363,7 @@ type stripe struct {
 }
 
 // of returns the stripe of a key whose hash has h2 as its second half.
-func (t *lockTable) of(h2 uint64) *stripe { return &t[h2>>(64-lockBits)] }
+func (t *lockTable) of(h2 uint64) *stripe { return &t.stripes[h2>>t.shift] }
 
 // makeConcurrent switches f, not yet shared, to concurrent mode with the
 // given locks (nil for a sub-filter of a ScalableBloomFilter).
@@ -351,7 +379,7 @@ func (c *concurrency) newLocks() *lockTable {
 	if c.locks == nil {
 		return nil
 	}
-	return new(lockTable)
+	return &lockTable{stripes: make([]stripe, len(c.locks.stripes)), shift: c.locks.shift}
 }
 
 // word returns word i of the bits, with an atomic load if f is concurrent.
@@ -621,8 +649,8 @@ func (f *BloomFilter) ErrorRate() float64 { return f.errorRate }
 // new bit: repeated keys are not counted, and a new key whose bits were all
 // set already (a false positive) is not counted either. After Union or
 // Intersection it is the EstimatedCount of the result. A Concurrent filter
-// keeps the count in 1024 parts, one per lock, so that writers share no
-// counter; Count then sums them, which takes about a microsecond.
+// keeps the count in parts, one per lock, so that writers share no counter;
+// Count then sums them, which takes up to about a microsecond.
 func (f *BloomFilter) Count() uint64 {
 	if f.conc != nil {
 		return f.conc.load()

@@ -105,3 +105,50 @@ func TestScalableFillRatioEstimatedCount(t *testing.T) {
 		t.Errorf("every bit set: EstimatedCount = %d, want MaxUint64", got)
 	}
 }
+
+// TestConcurrentLockTableScales is issue 13 item 5: Concurrent gave every
+// filter 64 KiB of locks, a 256-byte filter 65,807 bytes in all.
+func TestConcurrentLockTableScales(t *testing.T) {
+	for _, tc := range []struct {
+		bits    uint64
+		stripes int
+		bytes   uint64 // at most, in all
+	}{
+		{2048, minStripes, 2048/8 + 1024 + 512},
+		{1 << 20, 1 << 20 / 64 / stripeWords, 1<<20/8 + 1<<20/64 + 1024},
+		{1 << 26, maxStripes, 1<<26/8 + 64<<10 + 1024},
+	} {
+		var plainBytes uint64
+		for _, conc := range []bool{false, true} {
+			opts := []Option{}
+			if conc {
+				opts = append(opts, Concurrent())
+			}
+			var f *BloomFilter
+			got := allocated(func() { f = mustNewWithSize(t, tc.bits, 7, opts...) })
+			if !conc {
+				plainBytes = got
+				continue
+			}
+			t.Logf("%d bits: %d bytes plain, %d concurrent (%d locks)", tc.bits, plainBytes, got, len(f.conc.locks.stripes))
+			if n := len(f.conc.locks.stripes); n != tc.stripes {
+				t.Errorf("%d bits: %d locks, want %d", tc.bits, n, tc.stripes)
+			}
+			if got > tc.bytes {
+				t.Errorf("%d bits: Concurrent filter takes %d bytes, want at most %d", tc.bits, got, tc.bytes)
+			}
+			if c := f.Clone(); len(c.conc.locks.stripes) != tc.stripes {
+				t.Errorf("%d bits: clone has %d locks", tc.bits, len(c.conc.locks.stripes))
+			}
+		}
+	}
+}
+
+func mustNewWithSize(t testing.TB, bits uint64, hashes uint, opts ...Option) *BloomFilter {
+	t.Helper()
+	f, err := NewWithSize(bits, hashes, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

@@ -172,6 +172,12 @@ type chain struct {
 	saturated bool
 }
 
+// newScalableLocks returns the locks of a concurrent ScalableBloomFilter:
+// the most a BloomFilter gets. They cannot grow with the filter: two writers
+// of one key must take the same lock, and a goroutine holding a lock of the
+// old table would not exclude one taking a lock of the new.
+func newScalableLocks() *lockTable { return newLockTable(maxStripes * stripeWords) }
+
 // subFilters returns the sub-filters, oldest first, and whether the filter is
 // saturated.
 func (s *ScalableBloomFilter) subFilters() ([]*BloomFilter, bool) {
@@ -239,7 +245,7 @@ func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*Sc
 	}
 	sf.filters = []*BloomFilter{first}
 	if s.concurrent {
-		sf.makeConcurrent(new(lockTable))
+		sf.makeConcurrent(newScalableLocks())
 	}
 	return sf, nil
 }
@@ -911,7 +917,7 @@ func (s *ScalableBloomFilter) Clone() *ScalableBloomFilter {
 	}
 	c := s.snapshot()
 	if s.conc != nil {
-		c.makeConcurrent(new(lockTable))
+		c.makeConcurrent(newScalableLocks())
 	}
 	return c
 }
