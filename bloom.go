@@ -80,6 +80,7 @@ type Option struct {
 // settings collects what the options chose.
 type settings struct {
 	seed       uint32
+	seedSet    bool    // Seed was given
 	growth     growth  // growthNone unless Linear or Exponential was given
 	scale      float64 // growth scale factor
 	tightening float64 // 0 unless Tightening was given
@@ -108,7 +109,7 @@ func newSettings(opts []Option) (settings, error) {
 // filter, defends against such adversaries.
 func Seed(seed uint32) Option {
 	return Option{func(s *settings) error {
-		s.seed = seed
+		s.seed, s.seedSet = seed, true
 		return nil
 	}}
 }

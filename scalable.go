@@ -116,6 +116,12 @@ func Tightening(ratio float64) Option {
 // saturated by an older release, whose next sub-filter needed more than
 // MaxHashes hash functions then, loads saturated and stays so.
 //
+// ScalableBloomFilter has no Union or Merge. Its error bound rests on each
+// sub-filter holding at most its capacity, and the OR of two sub-filters can
+// hold twice that: the result would answer without false negatives but
+// silently break the ErrorRate promise. To combine two, add the keys of one
+// to the other.
+//
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
 // decode one with UnmarshalBinary or ReadFrom. Like a zero BloomFilter, it
 // panics with a message that says so in Add, Test, TestAndAdd (and their
