@@ -1,16 +1,3 @@
-// Package bloom implements Bloom filters: compact sets that answer "definitely
-// absent" or "probably present", with no false negatives and a false-positive
-// rate that is chosen up front and that holds.
-//
-// BloomFilter is a fixed-size filter sized from a capacity (keys) and a target
-// error rate. ScalableBloomFilter grows without limit while keeping its overall
-// error rate under its target.
-//
-// Keys are hashed once with 128-bit murmur3 (seeded by the filter's seed); the
-// k bit positions are derived from the two 64-bit halves by enhanced double
-// hashing, each mixed by an xorshift-multiply and mapped onto [0, m) with a
-// multiply-shift. AppendLocations exposes exactly those positions so that
-// other stores (see the redisbloom module) can share a filter bit for bit.
 package bloom
 
 import (
@@ -429,12 +416,13 @@ func mix(x uint64) uint64 {
 // With (h1, h2) the 128-bit murmur3 hash of key with seed, and all
 // arithmetic mod 2^64, position i is ((z_i * 0x94D049BB133111EB) * bits) >> 64
 // with z_i = x_i ^ (x_i >> 32), x_0 = h1, x_{i+1} = x_i + y_i, y_0 = h2 and
-// y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15. Every loop over positions in
-// this package (add, test, their concurrent forms, anyHolds) writes this
-// recurrence out by hand, on purpose: a shared helper measured about 8%
-// slower on Test of present keys. TestGoldenLocations, TestNoFalseNegatives
-// and TestScalableSideBySideProbing keep the copies in step.
+// y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15.
 func AppendLocations(dst []uint64, key []byte, bits uint64, hashes uint, seed uint32) []uint64 {
+	// Every loop over positions in this package (add, test, their
+	// concurrent forms, anyHolds) writes this recurrence out by hand, on
+	// purpose: a shared helper measured about 8% slower on Test of present
+	// keys. TestGoldenLocations, TestNoFalseNegatives and
+	// TestScalableSideBySideProbing keep the copies in step.
 	h1, h2 := murmur3.Sum128WithSeed(key, seed)
 	return appendPositions(dst, h1, h2, bits, hashes)
 }
@@ -858,28 +846,9 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 	return g, nil
 }
 
-// The binary format of a BloomFilter, version 1. All integers are
-// little-endian; the encoding of a filter is a pure function of what Equal
-// compares, so the same filter always encodes to the same bytes.
-//
-//	offset  size  field
-//	0       4     magic "BLMF"
-//	4       2     version, 1
-//	6       2     flags, 0 (decoders reject any other value)
-//	8       4     seed (murmur3)
-//	12      4     k, hash functions, in [1, MaxHashes]
-//	16      8     m, bits, in [1, MaxBits]
-//	24      8     capacity, keys, at least 1
-//	32      8     error rate, IEEE 754 float64 bits, in (0, 1)
-//	40      8     count, at most the number of set bits
-//	48      8*W   the bits as W = ceil(m/64) 64-bit words: bit i is bit i%64
-//	              of word i/64; bits at m and above are 0
-//	48+8*W  4     CRC-32C (Castagnoli) of every byte before it
-//
-// Bit positions are those of AppendLocations. Decoders accept exactly this
-// layout: a wrong magic, version, flags, size, padding bit, count, trailing
-// byte or checksum is an error wrapping ErrCorrupt, and a short input is
-// io.ErrUnexpectedEOF.
+// The binary format of a BloomFilter, version 1, is written out in the
+// package doc (doc.go), where go doc shows it: it is the compatibility
+// promise. These are its constants.
 const (
 	magic         = "BLMF"
 	formatVersion = 1
@@ -929,8 +898,8 @@ func (f *BloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 }
 
-// MarshalBinary returns the binary encoding of the filter described above
-// (encoding.BinaryMarshaler). It errors only for a zero BloomFilter.
+// MarshalBinary returns the binary encoding of the filter described in the
+// package doc (encoding.BinaryMarshaler). It errors only for a zero BloomFilter.
 func (f *BloomFilter) MarshalBinary() ([]byte, error) {
 	return f.AppendBinary(make([]byte, 0, f.EncodedSize()))
 }

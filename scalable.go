@@ -979,29 +979,8 @@ func (s *ScalableBloomFilter) params() scalableParams {
 	}
 }
 
-// The binary format of a ScalableBloomFilter, version 1, little-endian:
-//
-//	offset  size  field
-//	0       4     magic "BLMS"
-//	4       2     version, 1
-//	6       2     flags: bit 0 set if the filter is Saturated; others 0
-//	8       4     seed (murmur3), the same in every sub-filter
-//	12      1     growth: 1 Linear, 2 Exponential
-//	13      3     zero
-//	16      8     scale, float64 bits (> 0 for Linear, > 1 for Exponential)
-//	24      8     tightening ratio r, float64 bits, in (0, 1)
-//	32      8     initial capacity, keys, at least 1
-//	40      8     error rate P, float64 bits, in (0, 1)
-//	48      4     N, the number of sub-filters, at least 1
-//	52      4     zero
-//	56      ...   the N sub-filters, oldest first, each in the BloomFilter
-//	              format (with its own CRC-32C)
-//	end-4   4     CRC-32C (Castagnoli) of every byte before it
-//
-// Sub-filter i must have exactly the capacity, error rate, size and hash
-// count that the parameters give it, so a decoded filter grows exactly as the
-// original would. Decoders reject anything else with an error wrapping
-// ErrCorrupt, and a short input with io.ErrUnexpectedEOF.
+// The binary format of a ScalableBloomFilter, version 1, is written out in
+// the package doc (doc.go). These are its constants.
 const (
 	scalableMagic      = "BLMS"
 	scalableHeaderSize = 56
@@ -1060,7 +1039,7 @@ func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 }
 
-// MarshalBinary returns the binary encoding described above
+// MarshalBinary returns the binary encoding described in the package doc
 // (encoding.BinaryMarshaler).
 func (s *ScalableBloomFilter) MarshalBinary() ([]byte, error) {
 	return s.AppendBinary(make([]byte, 0, s.EncodedSize()))
