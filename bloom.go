@@ -143,26 +143,28 @@ func Concurrent() Option {
 // decode one with UnmarshalBinary or ReadFrom. Add, Test, TestAndAdd (and
 // their String forms) and Clone panic on a zero BloomFilter, with a message
 // that says so: it never answers "present" for every key. AppendBinary,
-// MarshalBinary and WriteTo return an error, and Union and Intersection one
-// wrapping ErrIncompatible. The accessors and estimates (Bits, Hashes, Seed,
-// Capacity, ErrorRate, Count, FillRatio, EstimatedCount, EstimatedErrorRate,
-// EncodedSize) return 0 and IsFull false; Clear does nothing; Equal reports
-// whether the other filter is zero too.
+// MarshalBinary, AppendText, MarshalText and WriteTo return an error, and
+// Union, Intersection and Merge one wrapping ErrIncompatible. The accessors
+// and estimates (Bits, Hashes, Seed, Capacity, ErrorRate, Count, FillRatio,
+// EstimatedCount, EstimatedErrorRate, EncodedSize, Header) return 0 and
+// IsFull false; AppendWords appends nothing; Clear does nothing; Equal
+// reports whether the other filter is zero too.
 //
 // Without the Concurrent option a BloomFilter is not safe for concurrent use:
-// calls that may modify it (Add, TestAndAdd, Clear, UnmarshalBinary, ReadFrom)
-// must not run concurrently with any other call. Concurrent Test calls are
-// safe.
+// calls that may modify it (Add, TestAndAdd, Merge, Clear, UnmarshalBinary,
+// UnmarshalText, ReadFrom) must not run concurrently with any other call.
+// Concurrent Test calls are safe.
 //
 // With Concurrent, Add, TestAndAdd and Test may run from any number of
 // goroutines at once, and so may the methods that only read the filter:
 // Count, IsFull, FillRatio, EstimatedCount, EstimatedErrorRate, Clone, Equal,
-// Union, Intersection, EncodedSize, AppendBinary, MarshalBinary and WriteTo.
+// Union, Intersection, EncodedSize, AppendBinary, MarshalBinary, AppendText,
+// MarshalText, WriteTo, Header and AppendWords; so may Merge into f.
 // While writes go on, those see the filter as it is at no single instant: all
 // keys added before they started and perhaps some added meanwhile. A copy or
 // encoding made then is valid and has no false negatives for the keys added
-// before it started. Clear, UnmarshalBinary and ReadFrom must still not run
-// concurrently with any other call.
+// before it started. Clear, UnmarshalBinary, UnmarshalText and ReadFrom must
+// still not run concurrently with any other call.
 type BloomFilter struct {
 	m     uint64         // number of bits
 	k     uint           // number of hash functions

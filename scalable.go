@@ -125,20 +125,21 @@ func Tightening(ratio float64) Option {
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
 // decode one with UnmarshalBinary or ReadFrom. Like a zero BloomFilter, it
 // panics with a message that says so in Add, Test, TestAndAdd (and their
-// String forms) and Clone; AppendBinary, MarshalBinary and WriteTo return an
-// error; the accessors and estimates (Count, Capacity, ErrorRate,
-// InitialCapacity, Seed, EstimatedErrorRate, FillRatio, EstimatedCount, Bits,
-// NumFilters, EncodedSize) return 0 and Saturated false; Clear does nothing; Equal reports whether the
-// other filter is zero too.
+// String forms) and Clone; AppendBinary, MarshalBinary, AppendText,
+// MarshalText and WriteTo return an error; the accessors and estimates
+// (Count, Capacity, ErrorRate, InitialCapacity, Seed, EstimatedErrorRate,
+// FillRatio, EstimatedCount, Bits, NumFilters, EncodedSize) return 0 and
+// Saturated false; Clear does nothing; Equal reports whether the other
+// filter is zero too.
 //
 // Without the Concurrent option a ScalableBloomFilter is not safe for
 // concurrent use if any goroutine may modify it. With Concurrent, Add,
 // TestAndAdd and Test may run from any number of goroutines at once, and so
 // may Count, Capacity, Bits, NumFilters, Saturated, EstimatedErrorRate,
 // FillRatio, EstimatedCount, Clone, Equal, EncodedSize, AppendBinary,
-// MarshalBinary and WriteTo, with the
-// caveats of BloomFilter: during writes they see all keys added before they
-// started and perhaps some added meanwhile. Clear, UnmarshalBinary and
+// MarshalBinary, AppendText, MarshalText and WriteTo, with the caveats of
+// BloomFilter: during writes they see all keys added before they started and
+// perhaps some added meanwhile. Clear, UnmarshalBinary, UnmarshalText and
 // ReadFrom must still not run concurrently with any other call.
 //
 // A concurrent filter builds the same sub-filters as a plain one that inserts
