@@ -337,11 +337,18 @@ type lockTable struct {
 // 64-bit words; a ScalableBloomFilter, which grows, passes maxStripes *
 // stripeWords.
 func newLockTable(words int) *lockTable {
+	n := stripesFor(words)
+	return &lockTable{stripes: make([]stripe, n), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+}
+
+// stripesFor returns the number of stripes for a filter of the given number
+// of words.
+func stripesFor(words int) int {
 	n := minStripes
 	for n < maxStripes && n*stripeWords < words {
 		n *= 2
 	}
-	return &lockTable{stripes: make([]stripe, n), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+	return n
 }
 
 // stripe is a lock and the keys counted under it, alone on a cache line: a
@@ -989,7 +996,11 @@ func (f *BloomFilter) UnmarshalBinary(data []byte) error {
 // replace replaces f with the plain filter g, keeping f's mode.
 func (f *BloomFilter) replace(g *BloomFilter) {
 	if f.conc != nil {
-		g.makeConcurrent(f.conc.locks) // f's locks are free: nothing else runs
+		locks := f.conc.locks // free: nothing else runs
+		if len(locks.stripes) != stripesFor(len(g.words)) {
+			locks = newLockTable(len(g.words))
+		}
+		g.makeConcurrent(locks)
 	}
 	*f = *g
 }

@@ -1,6 +1,7 @@
 package bloom
 
 import (
+	"encoding/base64"
 	"math"
 	"strconv"
 	"testing"
@@ -151,4 +152,25 @@ func mustNewWithSize(t testing.TB, bits uint64, hashes uint, opts ...Option) *Bl
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestDecodeIntoConcurrentSizesLocks: decoding into a Concurrent filter of
+// another size gives the decoded filter the locks its own size calls for.
+func TestDecodeIntoConcurrentSizesLocks(t *testing.T) {
+	big := mustNewWithSize(t, 1<<26, 3)
+	enc, _ := big.MarshalBinary()
+	f := mustNewWithSize(t, 64, 3, Concurrent())
+	if err := f.UnmarshalBinary(enc); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.conc.locks.stripes); n != maxStripes {
+		t.Errorf("decoded 2^26 bits into a small concurrent filter: %d locks, want %d", n, maxStripes)
+	}
+	small, _ := mustNewWithSize(t, 64, 3).MarshalBinary()
+	if err := f.UnmarshalText([]byte(base64.StdEncoding.EncodeToString(small))); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.conc.locks.stripes); n != minStripes {
+		t.Errorf("decoded 64 bits into a large concurrent filter: %d locks, want %d", n, minStripes)
+	}
 }

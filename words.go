@@ -2,6 +2,7 @@ package bloom
 
 import (
 	"math/bits"
+	"slices"
 	"sync/atomic"
 )
 
@@ -43,21 +44,11 @@ func (f *BloomFilter) AppendWords(dst []uint64) []uint64 {
 	if f.conc == nil {
 		return append(dst, f.words...)
 	}
-	dst = growWords(dst, len(f.words))
+	dst = slices.Grow(dst, len(f.words))
 	for i := range f.words {
 		dst = append(dst, atomic.LoadUint64(&f.words[i]))
 	}
 	return dst
-}
-
-// growWords returns dst with room for n more words.
-func growWords(dst []uint64, n int) []uint64 {
-	if cap(dst)-len(dst) >= n {
-		return dst
-	}
-	g := make([]uint64, len(dst), len(dst)+n)
-	copy(g, dst)
-	return g
 }
 
 // FromWords returns a filter with the fields of h and the bits of words,
