@@ -125,7 +125,8 @@ func Seed(seed uint32) Option {
 // The type docs of BloomFilter and ScalableBloomFilter say which other methods
 // are safe during concurrent writes. A filter keeps its mode when cloned,
 // combined or decoded into: decoding into a filter made with Concurrent gives
-// a concurrent filter, decoding into a zero value a plain one. The mode is not
+// a concurrent filter, decoding into a zero value a plain one. Read,
+// ReadScalable, ReadAny and FromWords take the option too. The mode is not
 // part of the binary format or of Equal.
 func Concurrent() Option {
 	return Option{func(s *settings) error {
