@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -455,6 +456,62 @@ func BenchmarkScalable(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/fill, "ns/key")
 	})
+}
+
+// TestScalableBatchMatchesLoop checks on random scalable filters, plain and
+// concurrent, linear and exponential, that every batch call answers what the
+// loop of single calls answers and leaves the filter byte for byte as the
+// loop leaves it, sub-filters included, with batches long enough to make it
+// grow several times in one call.
+func TestScalableBatchMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 0))
+	configs := 40
+	if testing.Short() {
+		configs = 10
+	}
+	maxGrowth := 0
+	for range configs {
+		initial := uint64(1 + rng.IntN(40))
+		p := math.Exp(-rng.Float64() * math.Log(1e6)) * 0.5
+		opts := []Option{Seed(rng.Uint32())}
+		if rng.IntN(2) == 0 {
+			opts = append(opts, Linear(0.5+rng.Float64()*2))
+		} else {
+			opts = append(opts, Exponential(1.1+rng.Float64()*2))
+		}
+		if rng.IntN(3) == 0 {
+			opts = append(opts, Concurrent())
+		}
+		a := mustScalable(t, initial, p, opts...)
+		b := mustScalable(t, initial, p, opts...)
+		for range 10 {
+			before := a.NumFilters()
+			randomBatches(t, rng, a, b, 1, 300, 3000)
+			maxGrowth = max(maxGrowth, a.NumFilters()-before)
+		}
+	}
+	if maxGrowth < 3 {
+		t.Errorf("no batch made a filter grow more than %d times", maxGrowth)
+	}
+}
+
+// TestScalableBatchLargeFilter runs the batch calls on a filter with
+// sub-filters above deepBits, whose words they prefetch.
+func TestScalableBatchLargeFilter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a filter to 10^6 keys")
+	}
+	a := mustScalable(t, 100_000, 0.01)
+	b := mustScalable(t, 100_000, 0.01)
+	keys := benchKeys(5, 1_000_000)
+	for i := 0; i < len(keys); i += 1000 {
+		batchVsLoop(t, a, b, 4, keys[i:i+1000], nil)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	randomBatches(t, rng, a, b, 20, 1000, 5000)
+	if a.filters[len(a.filters)-1].m < deepBits {
+		t.Fatalf("newest sub-filter of %d bits: below deepBits", a.filters[len(a.filters)-1].m)
+	}
 }
 
 // TestScalableDefaults computes the table in README: bits per key averaged
