@@ -644,7 +644,6 @@ const (
 	// addDepth is the number of positions of each key that AddMany and
 	// TestAndAddMany prefetch (all of them at k <= addDepth).
 	addDepth = 8
-
 )
 
 // batchMinBits is the size from which the batch calls of BloomFilter go in

@@ -472,7 +472,7 @@ func TestScalableBatchMatchesLoop(t *testing.T) {
 	maxGrowth := 0
 	for range configs {
 		initial := uint64(1 + rng.IntN(40))
-		p := math.Exp(-rng.Float64() * math.Log(1e6)) * 0.5
+		p := math.Exp(-rng.Float64()*math.Log(1e6)) * 0.5
 		opts := []Option{Seed(rng.Uint32())}
 		if rng.IntN(2) == 0 {
 			opts = append(opts, Linear(0.5+rng.Float64()*2))
