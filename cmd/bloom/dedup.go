@@ -145,12 +145,17 @@ type dedupCounts struct {
 }
 
 // dedup copies to w each line of r whose key f does not hold, adding the keys
-// to f, until the input ends or stop is set. It buffers its output, flushing
-// it whenever it has used up the input it has read, and before it returns.
+// to f, until the input ends or stop is set. It reads the lines in blocks of
+// up to blockLines, as many as are already read into its buffer, and tests
+// and adds each block with one TestAndAddMany call. It buffers its output,
+// flushing it whenever it has used up the input it has read, and before it
+// returns.
 func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.Bool, p *progress) (n dedupCounts, err error) {
 	lr := newLineReader(r)
 	bw := bufio.NewWriterSize(w, ioBufferSize)
-	for !stop.Load() {
+	var block lineBlock
+	var present []bool
+	for done := false; !done && !stop.Load(); {
 		if lr.r.Buffered() == 0 {
 			// The next read may wait for more input: pass on what is
 			// decided so far, so that a slow stream flows line by line.
@@ -158,22 +163,34 @@ func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.
 				return n, fmt.Errorf("writing stdout: %w", err)
 			}
 		}
-		line, err := lr.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return n, fmt.Errorf("reading stdin: %w", err)
-		}
-		n.read++
-		if !f.TestAndAdd(key(line)) {
-			n.written++
-			if err := writeLine(bw, line); err != nil {
-				return n, fmt.Errorf("writing stdout: %w", err)
+		block.reset()
+		for len(block.ends) < blockLines && !stop.Load() {
+			line, err := lr.next()
+			if err == io.EOF {
+				done = true
+				break
+			}
+			if err != nil {
+				return n, fmt.Errorf("reading stdin: %w", err)
+			}
+			block.add(line)
+			if lr.r.Buffered() == 0 {
+				break // do not wait for more input with lines in hand
 			}
 		}
-		if n.read%progressEvery == 0 && p != nil {
-			p.update(n.read, fmt.Sprintf(", %s written", thousands(n.written)))
+		lines, keys := block.lines()
+		present = f.TestAndAddMany(keys, present)
+		for i, line := range lines {
+			n.read++
+			if !present[i] {
+				n.written++
+				if err := writeLine(bw, line); err != nil {
+					return n, fmt.Errorf("writing stdout: %w", err)
+				}
+			}
+			if n.read%progressEvery == 0 && p != nil {
+				p.update(n.read, fmt.Sprintf(", %s written", thousands(n.written)))
+			}
 		}
 	}
 	if err := bw.Flush(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/bloomfilters/bloom"
@@ -89,5 +90,37 @@ func BenchmarkDedupLarge(b *testing.B) {
 	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 	if cpu > 0 {
 		b.ReportMetric(float64(lines)*float64(b.N)/cpu.Seconds(), "lines/cpu-s")
+	}
+}
+
+// TestDedupBlocks checks dedup against a map on more lines than a block, with
+// repeats within and across blocks, read whole and one byte at a time (when
+// every block holds one line).
+func TestDedupBlocks(t *testing.T) {
+	var in, want bytes.Buffer
+	seen := make(map[string]bool)
+	for i := range 5*blockLines + 3 {
+		line := fmt.Sprintf("line %d\n", i*7919%(3*blockLines))
+		in.WriteString(line)
+		if !seen[line] {
+			seen[line] = true
+			want.WriteString(line)
+		}
+	}
+	for _, oneByte := range []bool{false, true} {
+		f, err := bloom.NewScalable(100, 1e-9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = bytes.NewReader(in.Bytes())
+		if oneByte {
+			r = iotest.OneByteReader(r)
+		}
+		var out bytes.Buffer
+		var stop atomic.Bool
+		n, err := dedup(r, &out, f, &stop, nil)
+		if err != nil || n.read != 5*blockLines+3 || n.written != uint64(len(seen)) || !bytes.Equal(out.Bytes(), want.Bytes()) {
+			t.Errorf("oneByte=%v: %+v, %v; output equal: %v", oneByte, n, err, bytes.Equal(out.Bytes(), want.Bytes()))
+		}
 	}
 }
