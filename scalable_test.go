@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spaolacci/murmur3"
 )
@@ -512,6 +513,92 @@ func TestScalableBatchLargeFilter(t *testing.T) {
 	if a.filters[len(a.filters)-1].m < deepBits {
 		t.Fatalf("newest sub-filter of %d bits: below deepBits", a.filters[len(a.filters)-1].m)
 	}
+}
+
+// BenchmarkScalableBatch compares the batch calls of a ScalableBloomFilter
+// grown from 1,000 to 10^7 keys at p = 0.01 with the loops of single calls,
+// side by side, in batches of benchBatch 16-byte keys (see benchPair). Add
+// grows two filters from 1,000 to 10^7 keys together, chunk by chunk, one by
+// a loop of Add and one by AddMany, and reports the median ratio over the
+// chunks; it takes seconds per b.N (run it with -benchtime 1x). The tests
+// run on present keys spread over all sub-filters and on absent keys.
+func BenchmarkScalableBatch(b *testing.B) {
+	const n = 10_000_000
+	keyAt := func(i uint64) []byte { return keyOf(make([]byte, 16), 0, i*0x9E3779B97F4A7C15) }
+	b.Run("n=1e+07/Add", func(b *testing.B) {
+		var tLoop, tBatch, ratio []float64
+		chunk := make([][]byte, benchBatch)
+		for range b.N {
+			loop, batch := mustScalable(b, 1000, 0.01), mustScalable(b, 1000, 0.01)
+			for c := 0; c*benchBatch < n; c++ {
+				for i := range chunk {
+					chunk[i] = keyAt(uint64(c*benchBatch + i))
+				}
+				var dl, db time.Duration
+				if c&1 == 0 {
+					t0 := time.Now()
+					for _, k := range chunk {
+						loop.Add(k)
+					}
+					t1 := time.Now()
+					batch.AddMany(chunk)
+					dl, db = t1.Sub(t0), time.Since(t1)
+				} else {
+					t0 := time.Now()
+					batch.AddMany(chunk)
+					t1 := time.Now()
+					for _, k := range chunk {
+						loop.Add(k)
+					}
+					db, dl = t1.Sub(t0), time.Since(t1)
+				}
+				tLoop = append(tLoop, float64(dl.Nanoseconds())/benchBatch)
+				tBatch = append(tBatch, float64(db.Nanoseconds())/benchBatch)
+				ratio = append(ratio, float64(dl)/float64(db))
+			}
+			if !loop.Equal(batch) {
+				b.Fatal("the filters grown by Add and by AddMany differ")
+			}
+		}
+		var sumLoop, sumBatch float64
+		for i := range tLoop {
+			sumLoop += tLoop[i]
+			sumBatch += tBatch[i]
+		}
+		b.ReportMetric(sumLoop/float64(len(tLoop)), "loop-ns/key")
+		b.ReportMetric(sumBatch/float64(len(tBatch)), "batch-ns/key")
+		b.ReportMetric(median(ratio), "speedup")
+	})
+	b.Run("n=1e+07", func(b *testing.B) {
+		s := mustScalable(b, 1000, 0.01)
+		const keySet = 1 << 20
+		all := make([][]byte, 0, benchBatch)
+		for i := range uint64(n) {
+			all = append(all, keyAt(i))
+			if len(all) == benchBatch || i == n-1 {
+				s.AddMany(all)
+				all = all[:0]
+			}
+		}
+		present := make([][]byte, keySet)
+		for i := range present {
+			present[i] = keyAt(uint64(i) * (n / keySet)) // spread over all sub-filters
+		}
+		absent := benchKeys(1, keySet)
+		results := make([]bool, benchBatch)
+		for _, set := range []struct {
+			name string
+			keys [][]byte
+		}{{"TestAbsent", absent}, {"TestPresent", present}} {
+			b.Run(set.name, func(b *testing.B) {
+				benchPair(b, set.keys, func(keys [][]byte) {
+					for _, k := range keys {
+						sink = s.Test(k)
+					}
+				}, func(keys [][]byte) { s.TestMany(keys, results) })
+			})
+		}
+	})
 }
 
 // TestScalableDefaults computes the table in README: bits per key averaged
