@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/spaolacci/murmur3"
-
-	"github.com/bloomfilters/bloom/internal/prefetch"
 )
 
 // growth says how a ScalableBloomFilter sizes each new sub-filter.
@@ -520,52 +518,19 @@ func (s *ScalableBloomFilter) TestAndAddString(key string) bool {
 	return s.testAndAdd(murmur3.Sum128WithSeed(bytesOf(key), s.seed))
 }
 
-// Batch calls: see the batch calls of BloomFilter. A round is hashed, the
-// first words of every key in every sub-filter large enough to miss the
-// caches are prefetched, then the keys go through the single-key code in
-// order, so growth happens exactly where the loop of single calls grows.
-
-// scalableRound is the round of the batch calls of ScalableBloomFilter, in
-// keys, chosen by BenchmarkScalableBatch on a filter grown to 10^7 keys.
-const scalableRound = 8
-
-// prefetchRound prefetches the words of the first two positions of the keys
-// hashed to h in every sub-filter of at least deepBits bits (they miss the
-// caches; the others mostly do not), and of up to depth positions in the
-// newest, which an Add writes. idx is scratch space.
-func prefetchRound(filters []*BloomFilter, h []hashed, idx []uint64, depth uint) {
-	newest := len(filters) - 1
-	for j, f := range filters {
-		if f.m < deepBits {
-			continue
-		}
-		to := min(f.k, 2)
-		if j == newest {
-			to = min(f.k, max(depth, 2))
-		}
-		n := 0
-		for i := range h {
-			n = len(f.appendWords(idx[n:n], h[i], 0, to)) + n
-		}
-		prefetch.Words(f.words, idx[:n])
-	}
-}
+// Batch calls: the batch calls of BloomFilter, for the chain of sub-filters.
+// They are the loops of single calls, on purpose, so growth happens exactly
+// where the loop grows. Rounds that first prefetched the first two positions
+// of every key in every sub-filter of at least deepBits bits (and more in the
+// newest) measured 0.85-0.97x of the loop on a filter grown to 10^7 keys
+// (BenchmarkScalableBatch, rounds of 8): anyHolds already has the misses of
+// all sub-filters of one key in flight at once, about 28 at 10^7 keys, which
+// is as many as the machine serves, and the prefetches only added work.
 
 func scalableTestMany[K keyType](s *ScalableBloomFilter, keys []K, results []bool) []bool {
 	results = batchResults(results, len(keys))
-	var (
-		h   [scalableRound]hashed
-		idx [scalableRound * addDepth]uint64
-	)
-	for start := 0; start < len(keys); start += scalableRound {
-		round := keys[start:min(start+scalableRound, len(keys))]
-		hashRound(h[:], round, s.seed)
-		filters, _ := s.subFilters()
-		prefetchRound(filters, h[:len(round)], idx[:], 2)
-		out := results[start : start+len(round)]
-		for i := range out {
-			out[i] = s.test(h[i].h1, h[i].h2)
-		}
+	for i, key := range keys {
+		results[i] = s.test(murmur3.Sum128WithSeed(keyBytes(key), s.seed))
 	}
 	return results
 }
@@ -573,33 +538,18 @@ func scalableTestMany[K keyType](s *ScalableBloomFilter, keys []K, results []boo
 // scalableAddMany adds keys in order; if results is not nil, it records in it
 // what TestAndAdd would have returned for each.
 func scalableAddMany[K keyType](s *ScalableBloomFilter, keys []K, results []bool) {
-	var (
-		h   [scalableRound]hashed
-		idx [scalableRound * addDepth]uint64
-	)
-	for start := 0; start < len(keys); start += scalableRound {
-		round := keys[start:min(start+scalableRound, len(keys))]
-		hashRound(h[:], round, s.seed)
-		filters, _ := s.subFilters()
-		prefetchRound(filters, h[:len(round)], idx[:], addDepth)
-		if results == nil {
-			for i := range round {
-				s.testAndAdd(h[i].h1, h[i].h2)
-			}
-			continue
-		}
-		out := results[start : start+len(round)]
-		for i := range out {
-			out[i] = s.testAndAdd(h[i].h1, h[i].h2)
+	for i, key := range keys {
+		present := s.testAndAdd(murmur3.Sum128WithSeed(keyBytes(key), s.seed))
+		if results != nil {
+			results[i] = present
 		}
 	}
 }
 
 // AddMany inserts every key of keys, in order, like calling Add on each: the
 // filter grows where that loop would make it grow, and keys that test
-// present, including repeats within keys, are not inserted again. It is
-// faster than the loop on a filter larger than the caches, and does not
-// allocate unless it adds a sub-filter.
+// present, including repeats within keys, are not inserted again. It does
+// not allocate unless it adds a sub-filter.
 func (s *ScalableBloomFilter) AddMany(keys [][]byte) { scalableAddMany(s, keys, nil) }
 
 // AddManyStrings is AddMany for string keys, without copying them.
