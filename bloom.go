@@ -587,12 +587,13 @@ func (f *BloomFilter) TestAndAddString(key string) bool {
 //
 // A batch call is the loop of single-key calls over its keys, in order,
 // done faster: the same answers, the same bits and counts afterwards, the
-// same growth, the same exactly-once answers under concurrency. The keys go
-// in rounds of a few; each round is hashed first, then the words that its
-// keys' first positions fall in are prefetched, all at once, and only then
-// are the keys tested or added, one after the other, by the single-key code.
-// So the cache misses of a whole round overlap instead of coming one after
-// another, and the semantics are those of the single calls by construction.
+// same growth, the same exactly-once answers under concurrency. On a
+// BloomFilter of at least batchMinBits bits the keys go in rounds of a few;
+// each round is hashed first, then the words that its keys' first positions
+// fall in are prefetched, all at once, and only then are the keys tested or
+// added, one after the other, by the single-key code. So the cache misses of
+// a whole round overlap instead of coming one after another, and the
+// semantics are those of the single calls by construction.
 
 // keyType is what a batch call takes keys as.
 type keyType interface{ []byte | string }
@@ -625,7 +626,7 @@ func batchResults(results []bool, n int) []bool {
 
 // The round sizes of the batch calls, in keys, chosen by BenchmarkBatch at
 // 10^7 keys (p = 0.01), with the other choices measured beside them. On the
-// 2-vCPU machine of the README, with batches of 1,000 absent keys, two-pass
+// 2-vCPU AMD EPYC VM of the README, with batches of 1,000 absent keys, two-pass
 // rounds of 16 were 2.1-2.6x faster than the loop of Test; prefetching the
 // first eight positions of every key at once only 1.4-1.7x, the first two
 // only 1.9-2.0x, with or without testing those two for all keys of the round
@@ -796,9 +797,10 @@ func addMany[K keyType](f *BloomFilter, keys []K, results []bool) {
 	}
 }
 
-// AddMany inserts every key of keys, in order, like calling Add on each, but
-// faster on a filter larger than the caches: it overlaps the cache misses of
-// several keys. It does not allocate.
+// AddMany inserts every key of keys, in order, like calling Add on each. On a
+// filter larger than the caches it overlaps the cache misses of several keys
+// (measured 1.4-1.7x faster than a loop of Add at 10^7 keys). It does not
+// allocate.
 func (f *BloomFilter) AddMany(keys [][]byte) { addMany(f, keys, nil) }
 
 // AddManyStrings is AddMany for string keys, without copying them.
@@ -811,8 +813,12 @@ func (f *BloomFilter) AddManyStrings(keys []string) { addMany(f, keys, nil) }
 // returns that slice, reusing the storage of results when cap(results) is at
 // least len(keys) (then it does not allocate) and allocating a new slice
 // otherwise; pass nil to always allocate, or results[:0] of a slice kept
-// between calls to reuse it. It is faster than a loop of Test on a filter
-// larger than the caches: it overlaps the cache misses of several keys.
+// between calls to reuse it.
+//
+// On a filter larger than the caches it overlaps the cache misses of several
+// keys: measured 2.1-2.6x faster than a loop of Test for absent keys at 10^7
+// keys, and about as fast for present keys. The batch calls are safe for
+// concurrent use wherever their single calls are.
 func (f *BloomFilter) TestMany(keys [][]byte, results []bool) []bool {
 	return testMany(f, keys, results)
 }
