@@ -1276,7 +1276,7 @@ func TestBatchLargeFilter(t *testing.T) {
 	a, _ := NewWithSize(batchMinBits+12345, 7)
 	b, _ := NewWithSize(batchMinBits+12345, 7)
 	rng := rand.New(rand.NewPCG(1, 2))
-	randomBatches(t, rng, a, b, 30, 1000, 2000)
+	randomBatches(t, rng, a, b, 8, 1000, 2000)
 }
 
 // TestBatchZeroValue checks that the batch calls of zero filters panic like
@@ -1406,13 +1406,13 @@ func TestBatchConcurrentExactlyOnce(t *testing.T) {
 	for _, rounds := range []bool{true, false} {
 		t.Run(fmt.Sprintf("BloomFilter/rounds=%v", rounds), func(t *testing.T) {
 			inRounds(t, rounds)
-			for seed := range 3 {
+			for seed := range 2 {
 				batchExactlyOnce(t, mustNew(t, 10_000, 1e-9, Concurrent(), Seed(uint32(seed))), 10_000)
 			}
 		})
 	}
 	t.Run("ScalableBloomFilter", func(t *testing.T) {
-		for seed := range 3 {
+		for seed := range 2 {
 			batchExactlyOnce(t, mustScalable(t, 100, 1e-9, Concurrent(), Seed(uint32(seed))), 10_000)
 		}
 	})

@@ -496,25 +496,6 @@ func TestScalableBatchMatchesLoop(t *testing.T) {
 	}
 }
 
-// TestScalableBatchLargeFilter runs the batch calls on a filter with
-// sub-filters above deepBits, whose words they prefetch.
-func TestScalableBatchLargeFilter(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fills a filter to 10^6 keys")
-	}
-	a := mustScalable(t, 100_000, 0.01)
-	b := mustScalable(t, 100_000, 0.01)
-	keys := benchKeys(5, 1_000_000)
-	for i := 0; i < len(keys); i += 1000 {
-		batchVsLoop(t, a, b, 4, keys[i:i+1000], nil)
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	randomBatches(t, rng, a, b, 20, 1000, 5000)
-	if a.filters[len(a.filters)-1].m < deepBits {
-		t.Fatalf("newest sub-filter of %d bits: below deepBits", a.filters[len(a.filters)-1].m)
-	}
-}
-
 // BenchmarkScalableBatch compares the batch calls of a ScalableBloomFilter
 // grown from 1,000 to 10^7 keys at p = 0.01 with the loops of single calls,
 // side by side, in batches of benchBatch 16-byte keys (see benchPair).
