@@ -219,6 +219,9 @@ type Filter struct {
 	params [4]string
 	seen   *generation // shared by the handles WithWait derives
 	wait   *waitSpec   // nil: writes do not WAIT for replicas
+	// legacyCheck is the check field to write into metadata written by a
+	// release that wrote none (upgrade), or "".
+	legacyCheck string
 }
 
 // errZero is returned by every method of a zero Filter.
@@ -231,10 +234,17 @@ var errZero = errors.New("redisbloom: use of a zero Filter (create one with New 
 // the filter's metadata is left (its bitmap was evicted or deleted), New
 // creates the filter again, empty.
 //
+// An existing filter with the same seed, capacity and error rate is opened
+// with the bits and hashes it was created with, which differ slightly for
+// small filters created by releases before bloom.Size used the exact rate
+// (9593 bits instead of 9595 for 1000 keys at 1%). Metadata written by
+// releases before the write generation (without the check and gen fields)
+// is accepted, and its check field written on the way (see Open).
+//
 // It returns an error wrapping bloom.ErrInvalidParameter for an invalid name
 // (see Destroy), invalid sizing or options, or a filter larger than MaxBits;
-// an error wrapping bloom.ErrIncompatible when the filter exists with other
-// bits, hashes, seed, capacity or error rate; ErrFormat when name's keys hold
+// an error wrapping bloom.ErrIncompatible when the filter exists with another
+// seed, capacity or error rate; ErrFormat when name's keys hold
 // something else (a bitmap key without metadata included); ErrCorrupt or
 // ErrLost for a filter in that state; or the error of the round trip.
 func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity uint64, errorRate float64, opts ...bloom.Option) (*Filter, error) {
@@ -276,6 +286,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity u
 	if err := existing.sameParameters(f); err != nil {
 		return nil, err
 	}
+	if err := existing.upgrade(ctx); err != nil {
+		return nil, err
+	}
 	return existing, nil
 }
 
@@ -284,6 +297,12 @@ func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity u
 // ErrFormat if name's keys hold something else, ErrCorrupt or ErrLost for a
 // filter in that state, or the error of the round trip. It can be served by a
 // replica.
+//
+// Metadata written by a release before the write generation has no check
+// field: Open (and New) then write it, in a second round trip to the master,
+// only if the fields are still those read, so that later opens verify it. A
+// read-only replica's refusal is ignored: the filter works, unverified, until
+// a New or Open reaches the master.
 func Open(ctx context.Context, rdb redis.UniversalClient, name string) (*Filter, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
@@ -293,7 +312,14 @@ func Open(ctx context.Context, rdb redis.UniversalClient, name string) (*Filter,
 	if err != nil {
 		return nil, (&Filter{name: name}).wrap(err)
 	}
-	return parseMeta(rdb, name, res)
+	f, err := parseMeta(rdb, name, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.upgrade(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // checkName refuses names whose two keys would not share one Redis Cluster
@@ -447,9 +473,14 @@ func parseMeta(rdb redis.UniversalClient, name string, reply []any) (*Filter, er
 	if _, err := parseUint(name, "count", meta["count"]); err != nil {
 		return nil, err
 	}
-	gen, err := parseUint(name, "gen", meta["gen"])
-	if err != nil {
-		return nil, err
+	// Releases before the write generation (issue 11) wrote neither gen nor
+	// check: a missing gen is 0, as the scripts read it too, and a missing
+	// check is written by upgrade.
+	var gen uint64
+	if g, ok := meta["gen"]; ok {
+		if gen, err = parseUint(name, "gen", g); err != nil {
+			return nil, err
+		}
 	}
 	if meta["id"] == "" {
 		return nil, bad("id")
@@ -457,9 +488,12 @@ func parseMeta(rdb redis.UniversalClient, name string, reply []any) (*Filter, er
 	f := newHandle(rdb, name, meta["id"], m, uint(k), uint32(seed), capacity, errorRate, gen)
 	// The fields must be written exactly as New writes them: the scripts
 	// compare the strings.
-	if want := metaCheck(f.metaFields()); meta["check"] != want {
+	check, ok := meta["check"]
+	if !ok {
+		f.legacyCheck = metaCheck(f.metaFields())
+	} else if want := metaCheck(f.metaFields()); check != want {
 		return nil, fmt.Errorf("%w: %q: metadata does not match its check field (%q, computed %q): bits, hashes, seed, capacity or error rate were changed",
-			ErrCorrupt, name, meta["check"], want)
+			ErrCorrupt, name, check, want)
 	}
 	if meta["strlen"] != f.params[3] {
 		return nil, fmt.Errorf("%w: %q: bitmap of %s bytes, want %s for %d bits", ErrCorrupt, name, meta["strlen"], f.params[3], m)
@@ -467,17 +501,41 @@ func parseMeta(rdb redis.UniversalClient, name string, reply []any) (*Filter, er
 	return f, nil
 }
 
-// sameParameters returns an error wrapping bloom.ErrIncompatible unless f and
-// want describe the same filter.
+// upgrade writes the check field into metadata that a release before the
+// write generation (issue 11) created without one, so that from then on New
+// and Open verify it. upgradeScript writes it only if the fields are still
+// those parseMeta read, so a concurrent change is not blessed; a replica
+// (READONLY) is left as it is: its master's metadata is upgraded by the
+// first New or Open that reaches the master.
+func (f *Filter) upgrade(ctx context.Context) error {
+	if f.legacyCheck == "" {
+		return nil
+	}
+	fields := f.metaFields()
+	args := make([]any, 0, len(fields)/2+1)
+	for i := 1; i < len(fields); i += 2 {
+		args = append(args, fields[i])
+	}
+	args = append(args, f.legacyCheck)
+	err := upgradeScript.Run(ctx, f.rdb, f.keys, args...).Err()
+	if err != nil && !redis.HasErrorPrefix(err, "READONLY") {
+		return f.wrap(err)
+	}
+	f.legacyCheck = ""
+	return nil
+}
+
+// sameParameters returns an error wrapping bloom.ErrIncompatible unless the
+// existing filter f was created with want's seed, capacity and error rate.
+// Its bits and hashes may differ from want's: releases before the exact
+// small-filter sizing (bloom.Size since issue 11) sized some filters a few
+// bits smaller, and such a filter stays as it was created (parseMeta has
+// validated its size against its bitmap).
 func (f *Filter) sameParameters(want *Filter) error {
 	mismatch := func(what string, got, wanted any) error {
 		return fmt.Errorf("%w: filter %q exists with %s %v, not %v", bloom.ErrIncompatible, f.name, what, got, wanted)
 	}
 	switch {
-	case f.m != want.m:
-		return mismatch("bits", f.m, want.m)
-	case f.k != want.k:
-		return mismatch("hashes", f.k, want.k)
 	case f.seed != want.seed:
 		return mismatch("seed", f.seed, want.seed)
 	case f.capacity != want.capacity:

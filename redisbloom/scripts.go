@@ -232,6 +232,34 @@ table.insert(meta, tostring(redis.call('STRLEN', KEYS[2])))
 return meta
 `)
 
+// upgradeScript writes the check field (ARGV[8]) into metadata written by a
+// release before the write generation, which wrote neither check nor gen,
+// provided its format, id, bits, hashes, seed, capacity and error rate are
+// still ARGV[1..7] (metaFields' values, from which the client computed the
+// check); it also writes gen 0 if gen is missing. Metadata that has a check
+// already is left alone if it is ARGV[8], and is CORRUPT if not. It returns
+// 1 if it wrote the check, 0 if not.
+var upgradeScript = redis.NewScript(`#!lua
+local meta = redis.call('HMGET', KEYS[1], 'format', 'id', 'bits', 'hashes', 'seed', 'capacity', 'error_rate', 'check')
+if meta[2] ~= ARGV[2] then
+  return redis.error_reply('NOTFOUND redisbloom: filter deleted, flushed, evicted or replaced')
+end
+if meta[8] then
+  if meta[8] ~= ARGV[8] then
+    return redis.error_reply('CORRUPT redisbloom: metadata check ' .. meta[8] .. ', want ' .. ARGV[8])
+  end
+  return 0
+end
+for j = 1, 7 do
+  if meta[j] ~= ARGV[j] then
+    return redis.error_reply('CORRUPT redisbloom: metadata changed while its check was written')
+  end
+end
+redis.call('HSET', KEYS[1], 'check', ARGV[8])
+redis.call('HSETNX', KEYS[1], 'gen', '0')
+return 1
+`)
+
 // countScript returns {gen, count} of the filter (checkLua's ARGV).
 var countScript = redis.NewScript(`#!lua flags=no-writes
 ` + checkLua + `
