@@ -568,7 +568,9 @@ func (f *Filter) wrap(err error) error {
 // Destroy deletes the filter called name from rdb, whatever state its keys
 // are in: the way to remove a filter that no handle can open (ErrCorrupt,
 // ErrLost, ErrFormat), so that New can create it again. It deletes the keys
-// {name}:meta and {name}:bits, whatever they hold. Handles on the filter get
+// {name}:meta and {name}:bits, whatever they hold, and those of a
+// ScalableFilter's sub-filters, {name}:s:0, {name}:s:1, ..., as far as its
+// metadata counts them or they exist. Handles on the filter get
 // ErrNotFound afterwards. Destroying a filter that does not exist is not an
 // error. It returns an error wrapping bloom.ErrInvalidParameter for a name
 // New refuses: one that is empty or starts with '}' (its two keys would have
@@ -577,7 +579,8 @@ func Destroy(ctx context.Context, rdb redis.UniversalClient, name string) error 
 	if err := checkName(name); err != nil {
 		return err
 	}
-	if err := rdb.Del(ctx, keysOf(name)...).Err(); err != nil {
+	keys := append(keysOf(name), "{"+name+"}:s:0")
+	if err := destroyScript.Run(ctx, rdb, keys, "{"+name+"}:s:").Err(); err != nil {
 		return fmt.Errorf("redisbloom: filter %q: %w", name, err)
 	}
 	return nil
