@@ -54,8 +54,8 @@ const errGrownPrefix = "GROWN"
 // tests present in any sub-filter is not added again, so duplicates do not
 // make it grow. Each call is one Lua script (one round trip, more for large
 // batches, and one more when the handle has not yet seen a sub-filter that
-// another client created). It tests every sub-filter, reading two positions
-// of a key first and the rest only where those are set.
+// another client created). It tests every sub-filter, reading a key's
+// positions one by one and stopping at the first clear one.
 //
 // The filter named name is the keys {name}:meta (a hash: format
 // "redisbloom-scalable/1", id, seed, growth, scale, tightening,
@@ -433,8 +433,8 @@ func (s *ScalableFilter) grown(err error) bool {
 }
 
 // run runs the add or test script over keys, in script calls of at most
-// maxPositionsPerScript positions, one after the other, and returns the
-// answers, one byte per key.
+// scalablePositionsPerScript positions, one after the other, and returns
+// the answers, one byte per key.
 func (s *ScalableFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte, error) {
 	if s.h.rdb == nil {
 		return nil, errZeroScalable
@@ -448,7 +448,7 @@ func (s *ScalableFilter) run(ctx context.Context, add bool, keys [][]byte) ([]by
 				per += int(z.k)
 			}
 		}
-		batch := keys[:min(len(keys), max(1, maxPositionsPerScript/per))]
+		batch := keys[:min(len(keys), max(1, scalablePositionsPerScript/per))]
 		var reply string
 		err := s.h.retryStale(ctx, func() error {
 			var err error
@@ -577,9 +577,10 @@ func (s *ScalableFilter) TestAndAdd(ctx context.Context, key []byte) (bool, erro
 }
 
 // AddMany inserts every key of keys, in order, as Add would one by one. It
-// takes one round trip per 65,536 positions (keys times the hashes of every
-// sub-filter), and one more each time the filter grows past the sub-filter
-// after the newest the handle has seen. After an error other than
+// takes one script call, atomic, and one round trip per 7,000 positions
+// (keys times the hashes of every sub-filter, the next one included), and
+// one more each time the filter grows past the sub-filter after the newest
+// the handle has seen. After an error other than
 // ErrNotFound, ErrCorrupt or ErrLost some, all or none of the keys may have
 // been added; retrying is safe.
 func (s *ScalableFilter) AddMany(ctx context.Context, keys [][]byte) error {
@@ -802,3 +803,7 @@ func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFil
 		return nil
 	}
 }
+
+// scalablePositionsPerScript bounds the positions (keys times the hashes of
+// every sub-filter sized) of one script call of a ScalableFilter.
+var scalablePositionsPerScript = 7000

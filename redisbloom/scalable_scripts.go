@@ -79,9 +79,10 @@ end
 // sub-filter j of keys from..N that are not yet known present and marks
 // those whose bits are all set. Keys' positions follow the sizes in ARGV:
 // for sub-filter j, N*hashes[j] positions from base[j], key by key. A key's
-// positions are read in two rounds: its first two, then the rest only for
-// keys whose first two were set, so an absent key usually costs two reads,
-// not k. Each BITFIELD_RO call carries at most 2600 positions.
+// positions are read one round at a time: the first position of every key,
+// then the second of those whose first was set, and so on, so an absent key
+// costs about two reads in a half-full sub-filter, not k. Each BITFIELD_RO
+// call carries at most 2600 positions.
 const scalableTestLua = `
 local N = tonumber(ARGV[a])
 a = a + 1
@@ -129,10 +130,10 @@ local function test(j, from, present)
   for i = from, N do
     if not present[i] then list[#list + 1] = i end
   end
-  local kk = hashes[j]
-  local head = math.min(kk, 2)
-  list = read(j, list, 0, head - 1)
-  list = read(j, list, head, kk - 1)
+  for t = 0, hashes[j] - 1 do
+    if #list == 0 then return end
+    list = read(j, list, t, t)
+  end
   for _, i in ipairs(list) do present[i] = true end
 end
 `

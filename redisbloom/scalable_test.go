@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/redisbloom"
@@ -48,7 +50,10 @@ func TestScalableParity(t *testing.T) {
 	rdb := client(t)
 	ctx := context.Background()
 	total := 100_000
-	if testing.Short() {
+	switch {
+	case os.Getenv("BLOOM_REDIS_LARGE") != "":
+		total = 1_000_000 // the 1,000 to 10^6; minutes of server time
+	case testing.Short():
 		total = 20_000
 	}
 	for _, c := range []struct {
@@ -176,7 +181,12 @@ func TestScalableConcurrentGrowth(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			own := newClient(t, serverAddr(t), func(o *redis.Options) { o.PoolSize = 1 })
+			// No retries by go-redis: a resent call whose first attempt
+			// was applied would report its new keys as present (see the
+			// package documentation, "Errors and retries").
+			own := newClient(t, serverAddr(t), func(o *redis.Options) {
+				o.PoolSize, o.MaxRetries, o.ReadTimeout = 1, -1, 30*time.Second
+			})
 			h, err := redisbloom.OpenScalable(ctx, own, name)
 			if err != nil {
 				errs <- err
