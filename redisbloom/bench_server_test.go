@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bloomfilters/bloom"
@@ -189,6 +191,51 @@ func BenchmarkScalableServerCPU(b *testing.B) {
 				_, err := c.ops.testAndAddMany(ctx, keys)
 				return err
 			})
+		})
+	}
+}
+
+// BenchmarkSingleKeys16 measures TestAndAdd of new keys, one key per call,
+// from 16 goroutines sharing one handle and one client (go-redis's default
+// pool), on a half-full filter: plain calls, one script call each, against
+// a Coalesced handle.
+func BenchmarkSingleKeys16(b *testing.B) {
+	rdb := client(b)
+	f := halfFull(b, rdb)
+	for _, mode := range []string{"plain", "coalesced"} {
+		b.Run(mode, func(b *testing.B) {
+			h := f
+			if mode == "coalesced" {
+				h = f.Coalesced()
+			}
+			ctx := context.Background()
+			var next atomic.Int64
+			before := scriptUsec(b, rdb)
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					key := []byte("single-" + mode + "-")
+					prefix := len(key)
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
+							return
+						}
+						key = strconv.AppendInt(key[:prefix], i, 10)
+						if _, err := h.TestAndAdd(ctx, key); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+			b.ReportMetric((scriptUsec(b, rdb)-before)/float64(b.N), "server-us/key")
 		})
 	}
 }

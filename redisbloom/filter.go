@@ -227,6 +227,9 @@ type Filter struct {
 	// legacyCheck is the check field to write into metadata written by a
 	// release that wrote none (upgrade), or "".
 	legacyCheck string
+	// co gathers concurrent single-key calls (Coalesced); nil: each is
+	// sent on its own.
+	co *coalescer
 	// tune overrides the defaults for the benchmarks (export_test.go), so
 	// that they measure earlier code paths side by side; nil in use.
 	tune *tuning
@@ -640,6 +643,10 @@ func (f *Filter) ErrorRate() float64 { return f.errorRate }
 // the key may or may not have been added; retrying is safe. On a handle made
 // by WithWait it returns only after the replicas acknowledged the write.
 func (f *Filter) Add(ctx context.Context, key []byte) error {
+	if f.co != nil {
+		_, err := f.co.do(ctx, true, key)
+		return err
+	}
 	_, err := f.run(ctx, addScript, false, [][]byte{key})
 	return err
 }
@@ -652,6 +659,9 @@ func (f *Filter) Add(ctx context.Context, key []byte) error {
 // is retried, then gives ErrStale (see the package documentation, "Reading
 // from replicas").
 func (f *Filter) Test(ctx context.Context, key []byte) (bool, error) {
+	if f.co != nil {
+		return f.co.do(ctx, false, key)
+	}
 	r, err := f.run(ctx, f.testScript(), true, [][]byte{key})
 	if err != nil {
 		return false, err
@@ -665,6 +675,9 @@ func (f *Filter) Test(ctx context.Context, key []byte) (bool, error) {
 // (none does if the key is a false positive). It takes one round trip and
 // returns the errors Add returns, with the same meaning.
 func (f *Filter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
+	if f.co != nil {
+		return f.co.do(ctx, true, key)
+	}
 	r, err := f.run(ctx, addScript, false, [][]byte{key})
 	if err != nil {
 		return false, err
