@@ -49,11 +49,33 @@ func scriptUsec(b *testing.B, rdb *redis.Client) float64 {
 	return total
 }
 
+// serverCPU returns the CPU seconds (user and system, all threads) the
+// server process at rdb has used, from INFO cpu: unlike commandstats, which
+// times each command by the wall clock and so counts the time the server was
+// preempted on a busy machine, this is CPU time, and it includes the
+// server's work outside commands (reading and parsing requests, replies).
+func serverCPU(b *testing.B, rdb *redis.Client) float64 {
+	b.Helper()
+	text, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(text, "\r\n") {
+		name, v, _ := strings.Cut(line, ":")
+		if name == "used_cpu_user" || name == "used_cpu_sys" {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
+}
+
 // measure runs op b.N times, each on a new batch of size keys made by
 // keysOf(i), and reports keys/s and server-us/key.
 func measure(b *testing.B, rdb *redis.Client, size int, keysOf func(i int) [][]byte, op func(ctx context.Context, keys [][]byte) error) {
 	ctx := context.Background()
-	before := scriptUsec(b, rdb)
+	before, cpu := scriptUsec(b, rdb), serverCPU(b, rdb)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -67,6 +89,7 @@ func measure(b *testing.B, rdb *redis.Client, size int, keysOf func(i int) [][]b
 	keys := float64(b.N * size)
 	b.ReportMetric(keys/b.Elapsed().Seconds(), "keys/s")
 	b.ReportMetric((scriptUsec(b, rdb)-before)/keys, "server-us/key")
+	b.ReportMetric((serverCPU(b, rdb)-cpu)*1e6/keys, "cpu-us/key")
 }
 
 // batchOf returns a function that makes batch i of size distinct keys with
@@ -210,7 +233,7 @@ func BenchmarkSingleKeys16(b *testing.B) {
 			}
 			ctx := context.Background()
 			var next atomic.Int64
-			before := scriptUsec(b, rdb)
+			before, cpu := scriptUsec(b, rdb), serverCPU(b, rdb)
 			b.ResetTimer()
 			var wg sync.WaitGroup
 			for range 16 {
@@ -236,6 +259,79 @@ func BenchmarkSingleKeys16(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 			b.ReportMetric((scriptUsec(b, rdb)-before)/float64(b.N), "server-us/key")
+			b.ReportMetric((serverCPU(b, rdb)-cpu)*1e6/float64(b.N), "cpu-us/key")
+		})
+	}
+}
+
+// BenchmarkShardedCluster measures TestAndAddMany of new keys in batches of
+// 1,000 from 4 goroutines on the 3-master Cluster, with the filter (10^7
+// keys at 1%) in one shard, on one master, or in 3 or 6 shards spread over
+// the three, and reports keys/s and the server CPU per key summed over the
+// masters (server-us/key from commandstats, cpu-us/key from INFO cpu) and
+// on the busiest master (max-node-us/key, max-node-cpu-us/key).
+func BenchmarkShardedCluster(b *testing.B) {
+	rdb := clusterClient(b)
+	ctx := context.Background()
+	nodeUsec := func() map[string][2]float64 {
+		out := map[string][2]float64{}
+		var mu sync.Mutex
+		err := rdb.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			v := [2]float64{scriptUsec(b, c), serverCPU(b, c) * 1e6}
+			mu.Lock()
+			out[c.Options().Addr] = v
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	for _, shards := range []int{1, 3, 6} {
+		b.Run("shards="+strconv.Itoa(shards), func(b *testing.B) {
+			name := filterName(b, rdb)
+			s, err := redisbloom.NewSharded(ctx, rdb, name, shards, benchCapacity, benchErrorRate)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Delete(context.Background()) })
+			var next atomic.Int64
+			before := nodeUsec()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
+							return
+						}
+						if _, err := s.TestAndAddMany(ctx, keyRange("cl-"+strconv.FormatInt(i, 10)+"-", 0, benchBatch)); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			keys := float64(b.N * benchBatch)
+			var total, most, cpu, mostCPU float64
+			for addr, v := range nodeUsec() {
+				d, c := v[0]-before[addr][0], v[1]-before[addr][1]
+				total += d
+				most = max(most, d)
+				cpu += c
+				mostCPU = max(mostCPU, c)
+			}
+			b.ReportMetric(keys/b.Elapsed().Seconds(), "keys/s")
+			b.ReportMetric(total/keys, "server-us/key")
+			b.ReportMetric(most/keys, "max-node-us/key")
+			b.ReportMetric(cpu/keys, "cpu-us/key")
+			b.ReportMetric(mostCPU/keys, "max-node-cpu-us/key")
 		})
 	}
 }
