@@ -140,7 +140,7 @@ func BenchmarkServerCPU(b *testing.B) {
 				})
 			})
 		}
-		for _, split := range []int{1750, 3500, 7000, 14000, redisbloom.MaxPositionsPerScript} {
+		for _, split := range []int{1750, 3500, redisbloom.MaxPositionsPerScript, 14000, 65536} {
 			if size == 1000 && split != redisbloom.MaxPositionsPerScript {
 				continue // a batch of 1,000 keys is 7,000 positions
 			}
