@@ -53,7 +53,7 @@ func TestScalableParity(t *testing.T) {
 	switch {
 	case os.Getenv("BLOOM_REDIS_LARGE") != "":
 		total = 1_000_000 // the 1,000 to 10^6; minutes of server time
-	case testing.Short():
+	case testing.Short(), raceEnabled:
 		total = 20_000
 	}
 	for _, c := range []struct {
