@@ -3,6 +3,7 @@ package redisbloom_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,4 +156,76 @@ func TestCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// start3Masters starts a private 3-master Redis Cluster (its nodes are
+// private servers, see startServer) and returns its nodes and a client.
+func start3Masters(t *testing.T) ([]*server, *redis.ClusterClient) {
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		unavailable(t, "redis-cli is not on PATH: %v", err)
+	}
+	var nodes []*server
+	var addrs []string
+	for range 3 {
+		s := startServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+		nodes = append(nodes, s)
+		addrs = append(addrs, s.addr())
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for _, s := range nodes {
+		c := redis.NewClient(&redis.Options{Addr: s.addr()})
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(c.ClusterInfo(context.Background()).Val(), "cluster_state:ok"); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster node %s not ok", s.addr())
+			}
+		}
+		c.Close()
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 2, MaxRetries: 1})
+	t.Cleanup(func() { rdb.Close() })
+	return nodes, rdb
+}
+
+// TestShardedKilledMaster kills one master of a private 3-master Cluster
+// under a sharded filter: from then on every TestMany of the added keys
+// fails or reports them all present (never a false "absent"), and some
+// fail.
+func TestShardedKilledMaster(t *testing.T) {
+	nodes, rdb := start3Masters(t)
+	ctx := context.Background()
+	s, err := redisbloom.NewSharded(ctx, rdb, "killed", 6, 100_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := keyRange("km-", 0, 10_000)
+	if err := s.AddMany(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	nodes[1].stop()
+	failed := 0
+	for deadline := time.Now().Add(6 * time.Second); time.Now().Before(deadline); {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		present, err := s.TestMany(ctx, keys)
+		cancel()
+		if err != nil {
+			failed++
+			continue
+		}
+		for i, ok := range present {
+			if !ok {
+				t.Fatalf("after a master was killed: added key %q absent", keys[i])
+			}
+		}
+		t.Fatalf("TestMany succeeded with the master of two shards dead")
+	}
+	if failed == 0 {
+		t.Fatalf("no call failed")
+	}
+	t.Logf("%d calls failed", failed)
 }
