@@ -156,9 +156,10 @@ func BenchmarkServerCPU(b *testing.B) {
 }
 
 // BenchmarkScalableServerCPU compares a scalable filter grown from 1,000 to
-// 10^6 keys at 1% with a fixed filter sized for 10^6 keys at 1% holding as
-// many: TestAndAddMany of new keys and TestMany of absent keys, batches of
-// 1,000.
+// 10^6 keys at 1%, used plain and through a handle with copies of its full
+// sub-filters (CacheFullSubFilters), with a fixed filter sized for 10^6 keys
+// at 1% holding as many: TestAndAddMany of new keys and TestMany of absent
+// keys, batches of 1,000.
 func BenchmarkScalableServerCPU(b *testing.B) {
 	rdb := client(b)
 	ctx := context.Background()
@@ -192,6 +193,11 @@ func BenchmarkScalableServerCPU(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("scalable: %d sub-filters, %.1f bits/key; fixed: %.1f bits/key", memS.NumFilters(), float64(memS.Bits())/n, float64(memF.Bits())/n)
+	c, err := redisbloom.OpenScalable(ctx, rdb, s.Name())
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.CacheFullSubFilters(64 << 20)
 	type ops struct {
 		testMany       func(context.Context, [][]byte) ([]bool, error)
 		testAndAddMany func(context.Context, [][]byte) ([]bool, error)
@@ -202,6 +208,7 @@ func BenchmarkScalableServerCPU(b *testing.B) {
 	}{
 		{"fixed", ops{f.TestMany, f.TestAndAddMany}},
 		{"scalable", ops{s.TestMany, s.TestAndAddMany}},
+		{"scalable-copies", ops{c.TestMany, c.TestAndAddMany}},
 	} {
 		b.Run("TestMany/absent/"+c.name, func(b *testing.B) {
 			measure(b, rdb, benchBatch, batchOf("absent-"+c.name, benchBatch), func(ctx context.Context, keys [][]byte) error {

@@ -16,7 +16,14 @@ import "github.com/redis/go-redis/v9"
 //	        determine every sub-filter's size;
 //	ARGV[4] S, the number of sub-filters the call has sizes (and, for the
 //	        key operations, positions) for: KEYS[2..S+1];
-//	ARGV[5..4+3S] capacity, bitmap bytes and hashes of each of those
+//	ARGV[5] C, the number of sub-filters (0, 1, ... C-1) the client tested
+//	        the call's keys in itself, on copies of full sub-filters
+//	        (CacheFullSubFilters); their positions are not sent;
+//	ARGV[6] the import epoch of those copies (metadata field epoch, which
+//	        Import increments, since it is the only write to a full
+//	        sub-filter): a call with C > 0 and another epoch gives EPOCH,
+//	        and the client drops its copies;
+//	ARGV[7..6+3S] capacity, bitmap bytes and hashes of each of those
 //	        sub-filters, which the client derives from the parameters as
 //	        bloom.NewScalable does; bytes 0 means the sub-filter cannot be
 //	        built (the filter saturates instead).
@@ -26,7 +33,7 @@ import "github.com/redis/go-redis/v9"
 // c0, c1, ... (the count of each: keys that set a clear bit), saturated ("1"
 // once growth stopped), gen and lost as for a Filter.
 const scalableCheckLua = `
-local meta = redis.call('HMGET', KEYS[1], 'id', 'gen', 'check', 'lost', 'format', 'n', 'saturated')
+local meta = redis.call('HMGET', KEYS[1], 'id', 'gen', 'check', 'lost', 'format', 'n', 'saturated', 'epoch')
 if meta[1] ~= ARGV[1] then
   return redis.error_reply('NOTFOUND redisbloom: filter deleted, flushed, evicted or replaced')
 end
@@ -45,8 +52,13 @@ local S = tonumber(ARGV[4])
 if n > S then
   return redis.error_reply('GROWN ' .. n)
 end
+local C = tonumber(ARGV[5])
+if C > 0 and (C > n - 1 or (meta[8] or '0') ~= ARGV[6]) then
+  return redis.error_reply('EPOCH redisbloom: copies of sub-filters 0..' .. (C - 1) .. ' at import epoch ' .. ARGV[6] ..
+    ', the filter is at ' .. (meta[8] or '0') .. ' with ' .. n .. ' sub-filters')
+end
 local cap, bytes, hashes = {}, {}, {}
-local a = 5
+local a = 7
 for j = 0, S - 1 do
   cap[j], bytes[j], hashes[j] = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   a = a + 3
@@ -87,7 +99,7 @@ const scalableTestLua = `
 local N = tonumber(ARGV[a])
 a = a + 1
 local base = {}
-for j = 0, S - 1 do
+for j = C, S - 1 do
   base[j] = a
   a = a + N * hashes[j]
 end
@@ -148,14 +160,16 @@ end
 // new keys cannot overfill it), and once it is full the rest of the keys are
 // read in it and the first absent one grows the filter. Growth past
 // sub-filter S-1 stops the call: it returns the answers so far and the
-// client sends the rest with the sizes of the new sub-filter. It returns
-// "gen:n:answers", answers one byte per key handled ('1' probably present
-// before, '0' added).
+// client sends the rest with the sizes of the new sub-filter (the client
+// leaves the next sub-filter out, S = n, when the newest had room for the
+// whole batch at its last call). It returns "gen:n:room:answers", room the
+// keys the newest sub-filter can still take (-1 once saturated), answers one
+// byte per key handled ('1' probably present before, '0' added).
 var scalableAddScript = redis.NewScript(`#!lua
 ` + scalableCheckLua + scalableTestLua + `
 local present = {}
 local cur = n - 1
-for j = 0, cur - 1 do test(j, 1, present) end
+for j = C, cur - 1 do test(j, 1, present) end
 local saturated = meta[7] == '1'
 local count = tonumber(redis.call('HGET', KEYS[1], 'c' .. cur) or '0')
 local out = {}
@@ -236,7 +250,9 @@ end
 if changed then
   gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 end
-return gentext .. ':' .. n .. ':' .. table.concat(out)
+local room = -1
+if not saturated then room = cap[cur] - count end
+return gentext .. ':' .. n .. ':' .. room .. ':' .. table.concat(out)
 `)
 
 // scalableTestScript reports for each key whether it is present in any
@@ -245,7 +261,7 @@ return gentext .. ':' .. n .. ':' .. table.concat(out)
 var scalableTestScript = redis.NewScript(`#!lua flags=no-writes
 ` + scalableCheckLua + scalableTestLua + `
 local present = {}
-for j = n - 1, 0, -1 do test(j, 1, present) end
+for j = n - 1, C, -1 do test(j, 1, present) end
 local out = {}
 for i = 1, N do
   if present[i] then out[i] = '1' else out[i] = '0' end
@@ -301,6 +317,7 @@ for j = m, S - 1 do
   redis.call('HDEL', KEYS[1], 'c' .. j)
 end
 redis.call('HSET', KEYS[1], 'n', m, 'saturated', ARGV[a + 1])
+redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 return redis.call('HINCRBY', KEYS[1], 'gen', 1)
 `)
 
@@ -370,4 +387,23 @@ while true do
   j = j + 1
 end
 return deleted + redis.call('DEL', unpack(KEYS))
+`)
+
+// scalableFetchScript returns {gen, epoch, bitmap C, ..., bitmap to-1} of the
+// full sub-filters C..to-1 (ARGV[5] = C, the last ARGV to, at most n-1),
+// for the client's copies (CacheFullSubFilters). It checks the generation like every read,
+// so that a replica has every write to them: they were full before the
+// growth past them, which the handle has seen.
+var scalableFetchScript = redis.NewScript(`#!lua flags=no-writes
+` + scalableCheckLua + `
+local to = tonumber(ARGV[a])
+if to > n - 1 then
+  -- An Import left fewer sub-filters than the handle saw: it learns n.
+  return redis.error_reply('GROWN ' .. n)
+end
+local reply = {gentext, meta[8] or '0'}
+for j = C, to - 1 do
+  reply[#reply + 1] = redis.call('GET', KEYS[j + 2])
+end
+return reply
 `)

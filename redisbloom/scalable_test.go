@@ -57,11 +57,13 @@ func TestScalableParity(t *testing.T) {
 		total = 20_000
 	}
 	for _, c := range []struct {
-		desc string
-		opts []bloom.Option
+		desc   string
+		opts   []bloom.Option
+		copies int64 // CacheFullSubFilters
 	}{
-		{"defaults", nil},
-		{"linear/tightening=0.5/seed=7", []bloom.Option{bloom.Linear(2), bloom.Tightening(0.5), bloom.Seed(7)}},
+		{"defaults", nil, 0},
+		{"linear/tightening=0.5/seed=7", []bloom.Option{bloom.Linear(2), bloom.Tightening(0.5), bloom.Seed(7)}, 0},
+		{"defaults/copies=64KiB", nil, 64 << 10},
 	} {
 		t.Run(c.desc, func(t *testing.T) {
 			const initial, p = 1000, 0.01
@@ -69,6 +71,7 @@ func TestScalableParity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			s.CacheFullSubFilters(c.copies)
 			mem, err := bloom.NewScalable(initial, p, c.opts...)
 			if err != nil {
 				t.Fatal(err)
@@ -430,10 +433,19 @@ func TestScalableErrors(t *testing.T) {
 func TestScalableImport(t *testing.T) {
 	rdb := client(t)
 	ctx := context.Background()
-	s, err := redisbloom.NewScalable(ctx, rdb, scalableName(t, rdb), 200, 0.001)
+	name := scalableName(t, rdb)
+	s, err := redisbloom.NewScalable(ctx, rdb, name, 200, 0.001)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Another handle with copies of the full sub-filters, which every Import
+	// replaces behind its back.
+	cached, err := redisbloom.OpenScalable(ctx, rdb, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached.CacheFullSubFilters(1 << 20)
+	probe := append(keyRange("imp-", 0, 5000), keyRange("more-", 0, 2000)...)
 	for _, n := range []int{5000, 100, 0, 3000} {
 		mem, err := bloom.NewScalable(200, 0.001)
 		if err != nil {
@@ -446,8 +458,17 @@ func TestScalableImport(t *testing.T) {
 			t.Fatalf("Import of %d keys: %v", n, err)
 		}
 		checkScalableExport(t, s, mem)
+		got, err := cached.TestMany(ctx, probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, key := range probe {
+			if want := mem.Test(key); got[i] != want {
+				t.Fatalf("after Import of %d keys: the handle with copies says %q present=%v, memory %v", n, key, got[i], want)
+			}
+		}
 		more := keyRange("more-", 0, 2000)
-		got, err := s.TestAndAddMany(ctx, more)
+		got, err = s.TestAndAddMany(ctx, more)
 		if err != nil {
 			t.Fatal(err)
 		}
