@@ -56,6 +56,10 @@ const shardSeedOffset = 0x9E3779B9
 // without the filter noticing (a call during a migration gets an error,
 // never a false "absent", and go-redis follows the redirections).
 //
+// Delete removes every shard and the top metadata; Destroy, which takes one
+// filter's name, does not know about shards (a broken shard is destroyed by
+// its own name, Shards()[i].Name(), and recreated by NewSharded).
+//
 // It is safe for concurrent use. A zero ShardedFilter is not usable.
 type ShardedFilter struct {
 	rdb       redis.UniversalClient
