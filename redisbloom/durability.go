@@ -76,6 +76,7 @@ func (f *Filter) WithWait(replicas int, timeout time.Duration) (*Filter, error) 
 	}
 	g := *f
 	g.wait = &waitSpec{replicas: replicas, timeout: timeout}
+	g.co = nil // a coalescer sends through the handle it was made for
 	return &g, nil
 }
 

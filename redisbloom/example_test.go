@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"sync"
 	"time"
 
 	"github.com/bloomfilters/bloom"
@@ -120,4 +121,75 @@ func ExampleFilter_WithWait() {
 		// Applied on the master only: retry, or accept the risk.
 		log.Print(err)
 	}
+}
+
+// A filter that grows: the same sub-filters as bloom.NewScalable, created
+// inside Redis by the call that finds the newest one full.
+func ExampleNewScalable() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+
+	seen, err := redisbloom.NewScalable(ctx, rdb, "crawler:seen-growing", 100_000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	urls := [][]byte{[]byte("https://example.com/"), []byte("https://example.com/a")}
+	present, err := seen.TestAndAddMany(ctx, urls)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(present)
+	// An in-memory copy, Equal to bloom.NewScalable(100_000, 0.01) fed the
+	// same keys in the same order.
+	mem, err := seen.Export(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(mem.Count(), mem.NumFilters())
+}
+
+// A filter split over 6 hash slots: on a 3-master Cluster, two shards per
+// master, and up to 6 times the 512 MiB of one Redis string.
+func ExampleNewSharded() {
+	ctx := context.Background()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"localhost:7000", "localhost:7001", "localhost:7002"}})
+	defer rdb.Close()
+
+	seen, err := redisbloom.NewSharded(ctx, rdb, "crawler:seen-sharded", 6, 1_000_000_000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	urls := [][]byte{[]byte("https://example.com/"), []byte("https://example.com/a")}
+	present, err := seen.TestAndAddMany(ctx, urls) // groups sent to their masters concurrently
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(present)
+}
+
+// Many goroutines with one key each share script calls through a Coalesced
+// handle.
+func ExampleFilter_Coalesced() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+
+	f, err := redisbloom.New(ctx, rdb, "crawler:seen", 10_000_000, 0.001)
+	if err != nil {
+		log.Fatal(err)
+	}
+	seen := f.Coalesced()
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			url := fmt.Sprintf("https://example.com/%d", i)
+			if present, err := seen.TestAndAdd(ctx, []byte(url)); err == nil && !present {
+				fmt.Println("crawl", url)
+			}
+		}()
+	}
+	wg.Wait()
 }

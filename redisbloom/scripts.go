@@ -149,38 +149,42 @@ return gentext .. ':' .. table.concat(out)
 
 // testScript reads the positions of every key with BITFIELD_RO and returns
 // "gen:answers", one byte per key: '1' if all of its bits are set, '0' if
-// not. It writes nothing, so replicas can run it. Each BITFIELD_RO call
-// covers whole keys and at most 2600 positions (7800 arguments).
+// not. It reads position by position: the first position of every key, then
+// the second of the keys whose first was set, and so on, so that an absent
+// key costs about 1/(1-fill) reads, two in a half-full filter, instead of k.
+// It writes nothing, so replicas can run it. Each BITFIELD_RO call covers at
+// most 2600 positions (7800 arguments).
 var testScript = redis.NewScript(`#!lua flags=no-writes
 ` + checkLua + `
 local k = tonumber(ARGV[4])
 local n = (#ARGV - 7) / k
-local out = {}
-local j = 8
-local per = math.min(n, math.max(1, math.floor(2600 / k)))
+local alive = {}
+for i = 1, n do alive[i] = i end
 local args = {}
-for q = 1, per * k do
+for q = 1, math.min(n, 2600) do
   args[3 * q - 2] = 'GET'
   args[3 * q - 1] = 'u1'
 end
-for first = 1, n, per do
-  local last = math.min(n, first + per - 1)
-  local c = (last - first + 1) * k
-  for q = 1, c do
-    args[3 * q] = ARGV[j]
-    j = j + 1
-  end
-  local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * c))
-  local o = 1
-  for key = first, last do
-    local present = '1'
-    for _ = 1, k do
-      if got[o] == 0 then present = '0' end
-      o = o + 1
+for r = 8, 7 + k do
+  local still = {}
+  for first = 1, #alive, 2600 do
+    local last = math.min(#alive, first + 2599)
+    local q = 0
+    for x = first, last do
+      q = q + 1
+      args[3 * q] = ARGV[r + (alive[x] - 1) * k]
     end
-    out[key] = present
+    local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * q))
+    for x = first, last do
+      if got[x - first + 1] == 1 then still[#still + 1] = alive[x] end
+    end
   end
+  alive = still
+  if #alive == 0 then break end
 end
+local out = {}
+for i = 1, n do out[i] = '0' end
+for _, i in ipairs(alive) do out[i] = '1' end
 return gentext .. ':' .. table.concat(out)
 `)
 
@@ -230,6 +234,34 @@ end
 table.insert(meta, 'strlen')
 table.insert(meta, tostring(redis.call('STRLEN', KEYS[2])))
 return meta
+`)
+
+// upgradeScript writes the check field (ARGV[8]) into metadata written by a
+// release before the write generation, which wrote neither check nor gen,
+// provided its format, id, bits, hashes, seed, capacity and error rate are
+// still ARGV[1..7] (metaFields' values, from which the client computed the
+// check); it also writes gen 0 if gen is missing. Metadata that has a check
+// already is left alone if it is ARGV[8], and is CORRUPT if not. It returns
+// 1 if it wrote the check, 0 if not.
+var upgradeScript = redis.NewScript(`#!lua
+local meta = redis.call('HMGET', KEYS[1], 'format', 'id', 'bits', 'hashes', 'seed', 'capacity', 'error_rate', 'check')
+if meta[2] ~= ARGV[2] then
+  return redis.error_reply('NOTFOUND redisbloom: filter deleted, flushed, evicted or replaced')
+end
+if meta[8] then
+  if meta[8] ~= ARGV[8] then
+    return redis.error_reply('CORRUPT redisbloom: metadata check ' .. meta[8] .. ', want ' .. ARGV[8])
+  end
+  return 0
+end
+for j = 1, 7 do
+  if meta[j] ~= ARGV[j] then
+    return redis.error_reply('CORRUPT redisbloom: metadata changed while its check was written')
+  end
+end
+redis.call('HSET', KEYS[1], 'check', ARGV[8])
+redis.call('HSETNX', KEYS[1], 'gen', '0')
+return 1
 `)
 
 // countScript returns {gen, count} of the filter (checkLua's ARGV).

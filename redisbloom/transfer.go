@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
@@ -67,22 +68,7 @@ func (f *Filter) Export(ctx context.Context) (*bloom.BloomFilter, error) {
 	if uint64(len(bitmap)) != (f.m+7)/8 { // checked by the script too
 		return nil, fmt.Errorf("%w: %q: bitmap of %d bytes for %d bits", ErrCorrupt, f.name, len(bitmap), f.m)
 	}
-	words := (f.m + 63) / 64
-	enc := make([]byte, 0, encHeader+8*words+encCRC)
-	enc = append(enc, encMagic...)
-	enc = binary.LittleEndian.AppendUint16(enc, encVersion)
-	enc = binary.LittleEndian.AppendUint16(enc, 0) // flags
-	enc = binary.LittleEndian.AppendUint32(enc, f.seed)
-	enc = binary.LittleEndian.AppendUint32(enc, uint32(f.k))
-	enc = binary.LittleEndian.AppendUint64(enc, f.m)
-	enc = binary.LittleEndian.AppendUint64(enc, f.capacity)
-	enc = binary.LittleEndian.AppendUint64(enc, math.Float64bits(f.errorRate))
-	enc = binary.LittleEndian.AppendUint64(enc, n)
-	for i := 0; i < len(bitmap); i++ {
-		enc = append(enc, bits.Reverse8(bitmap[i]))
-	}
-	enc = enc[:encHeader+8*words] // zero padding up to whole words
-	enc = binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc, castagnoli))
+	enc := appendEncoding(nil, f.seed, f.k, f.m, f.capacity, f.errorRate, n, bitmap)
 	g := new(bloom.BloomFilter)
 	if err := g.UnmarshalBinary(enc); err != nil {
 		// Bits set in the padding past the filter's size.
@@ -135,4 +121,27 @@ func (f *Filter) Import(ctx context.Context, src *bloom.BloomFilter) error {
 	}
 	f.seen.observe(g)
 	return notReplicated
+}
+
+// appendEncoding appends the bloom.BloomFilter encoding (version 1) of a
+// filter with the given parameters, count and Redis bitmap of ceil(m/8)
+// bytes to enc.
+func appendEncoding(enc []byte, seed uint32, k uint, m, capacity uint64, errorRate float64, count uint64, bitmap string) []byte {
+	words := (m + 63) / 64
+	enc = slices.Grow(enc, encHeader+8*int(words)+encCRC)
+	start := len(enc)
+	enc = append(enc, encMagic...)
+	enc = binary.LittleEndian.AppendUint16(enc, encVersion)
+	enc = binary.LittleEndian.AppendUint16(enc, 0) // flags
+	enc = binary.LittleEndian.AppendUint32(enc, seed)
+	enc = binary.LittleEndian.AppendUint32(enc, uint32(k))
+	enc = binary.LittleEndian.AppendUint64(enc, m)
+	enc = binary.LittleEndian.AppendUint64(enc, capacity)
+	enc = binary.LittleEndian.AppendUint64(enc, math.Float64bits(errorRate))
+	enc = binary.LittleEndian.AppendUint64(enc, count)
+	for i := 0; i < len(bitmap); i++ {
+		enc = append(enc, bits.Reverse8(bitmap[i]))
+	}
+	enc = append(enc, make([]byte, start+encHeader+8*int(words)-len(enc))...) // zero padding up to whole words
+	return binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc[start:], castagnoli))
 }

@@ -1,0 +1,231 @@
+package redisbloom_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/bloomfilters/bloom/redisbloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// The Cluster tests run against a real Redis Cluster whose nodes
+// BLOOM_REDIS_CLUSTER_ADDRS lists (host:port,host:port,...);
+// .ci/start-redis-cluster.sh starts one with three masters and sets it.
+// Without it they skip, except under CI=true, where they fail.
+const clusterEnv = "BLOOM_REDIS_CLUSTER_ADDRS"
+
+// clusterClient returns a ClusterClient of the test Cluster, closed when the
+// test ends, after checking that every master answers.
+func clusterClient(t testing.TB) *redis.ClusterClient {
+	t.Helper()
+	addrs := os.Getenv(clusterEnv)
+	if addrs == "" {
+		unavailable(t, "%s is not set: start a Redis Cluster (`. .ci/start-redis-cluster.sh` from the repository root) and set %s=host:port,... to run the Cluster tests", clusterEnv, clusterEnv)
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
+	t.Cleanup(func() { rdb.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	masters := 0
+	var mu sync.Mutex
+	err := rdb.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		mu.Lock()
+		masters++
+		mu.Unlock()
+		return c.Ping(ctx).Err()
+	})
+	if err != nil {
+		t.Fatalf("Redis Cluster at %s (%s) does not answer: %v", addrs, clusterEnv, err)
+	}
+	if masters < 3 {
+		t.Fatalf("Redis Cluster at %s has %d masters, want 3", addrs, masters)
+	}
+	return rdb
+}
+
+// namesOnEveryMaster returns one filter name per master of rdb (found by
+// trying suffixes), each deleted when the test ends.
+func namesOnEveryMaster(t *testing.T, rdb *redis.ClusterClient) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	base := filterName(t, rdb)
+	byMaster := map[string]string{}
+	for i := 0; len(byMaster) < 3 && i < 1000; i++ {
+		name := base + ":" + strconv.Itoa(i)
+		m, err := rdb.MasterForKey(ctx, "{"+name+"}:meta")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := m.Options().Addr
+		if _, ok := byMaster[addr]; !ok {
+			byMaster[addr] = name
+			t.Cleanup(func() { redisbloom.Destroy(context.Background(), rdb, name) })
+		}
+	}
+	if len(byMaster) < 3 {
+		t.Fatalf("names on %d masters only", len(byMaster))
+	}
+	return byMaster
+}
+
+// TestCluster runs a Filter and a ScalableFilter on each master of a
+// 3-master Redis Cluster through a ClusterClient: the same answers and
+// Export as in memory, and their keys on the master that serves their slot
+// only.
+func TestCluster(t *testing.T) {
+	rdb := clusterClient(t)
+	ctx := context.Background()
+	for addr, name := range namesOnEveryMaster(t, rdb) {
+		t.Run("master="+addr, func(t *testing.T) {
+			f, err := redisbloom.New(ctx, rdb, name, 20_000, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem, err := bloom.New(20_000, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := keyRange("c-", 0, 15_000)
+			got, err := f.TestAndAddMany(ctx, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, key := range keys {
+				if want := mem.TestAndAdd(key); got[i] != want {
+					t.Fatalf("%q: present=%v, memory %v", key, got[i], want)
+				}
+			}
+			checkExport(t, f, mem)
+			if n, err := falseNegatives(ctx, f, keys); err != nil || n != 0 {
+				t.Fatalf("%d false negatives, %v", n, err)
+			}
+			node := redis.NewClient(&redis.Options{Addr: addr})
+			defer node.Close()
+			if n, err := node.Exists(ctx, "{"+name+"}:meta", "{"+name+"}:bits").Result(); err != nil || n != 2 {
+				t.Fatalf("the filter's keys on %s: %d, %v", addr, n, err)
+			}
+
+			sname := name + ":scalable"
+			s, err := redisbloom.NewScalable(ctx, rdb, sname, 1000, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { redisbloom.Destroy(context.Background(), rdb, sname) })
+			smem, err := bloom.NewScalable(1000, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sgot, err := s.TestAndAddMany(ctx, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, key := range keys {
+				if want := smem.TestAndAdd(key); sgot[i] != want {
+					t.Fatalf("scalable: %q: present=%v, memory %v", key, sgot[i], want)
+				}
+			}
+			if s.NumFilters() < 4 {
+				t.Fatalf("scalable: %d sub-filters", s.NumFilters())
+			}
+			checkScalableExport(t, s, smem)
+			opened, err := redisbloom.OpenScalable(ctx, rdb, sname)
+			if err != nil {
+				t.Fatal(err)
+			}
+			present, err := opened.TestMany(ctx, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, ok := range present {
+				if !ok {
+					t.Fatalf("scalable: added key %q absent", keys[i])
+				}
+			}
+			if err := redisbloom.Destroy(ctx, rdb, sname); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Count(ctx); err == nil {
+				t.Fatalf("Count after Destroy succeeded")
+			}
+		})
+	}
+}
+
+// start3Masters starts a private 3-master Redis Cluster (its nodes are
+// private servers, see startServer) and returns its nodes and a client.
+func start3Masters(t *testing.T) ([]*server, *redis.ClusterClient) {
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		unavailable(t, "redis-cli is not on PATH: %v", err)
+	}
+	var nodes []*server
+	var addrs []string
+	for range 3 {
+		s := startServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+		nodes = append(nodes, s)
+		addrs = append(addrs, s.addr())
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for _, s := range nodes {
+		c := redis.NewClient(&redis.Options{Addr: s.addr()})
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(c.ClusterInfo(context.Background()).Val(), "cluster_state:ok"); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster node %s not ok", s.addr())
+			}
+		}
+		c.Close()
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 2, MaxRetries: 1})
+	t.Cleanup(func() { rdb.Close() })
+	return nodes, rdb
+}
+
+// TestShardedKilledMaster kills one master of a private 3-master Cluster
+// under a sharded filter: from then on every TestMany of the added keys
+// fails or reports them all present (never a false "absent"), and some
+// fail.
+func TestShardedKilledMaster(t *testing.T) {
+	nodes, rdb := start3Masters(t)
+	ctx := context.Background()
+	s, err := redisbloom.NewSharded(ctx, rdb, "killed", 6, 100_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := keyRange("km-", 0, 10_000)
+	if err := s.AddMany(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	nodes[1].stop()
+	failed := 0
+	for deadline := time.Now().Add(6 * time.Second); time.Now().Before(deadline); {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		present, err := s.TestMany(ctx, keys)
+		cancel()
+		if err != nil {
+			failed++
+			continue
+		}
+		for i, ok := range present {
+			if !ok {
+				t.Fatalf("after a master was killed: added key %q absent", keys[i])
+			}
+		}
+		t.Fatalf("TestMany succeeded with the master of two shards dead")
+	}
+	if failed == 0 {
+		t.Fatalf("no call failed")
+	}
+	t.Logf("%d calls failed", failed)
+}

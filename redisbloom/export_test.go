@@ -1,0 +1,62 @@
+package redisbloom
+
+import "github.com/redis/go-redis/v9"
+
+// legacyTestScript is testScript as it was before it read position by
+// position (commit e759273): every position of every key. The benchmarks
+// run it side by side with the current one.
+var legacyTestScript = redis.NewScript(`#!lua flags=no-writes
+` + checkLua + `
+local k = tonumber(ARGV[4])
+local n = (#ARGV - 7) / k
+local out = {}
+local j = 8
+local per = math.min(n, math.max(1, math.floor(2600 / k)))
+local args = {}
+for q = 1, per * k do
+  args[3 * q - 2] = 'GET'
+  args[3 * q - 1] = 'u1'
+end
+for first = 1, n, per do
+  local last = math.min(n, first + per - 1)
+  local c = (last - first + 1) * k
+  for q = 1, c do
+    args[3 * q] = ARGV[j]
+    j = j + 1
+  end
+  local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * c))
+  local o = 1
+  for key = first, last do
+    local present = '1'
+    for _ = 1, k do
+      if got[o] == 0 then present = '0' end
+      o = o + 1
+    end
+    out[key] = present
+  end
+end
+return gentext .. ':' .. table.concat(out)
+`)
+
+// Tuned returns a copy of f that runs Test and TestMany with the script of
+// the previous release if legacyTest, and splits batches into script calls
+// of perScript positions if perScript > 0 (default maxPositionsPerScript).
+func Tuned(f *Filter, legacyTest bool, perScript int) *Filter {
+	g := *f
+	g.tune = &tuning{perScript: perScript}
+	if legacyTest {
+		g.tune.test = legacyTestScript
+	}
+	return &g
+}
+
+// MaxPositionsPerScript is the default split size.
+const MaxPositionsPerScript = maxPositionsPerScript
+
+// SetScalablePositionsPerScript sets the split size of ScalableFilter's
+// batches, for the benchmarks, and returns the previous one.
+func SetScalablePositionsPerScript(n int) int {
+	old := scalablePositionsPerScript
+	scalablePositionsPerScript = n
+	return old
+}

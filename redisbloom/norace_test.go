@@ -1,0 +1,5 @@
+//go:build !race
+
+package redisbloom_test
+
+const raceEnabled = false

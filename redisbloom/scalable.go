@@ -1,0 +1,997 @@
+package redisbloom
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// scalableFormatName is the metadata's format field of a ScalableFilter
+// (scalableCheckLua spells it out too).
+const scalableFormatName = "redisbloom-scalable/1"
+
+// Growth kinds as the bloom package's scalable format numbers them.
+const (
+	growthLinear      = 1
+	growthExponential = 2
+)
+
+// scalableProbeCapacity bounds the initial capacity of the in-memory filter
+// that NewScalable builds to validate its arguments and options (see
+// NewScalable).
+const scalableProbeCapacity = 1 << 16
+
+// errGrownPrefix is the reply of a script that was given the sizes of fewer
+// sub-filters than the filter has.
+const errGrownPrefix = "GROWN"
+
+// ScalableFilter is a handle on a scalable Bloom filter stored in Redis: a
+// chain of fixed-size sub-filters that grows as keys are added, with the
+// sub-filters, growth, tightening and positions of bloom.ScalableBloomFilter,
+// so that Export returns a filter Equal to the in-memory one built from the
+// same keys in the same order, and Import loads one. Its Test never reports
+// an added key as absent (on the conditions of the package documentation,
+// "Durability") and reports an absent key present with a probability of at
+// most ErrorRate, however many keys it holds, until it is saturated.
+//
+// Keys go into the newest sub-filter; when it is full, the next one is
+// created inside the same script call that found it full, so any number of
+// clients adding at once create each sub-filter exactly once, and a key that
+// tests present in any sub-filter is not added again, so duplicates do not
+// make it grow. Each call is one Lua script (one round trip, more for large
+// batches, and one more when the handle has not yet seen a sub-filter that
+// another client created). It tests every sub-filter, reading a key's
+// positions one by one and stopping at the first clear one.
+//
+// The filter named name is the keys {name}:meta (a hash: format
+// "redisbloom-scalable/1", id, seed, growth, scale, tightening,
+// initial_capacity, error_rate, check, gen, n the number of sub-filters, c0,
+// c1, ... their counts, saturated once growth stopped, lost) and
+// {name}:s:0, {name}:s:1, ... the sub-filters' bitmaps, laid out as a
+// Filter's. They share the hash tag {name}, so they live on one Cluster slot
+// (one master serves the whole filter).
+//
+// One Redis string holds 2^32 bits, so growth stops (the filter saturates)
+// when the next sub-filter would need more than MaxBits bits or the filter
+// more than bloom.MaxBits; bloom.ScalableBloomFilter saturates at the second
+// limit only, so from a sub-filter of 2^32 bits (some 4.5*10^8 keys at 1%)
+// the two would differ, and Export then fails.
+//
+// A ScalableFilter is safe for concurrent use. WithWait is not offered for
+// it. A zero ScalableFilter is not usable: its methods return an error.
+type ScalableFilter struct {
+	h               Filter // name, rdb, keys ({name}:meta only), id, seen: error handling shared with Filter
+	seed            uint32
+	growth          byte
+	scale           float64
+	tightening      float64
+	initialCapacity uint64
+	errorRate       float64
+	check           string
+
+	n      atomic.Int64 // sub-filters, as last seen
+	mu     sync.Mutex
+	sizes  []subSize  // sub-filters 0, 1, ... computed so far (under mu)
+	copies *subCopies // nil unless CacheFullSubFilters
+	// room is what the newest sub-filter could still take at the last add
+	// call (-1 once saturated; 0 before the first): while it is at least a
+	// batch, calls leave out the next sub-filter's positions.
+	room atomic.Int64
+}
+
+// subSize is the size of one sub-filter; ok is false if it cannot be built
+// (the filter saturates there).
+type subSize struct {
+	capacity uint64
+	rate     float64
+	m        uint64
+	k        uint
+	ok       bool
+}
+
+var errZeroScalable = errors.New("redisbloom: use of a zero ScalableFilter (create one with NewScalable or OpenScalable)")
+
+// NewScalable returns the scalable filter called name in rdb, creating it if
+// it does not exist, with the sub-filters of bloom.NewScalable(
+// initialCapacity, errorRate, opts...): its options Linear or Exponential,
+// Tightening and Seed, with the same defaults (Concurrent is accepted and
+// means nothing here). Every process that shares the filter can call it with
+// the same arguments. If only the filter's metadata is left (its first
+// bitmap was evicted or deleted), it creates the filter again, empty.
+//
+// It returns an error wrapping bloom.ErrInvalidParameter for an invalid name
+// or arguments (those bloom.NewScalable refuses, and a first sub-filter of
+// more than MaxBits bits); one wrapping bloom.ErrIncompatible when the
+// filter exists with other parameters; ErrFormat when name's keys hold
+// something else (a fixed Filter included); ErrCorrupt or ErrLost for a
+// filter in that state; or the error of the round trip.
+func NewScalable(ctx context.Context, rdb redis.UniversalClient, name string, initialCapacity uint64, errorRate float64, opts ...bloom.Option) (*ScalableFilter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	// bloom.Option is opaque: an in-memory filter built with the options
+	// validates them and, encoded, reveals the seed, growth and tightening
+	// they choose. Its first sub-filter is allocated, so a large initial
+	// capacity is validated on a small one (the checks that depend on the
+	// capacity, sizes within the limits, are done below for the real one).
+	probe, err := bloom.NewScalable(min(initialCapacity, scalableProbeCapacity), errorRate, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var token [16]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		return nil, fmt.Errorf("redisbloom: filter id: %w", err)
+	}
+	s, err := scalableFromProbe(rdb, name, hex.EncodeToString(token[:]), probe, initialCapacity)
+	if err != nil {
+		return nil, err
+	}
+	first := s.size(0)
+	fields := s.metaFields()
+	args := append(fields, "check", s.check, "gen", "0", "n", "1", "c0", "0", s.subPrefix(), (first.m+7)/8)
+	res, err := scalableCreateScript.Run(ctx, rdb, s.keys(1), args...).Slice()
+	if err != nil {
+		return nil, s.h.wrap(err)
+	}
+	if len(res) == 1 {
+		s.n.Store(1)
+		return s, nil
+	}
+	existing, err := parseScalableMeta(rdb, name, res[1:])
+	if err != nil {
+		return nil, err
+	}
+	if err := existing.sameParameters(s); err != nil {
+		return nil, err
+	}
+	return existing, nil
+}
+
+// OpenScalable returns the existing scalable filter called name in rdb, with
+// the parameters it was created with. It returns ErrNotFound if there is no
+// such filter, ErrFormat if name's keys hold something else (a fixed Filter
+// included), ErrCorrupt or ErrLost for a filter in that state, or the error
+// of the round trip. It can be served by a replica.
+func OpenScalable(ctx context.Context, rdb redis.UniversalClient, name string) (*ScalableFilter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	s := &ScalableFilter{h: Filter{rdb: rdb, name: name}}
+	res, err := scalableMetaScript.RunRO(ctx, rdb, s.keys(1)).Slice()
+	if err != nil {
+		return nil, s.h.wrap(err)
+	}
+	return parseScalableMeta(rdb, name, res)
+}
+
+// scalableFromProbe returns a handle with the parameters of probe, an empty
+// in-memory filter, and the initial capacity given (which the probe may
+// have been built with less of), checking that its first three sub-filters
+// can be built in Redis and that the sizes derived here are bloom's.
+func scalableFromProbe(rdb redis.UniversalClient, name, id string, probe *bloom.ScalableBloomFilter, initialCapacity uint64) (*ScalableFilter, error) {
+	enc, err := probe.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	s := &ScalableFilter{
+		h:               Filter{rdb: rdb, name: name, keys: keysOf(name)[:1], id: id, seen: new(generation)},
+		seed:            binary.LittleEndian.Uint32(enc[8:]),
+		growth:          enc[12],
+		scale:           math.Float64frombits(binary.LittleEndian.Uint64(enc[16:])),
+		tightening:      math.Float64frombits(binary.LittleEndian.Uint64(enc[24:])),
+		initialCapacity: initialCapacity,
+		errorRate:       probe.ErrorRate(),
+	}
+	s.check = metaCheck(s.metaFields())
+	for j := range 3 {
+		if !s.size(j).ok {
+			return nil, fmt.Errorf("%w: a scalable filter of initial capacity %d at error rate %v cannot build sub-filter %d within MaxBits (%d) bits, the most one Redis string holds",
+				bloom.ErrInvalidParameter, initialCapacity, s.errorRate, j, MaxBits)
+		}
+	}
+	if initialCapacity == probe.InitialCapacity() {
+		// The sizes are derived here from the parameters as the bloom
+		// package derives them; the probe's first sub-filter (at offset 56)
+		// must agree, or Export would not be Equal to it.
+		first := s.size(0)
+		sub := enc[56:]
+		if binary.LittleEndian.Uint32(sub[12:]) != uint32(first.k) || binary.LittleEndian.Uint64(sub[16:]) != first.m ||
+			binary.LittleEndian.Uint64(sub[24:]) != first.capacity || binary.LittleEndian.Uint64(sub[32:]) != math.Float64bits(first.rate) {
+			return nil, fmt.Errorf("redisbloom: internal error: the sizes of sub-filter 0 differ from bloom.NewScalable's")
+		}
+	}
+	return s, nil
+}
+
+// metaFields returns the metadata fields that describe s, format first, as
+// field, value, ... (metaCheck covers exactly these).
+func (s *ScalableFilter) metaFields() []any {
+	growth := "exponential"
+	if s.growth == growthLinear {
+		growth = "linear"
+	}
+	return []any{
+		"format", scalableFormatName,
+		"id", s.h.id,
+		"seed", strconv.FormatUint(uint64(s.seed), 10),
+		"growth", growth,
+		"scale", strconv.FormatFloat(s.scale, 'g', -1, 64),
+		"tightening", strconv.FormatFloat(s.tightening, 'g', -1, 64),
+		"initial_capacity", strconv.FormatUint(s.initialCapacity, 10),
+		"error_rate", strconv.FormatFloat(s.errorRate, 'g', -1, 64),
+	}
+}
+
+// parseScalableMeta builds a handle from the metadata (field, value, ...),
+// validating every field.
+func parseScalableMeta(rdb redis.UniversalClient, name string, reply []any) (*ScalableFilter, error) {
+	meta := make(map[string]string, len(reply)/2)
+	for i := 0; i+1 < len(reply); i += 2 {
+		field, ok1 := reply[i].(string)
+		value, ok2 := reply[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%w: %q: malformed metadata", ErrFormat, name)
+		}
+		meta[field] = value
+	}
+	if got := meta["format"]; got != scalableFormatName {
+		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, scalableFormatName)
+	}
+	if why, ok := meta["lost"]; ok {
+		return nil, fmt.Errorf("%w: %q: %s", ErrLost, name, why)
+	}
+	bad := func(field string) error {
+		return fmt.Errorf("%w: %q: invalid %s %q", ErrCorrupt, name, field, meta[field])
+	}
+	seed, err := strconv.ParseUint(meta["seed"], 10, 32)
+	if err != nil {
+		return nil, bad("seed")
+	}
+	var growth bloom.Option
+	scale, err := strconv.ParseFloat(meta["scale"], 64)
+	if err != nil {
+		return nil, bad("scale")
+	}
+	switch meta["growth"] {
+	case "linear":
+		growth = bloom.Linear(scale)
+	case "exponential":
+		growth = bloom.Exponential(scale)
+	default:
+		return nil, bad("growth")
+	}
+	tightening, err := strconv.ParseFloat(meta["tightening"], 64)
+	if err != nil {
+		return nil, bad("tightening")
+	}
+	initialCapacity, err := strconv.ParseUint(meta["initial_capacity"], 10, 64)
+	if err != nil {
+		return nil, bad("initial_capacity")
+	}
+	errorRate, err := strconv.ParseFloat(meta["error_rate"], 64)
+	if err != nil {
+		return nil, bad("error_rate")
+	}
+	n, err := strconv.ParseUint(meta["n"], 10, 32)
+	if err != nil || n < 1 {
+		return nil, bad("n")
+	}
+	gen, err := parseUint(name, "gen", meta["gen"])
+	if err != nil {
+		return nil, err
+	}
+	if meta["id"] == "" {
+		return nil, bad("id")
+	}
+	probe, err := bloom.NewScalable(min(initialCapacity, scalableProbeCapacity), errorRate,
+		bloom.Seed(uint32(seed)), growth, bloom.Tightening(tightening))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: invalid parameters: %v", ErrCorrupt, name, err)
+	}
+	s, err := scalableFromProbe(rdb, name, meta["id"], probe, initialCapacity)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: invalid parameters: %v", ErrCorrupt, name, err)
+	}
+	if meta["check"] != s.check {
+		return nil, fmt.Errorf("%w: %q: metadata does not match its check field (%q, computed %q): seed, growth, scale, tightening, initial capacity or error rate were changed",
+			ErrCorrupt, name, meta["check"], s.check)
+	}
+	s.h.seen.observe(gen)
+	s.n.Store(int64(n))
+	return s, nil
+}
+
+// sameParameters returns an error wrapping bloom.ErrIncompatible unless s
+// and want have the same parameters.
+func (s *ScalableFilter) sameParameters(want *ScalableFilter) error {
+	mismatch := func(what string, got, wanted any) error {
+		return fmt.Errorf("%w: scalable filter %q exists with %s %v, not %v", bloom.ErrIncompatible, s.h.name, what, got, wanted)
+	}
+	switch {
+	case s.seed != want.seed:
+		return mismatch("seed", s.seed, want.seed)
+	case s.growth != want.growth:
+		return mismatch("growth", s.growth, want.growth)
+	case math.Float64bits(s.scale) != math.Float64bits(want.scale):
+		return mismatch("scale", s.scale, want.scale)
+	case math.Float64bits(s.tightening) != math.Float64bits(want.tightening):
+		return mismatch("tightening", s.tightening, want.tightening)
+	case s.initialCapacity != want.initialCapacity:
+		return mismatch("initial capacity", s.initialCapacity, want.initialCapacity)
+	case math.Float64bits(s.errorRate) != math.Float64bits(want.errorRate):
+		return mismatch("error rate", s.errorRate, want.errorRate)
+	}
+	return nil
+}
+
+// size returns the size of sub-filter j, computed as bloom.ScalableBloomFilter
+// computes it (subCapacity, subErrorRate, Size in scalable.go; the probe in
+// scalableFromProbe and the Export tests check the agreement), with Redis's
+// limit of MaxBits bits per sub-filter on top of bloom.MaxBits in all.
+func (s *ScalableFilter) size(j int) subSize {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.sizes) <= j {
+		i := len(s.sizes)
+		var used uint64
+		for _, z := range s.sizes {
+			used += z.m
+		}
+		z := subSize{}
+		if i == 0 || s.sizes[i-1].ok {
+			z = s.computeSize(i, used)
+		}
+		s.sizes = append(s.sizes, z)
+	}
+	return s.sizes[j]
+}
+
+func (s *ScalableFilter) computeSize(i int, used uint64) subSize {
+	c := float64(s.initialCapacity)
+	switch {
+	case i == 0:
+	case s.growth == growthLinear:
+		c *= s.scale * float64(i)
+	default:
+		c *= math.Pow(s.scale, float64(i))
+	}
+	c = math.Round(c)
+	if c >= float64(bloom.MaxBits) {
+		return subSize{}
+	}
+	capacity := max(uint64(c), 1)
+	rate := s.errorRate * (1 - s.tightening) * math.Pow(s.tightening, float64(i))
+	m, k, err := bloom.Size(capacity, rate)
+	if err != nil || m > MaxBits || used+m > bloom.MaxBits {
+		return subSize{}
+	}
+	return subSize{capacity: capacity, rate: rate, m: m, k: k, ok: true}
+}
+
+// subPrefix is the prefix of the sub-filters' keys: sub-filter j is
+// subPrefix + j.
+func (s *ScalableFilter) subPrefix() string { return "{" + s.h.name + "}:s:" }
+
+// keys returns the metadata key and the keys of sub-filters 0..n-1.
+func (s *ScalableFilter) keys(n int) []string {
+	keys := make([]string, 0, n+1)
+	keys = append(keys, keysOf(s.h.name)[0])
+	for j := range n {
+		keys = append(keys, s.subPrefix()+strconv.Itoa(j))
+	}
+	return keys
+}
+
+// args returns ARGV[1..6+3S] of scalableCheckLua for S sub-filters, the
+// first C of them tested by the client on copies of import epoch epoch,
+// with room for extra more.
+func (s *ScalableFilter) args(S, C int, epoch string, extra int) []any {
+	args := make([]any, 0, 6+3*S+extra)
+	args = append(args, s.h.id, strconv.FormatUint(s.h.seen.load(), 10), s.check, strconv.Itoa(S), strconv.Itoa(C), epoch)
+	for j := range S {
+		z := s.size(j)
+		if !z.ok {
+			args = append(args, "0", "0", "0")
+			continue
+		}
+		args = append(args, strconv.FormatUint(z.capacity, 10), strconv.FormatUint((z.m+7)/8, 10), strconv.FormatUint(uint64(z.k), 10))
+	}
+	return args
+}
+
+// subFilters returns how many sub-filters a call must have sizes for: the n
+// the handle has seen, plus the next one for a call that may grow the filter
+// (unless the one before cannot be built either).
+func (s *ScalableFilter) subFilters(grow bool) int {
+	n := int(s.n.Load())
+	if grow && s.size(n-1).ok {
+		n++
+	}
+	return n
+}
+
+// grown handles a script's GROWN n reply: the handle learns n and reports
+// true.
+func (s *ScalableFilter) grown(err error) bool {
+	if err == nil || !redis.HasErrorPrefix(err, errGrownPrefix) {
+		return false
+	}
+	n, perr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(err.Error(), errGrownPrefix)))
+	if perr != nil || n < 1 {
+		return false
+	}
+	s.n.Store(int64(n))
+	return true
+}
+
+// run runs the add or test script over keys, in script calls of at most
+// scalablePositionsPerScript positions, one after the other, and returns
+// the answers, one byte per key. With copies of full sub-filters
+// (CacheFullSubFilters), keys present in them are answered here, and the
+// others are sent without their positions in those sub-filters.
+func (s *ScalableFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte, error) {
+	if s.h.rdb == nil {
+		return nil, errZeroScalable
+	}
+	out := make([]byte, 0, len(keys))
+	var locs []uint64
+	for len(keys) > 0 {
+		copies, epoch, err := s.copies.current(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		S := s.subFilters(add)
+		n0 := int(s.n.Load())
+		C := min(len(copies), S)
+		per := 0 // positions per key sent
+		for j := C; j < S; j++ {
+			if z := s.size(j); z.ok {
+				per += int(z.k)
+			}
+		}
+		batch := keys[:min(len(keys), max(1, scalablePositionsPerScript/max(per, 1)))]
+		if S > n0 {
+			// The next sub-filter's positions are needed only if the
+			// newest can fill during the call; a call that finds it
+			// full without them stops, and the next round sends them.
+			if r := s.room.Load(); r == -1 || r >= int64(len(batch)) {
+				S = n0
+			}
+		}
+		// Keys present in a copy are present: answered here.
+		local := make([]bool, len(batch))
+		var sent [][]byte
+		for i, key := range batch {
+			for j := range C {
+				z := s.size(j)
+				locs = bloom.AppendLocations(locs[:0], key, z.m, z.k, s.seed)
+				if allSet(copies[j], locs) {
+					local[i] = true
+					break
+				}
+			}
+			if !local[i] {
+				sent = append(sent, key)
+			}
+		}
+		// The call is made even when every key was answered here: it
+		// checks that the filter still exists and that the copies are
+		// those of its current import epoch.
+		var answers string
+		{
+			var reply string
+			err := s.h.retryStale(ctx, func() error {
+				var err error
+				reply, err = s.call(ctx, add, S, C, epoch, sent)
+				return err
+			})
+			if s.grown(err) {
+				continue
+			}
+			if redis.HasErrorPrefix(err, errEpochPrefix) {
+				s.copies.drop()
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			gen, rest, ok1 := strings.Cut(reply, ":")
+			nText, a, ok2 := strings.Cut(rest, ":")
+			n, err := strconv.Atoi(nText)
+			room := int64(-2)
+			if add && ok2 {
+				var roomText string
+				roomText, a, ok2 = strings.Cut(a, ":")
+				room, err = strconv.ParseInt(roomText, 10, 64)
+			}
+			if !ok1 || !ok2 || err != nil || n < 1 || len(a) > len(sent) {
+				return nil, fmt.Errorf("redisbloom: filter %q: malformed script reply", s.h.name)
+			}
+			if err := s.h.observe(gen); err != nil {
+				return nil, err
+			}
+			before := s.n.Swap(int64(n))
+			if add {
+				s.room.Store(room)
+			}
+			// No answer is progress only if the filter grew or the call
+			// lacked the next sub-filter's positions (room is now 0).
+			if len(a) == 0 && len(sent) > 0 && (!add || (int64(n) == before && S > n0)) {
+				return nil, fmt.Errorf("redisbloom: filter %q: script answered for no key", s.h.name)
+			}
+			answers = a
+		}
+		// The batch's answers, up to the first sent key the script did not
+		// get to.
+		done := 0
+		for i := range batch {
+			if local[i] {
+				out = append(out, '1')
+			} else if done < len(answers) {
+				out = append(out, answers[done])
+				done++
+			} else {
+				batch = batch[:i]
+				break
+			}
+		}
+		keys = keys[len(batch):]
+	}
+	return out, nil
+}
+
+// allSet reports whether every position of locs is set in bitmap, in Redis's
+// layout (bit p is bit 7-p%8 of byte p/8).
+func allSet(bitmap string, locs []uint64) bool {
+	for _, p := range locs {
+		if bitmap[p>>3]&(0x80>>(p&7)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// call runs one script call over keys with the sizes of S sub-filters and
+// the positions of sub-filters C..S-1 (the client tested 0..C-1 itself, on
+// copies of import epoch epoch).
+func (s *ScalableFilter) call(ctx context.Context, add bool, S, C int, epoch string, keys [][]byte) (string, error) {
+	total := 0
+	for j := C; j < S; j++ {
+		if z := s.size(j); z.ok {
+			total += int(z.k) * len(keys)
+		}
+	}
+	text := make([]byte, 0, 11*total)
+	ends := make([]int, 0, total)
+	var locs []uint64
+	for j := C; j < S; j++ {
+		z := s.size(j)
+		if !z.ok {
+			continue
+		}
+		for _, key := range keys {
+			locs = bloom.AppendLocations(locs[:0], key, z.m, z.k, s.seed)
+			for _, p := range locs {
+				text = strconv.AppendUint(text, p, 10)
+				ends = append(ends, len(text))
+			}
+		}
+	}
+	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
+	args := s.args(S, C, epoch, 1+total)
+	args = append(args, strconv.Itoa(len(keys)))
+	start := 0
+	for _, end := range ends {
+		args = append(args, all[start:end])
+		start = end
+	}
+	var cmd *redis.Cmd
+	if add {
+		cmd = scalableAddScript.Run(ctx, s.h.rdb, s.keys(S), args...)
+	} else {
+		cmd = scalableTestScript.RunRO(ctx, s.h.rdb, s.keys(S), args...)
+	}
+	reply, err := cmd.Text()
+	if err != nil {
+		if redis.HasErrorPrefix(err, errGrownPrefix) || redis.HasErrorPrefix(err, errEpochPrefix) {
+			return "", err
+		}
+		return "", s.h.scriptErr(ctx, err)
+	}
+	return reply, nil
+}
+
+// errEpochPrefix is the reply of a script given copies of sub-filters that
+// an Import has replaced since.
+const errEpochPrefix = "EPOCH"
+
+// CacheFullSubFilters makes the handle keep copies of the filter's full
+// sub-filters, all but the newest, up to maxBytes bytes of them (oldest
+// first), and test keys in them itself. A full sub-filter never changes
+// again (Import, which replaces it, is detected: the copies are then
+// dropped and fetched again), so this changes no answer; it moves the
+// reading of those sub-filters from Redis to the client, where it costs
+// a fraction of a microsecond per key instead of tens, and the client
+// sends only the positions of the newer sub-filters. The copies are
+// fetched when the handle first sees the filter grown past them: one read
+// of their bitmaps, served by a replica only when it has every write to
+// them. Call it before the handle is shared; maxBytes <= 0 turns it off.
+func (s *ScalableFilter) CacheFullSubFilters(maxBytes int64) {
+	if maxBytes <= 0 {
+		s.copies = nil
+		return
+	}
+	s.copies = &subCopies{max: maxBytes}
+}
+
+// subCopies are a handle's copies of full sub-filters.
+type subCopies struct {
+	max     int64
+	mu      sync.Mutex
+	epoch   string
+	bitmaps []string // sub-filters 0..len-1, Redis layout
+}
+
+// current returns the copies, fetching those of sub-filters that became
+// full since, within the budget. A nil receiver has none.
+func (c *subCopies) current(ctx context.Context, s *ScalableFilter) ([]string, string, error) {
+	if c == nil {
+		return nil, "", nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := int(s.n.Load())
+	have := len(c.bitmaps)
+	used := int64(0)
+	for _, b := range c.bitmaps {
+		used += int64(len(b))
+	}
+	to := have
+	for to < n-1 {
+		z := s.size(to)
+		if !z.ok || used+int64((z.m+7)/8) > c.max {
+			break
+		}
+		used += int64((z.m + 7) / 8)
+		to++
+	}
+	if to == have {
+		return c.bitmaps, c.epoch, nil
+	}
+	var res []any
+	err := s.h.retryStale(ctx, func() error {
+		args := append(s.args(n, have, c.epoch, 1), strconv.Itoa(to))
+		var err error
+		res, err = scalableFetchScript.RunRO(ctx, s.h.rdb, s.keys(n), args...).Slice()
+		if err != nil && !redis.HasErrorPrefix(err, errGrownPrefix) && !redis.HasErrorPrefix(err, errEpochPrefix) {
+			err = s.h.scriptErr(ctx, err)
+		}
+		return err
+	})
+	switch {
+	case s.grown(err), redis.HasErrorPrefix(err, errEpochPrefix):
+		// Fetch again on the next call, from scratch after an Import.
+		if redis.HasErrorPrefix(err, errEpochPrefix) {
+			c.bitmaps, c.epoch = nil, ""
+		}
+		return c.bitmaps, c.epoch, nil
+	case err != nil:
+		return nil, "", err
+	}
+	if len(res) != 2+to-have {
+		return nil, "", fmt.Errorf("redisbloom: filter %q: malformed fetch reply", s.h.name)
+	}
+	if err := s.h.observe(res[0]); err != nil {
+		return nil, "", err
+	}
+	epoch, _ := res[1].(string)
+	for j := have; j < to; j++ {
+		b, ok := res[2+j-have].(string)
+		if !ok || uint64(len(b)) != (s.size(j).m+7)/8 {
+			return nil, "", fmt.Errorf("%w: %q: bitmap of sub-filter %d does not match its size", ErrCorrupt, s.h.name, j)
+		}
+		c.bitmaps = append(c.bitmaps, b)
+	}
+	c.epoch = epoch
+	return c.bitmaps, c.epoch, nil
+}
+
+// drop forgets the copies (an Import replaced them).
+func (c *subCopies) drop() {
+	c.mu.Lock()
+	c.bitmaps, c.epoch = nil, ""
+	c.mu.Unlock()
+}
+
+// Name returns the name the filter was created with.
+func (s *ScalableFilter) Name() string { return s.h.name }
+
+// Seed returns the murmur3 seed of every sub-filter.
+func (s *ScalableFilter) Seed() uint32 { return s.seed }
+
+// InitialCapacity returns the capacity of the first sub-filter, in keys.
+func (s *ScalableFilter) InitialCapacity() uint64 { return s.initialCapacity }
+
+// ErrorRate returns the target false-positive rate, which the filter keeps
+// however far it grows (until it is saturated).
+func (s *ScalableFilter) ErrorRate() float64 { return s.errorRate }
+
+// Add inserts key unless it tests present already, growing the filter if its
+// newest sub-filter is full. It takes one round trip and returns ErrNotFound,
+// ErrCorrupt or ErrLost if the filter no longer exists or is in that state
+// (and then writes nothing). After any other error the key may or may not
+// have been added; retrying is safe.
+func (s *ScalableFilter) Add(ctx context.Context, key []byte) error {
+	_, err := s.run(ctx, true, [][]byte{key})
+	return err
+}
+
+// Test reports whether key may be in the filter: false means key was
+// definitely never added; true means it probably was. It takes one round
+// trip and returns the errors Add returns, never false; it can be served by
+// a read replica, as Filter.Test.
+func (s *ScalableFilter) Test(ctx context.Context, key []byte) (bool, error) {
+	r, err := s.run(ctx, false, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	return r[0] == '1', nil
+}
+
+// TestAndAdd inserts key and reports whether it was probably present before
+// the call, atomically: when several clients TestAndAdd the same new key at
+// once, exactly one of them gets false (none does if the key is a false
+// positive). It returns the errors Add returns.
+func (s *ScalableFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
+	r, err := s.run(ctx, true, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	return r[0] == '1', nil
+}
+
+// AddMany inserts every key of keys, in order, as Add would one by one. It
+// takes one script call, atomic, and one round trip per 7,000 positions
+// (keys times the hashes of every sub-filter, the next one included), and
+// one more each time the filter grows past the sub-filter after the newest
+// the handle has seen. After an error other than
+// ErrNotFound, ErrCorrupt or ErrLost some, all or none of the keys may have
+// been added; retrying is safe.
+func (s *ScalableFilter) AddMany(ctx context.Context, keys [][]byte) error {
+	_, err := s.run(ctx, true, keys)
+	return err
+}
+
+// TestMany reports whether each key of keys may be in the filter, with
+// Test's meaning of true and false: present[i] is for keys[i]. It returns
+// the errors Test returns, never all false.
+func (s *ScalableFilter) TestMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
+	r, err := s.run(ctx, false, keys)
+	if err != nil {
+		return nil, err
+	}
+	return answers(r), nil
+}
+
+// TestAndAddMany inserts every key of keys, in order, and reports for each
+// whether it was probably present before: present[i] is what
+// TestAndAdd(keys[i]) would have returned had the keys been added one by
+// one. Each script call is atomic (see AddMany for how many there are). It
+// returns the errors AddMany returns, with the same meaning.
+func (s *ScalableFilter) TestAndAddMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
+	r, err := s.run(ctx, true, keys)
+	if err != nil {
+		return nil, err
+	}
+	return answers(r), nil
+}
+
+// state runs the count or export script and returns its reply: gen, n,
+// saturated, the n counts, and for export the n bitmaps.
+func (s *ScalableFilter) state(ctx context.Context, script *redis.Script) ([]any, int, error) {
+	if s.h.rdb == nil {
+		return nil, 0, errZeroScalable
+	}
+	for {
+		S := s.subFilters(false)
+		var res []any
+		err := s.h.retryStale(ctx, func() error {
+			var err error
+			res, err = script.RunRO(ctx, s.h.rdb, s.keys(S), s.args(S, 0, "", 0)...).Slice()
+			if err != nil && !redis.HasErrorPrefix(err, errGrownPrefix) {
+				err = s.h.scriptErr(ctx, err)
+			}
+			return err
+		})
+		if s.grown(err) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(res) < 3 {
+			return nil, 0, fmt.Errorf("redisbloom: filter %q: malformed reply", s.h.name)
+		}
+		if err := s.h.observe(res[0]); err != nil {
+			return nil, 0, err
+		}
+		n, err := parseUint(s.h.name, "n", res[1])
+		if err != nil || n < 1 || n > uint64(S) {
+			return nil, 0, fmt.Errorf("redisbloom: filter %q: malformed reply", s.h.name)
+		}
+		s.n.Store(int64(n))
+		return res, int(n), nil
+	}
+}
+
+// Count returns the number of keys added (from any process) that did not
+// test present and set at least one clear bit, like
+// bloom.ScalableBloomFilter.Count. It returns the errors Test returns.
+func (s *ScalableFilter) Count(ctx context.Context) (uint64, error) {
+	res, n, err := s.state(ctx, scalableCountScript)
+	if err != nil {
+		return 0, err
+	}
+	if len(res) != 3+n {
+		return 0, fmt.Errorf("redisbloom: filter %q: malformed count reply", s.h.name)
+	}
+	var total uint64
+	for _, c := range res[3:] {
+		v, err := parseUint(s.h.name, "count", c)
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// NumFilters returns the number of sub-filters, as of the handle's last call
+// (another client may have grown the filter since).
+func (s *ScalableFilter) NumFilters() int { return int(s.n.Load()) }
+
+// Delete removes the filter's keys from Redis. Afterwards every handle on it
+// gets ErrNotFound. Deleting a filter that does not exist is not an error.
+func (s *ScalableFilter) Delete(ctx context.Context) error {
+	if s.h.rdb == nil {
+		return errZeroScalable
+	}
+	return Destroy(ctx, s.h.rdb, s.h.name)
+}
+
+// Export returns an in-memory copy of the filter: a bloom.ScalableBloomFilter
+// with the same parameters, sub-filters, counts and bits, Equal to the one
+// bloom.NewScalable builds from the same keys added in the same order. It
+// reads every sub-filter in one round trip, consistently, and needs about
+// three times the filter's size in bytes on the client. It returns the errors
+// Test returns, and ErrCorrupt if the bitmaps do not decode (a filter
+// saturated where the bloom package would still grow it: see
+// ScalableFilter).
+func (s *ScalableFilter) Export(ctx context.Context) (*bloom.ScalableBloomFilter, error) {
+	res, n, err := s.state(ctx, scalableExportScript)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != 3+2*n {
+		return nil, fmt.Errorf("%w: %q: malformed export reply", ErrFormat, s.h.name)
+	}
+	saturated := res[2] == "1"
+	enc := make([]byte, 0, 56)
+	enc = append(enc, "BLMS"...)
+	enc = binary.LittleEndian.AppendUint16(enc, 1)
+	var flags uint16
+	if saturated {
+		flags = 1
+	}
+	enc = binary.LittleEndian.AppendUint16(enc, flags)
+	enc = binary.LittleEndian.AppendUint32(enc, s.seed)
+	enc = append(enc, s.growth, 0, 0, 0)
+	enc = binary.LittleEndian.AppendUint64(enc, math.Float64bits(s.scale))
+	enc = binary.LittleEndian.AppendUint64(enc, math.Float64bits(s.tightening))
+	enc = binary.LittleEndian.AppendUint64(enc, s.initialCapacity)
+	enc = binary.LittleEndian.AppendUint64(enc, math.Float64bits(s.errorRate))
+	enc = binary.LittleEndian.AppendUint32(enc, uint32(n))
+	enc = binary.LittleEndian.AppendUint32(enc, 0)
+	for j := range n {
+		z := s.size(j)
+		count, err := parseUint(s.h.name, "count", res[3+j])
+		if err != nil {
+			return nil, err
+		}
+		bitmap, ok := res[3+n+j].(string)
+		if !ok || !z.ok || uint64(len(bitmap)) != (z.m+7)/8 {
+			return nil, fmt.Errorf("%w: %q: bitmap of sub-filter %d does not match its size", ErrCorrupt, s.h.name, j)
+		}
+		enc = appendEncoding(enc, s.seed, z.k, z.m, z.capacity, z.rate, count, bitmap)
+	}
+	enc = binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc, castagnoli))
+	g := new(bloom.ScalableBloomFilter)
+	if err := g.UnmarshalBinary(enc); err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrCorrupt, s.h.name, err)
+	}
+	return g, nil
+}
+
+// Import replaces the filter's sub-filters, counts and saturation with those
+// of src, in one round trip, atomically: Export afterwards returns a filter
+// Equal to src. src must have the filter's parameters (seed, growth, scale,
+// tightening, initial capacity and error rate), or Import returns an error
+// wrapping bloom.ErrIncompatible. Keys added by other clients between Export
+// and Import are lost; Import is meant for restoring or seeding a filter.
+func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFilter) error {
+	if s.h.rdb == nil {
+		return errZeroScalable
+	}
+	if src == nil || src.NumFilters() == 0 {
+		return fmt.Errorf("%w: nil or zero ScalableBloomFilter", bloom.ErrIncompatible)
+	}
+	enc, err := src.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if binary.LittleEndian.Uint32(enc[8:]) != s.seed || enc[12] != s.growth ||
+		binary.LittleEndian.Uint64(enc[16:]) != math.Float64bits(s.scale) ||
+		binary.LittleEndian.Uint64(enc[24:]) != math.Float64bits(s.tightening) ||
+		src.InitialCapacity() != s.initialCapacity || math.Float64bits(src.ErrorRate()) != math.Float64bits(s.errorRate) {
+		return fmt.Errorf("%w: scalable filter %q has other parameters than the imported one", bloom.ErrIncompatible, s.h.name)
+	}
+	saturated := "0"
+	if binary.LittleEndian.Uint16(enc[6:])&1 != 0 {
+		saturated = "1"
+	}
+	n := int(binary.LittleEndian.Uint32(enc[48:]))
+	counts := make([]any, n)
+	bitmaps := make([]any, n)
+	off := 56
+	for j := range n {
+		z := s.size(j)
+		m := binary.LittleEndian.Uint64(enc[off+16:])
+		k := binary.LittleEndian.Uint32(enc[off+12:])
+		if !z.ok || m != z.m || uint(k) != z.k {
+			return fmt.Errorf("%w: sub-filter %d of the imported filter has %d bits, %d hashes, which Redis cannot hold as sub-filter %d of %q",
+				bloom.ErrIncompatible, j, m, k, j, s.h.name)
+		}
+		counts[j] = strconv.FormatUint(binary.LittleEndian.Uint64(enc[off+40:]), 10)
+		bitmap := enc[off+encHeader : off+encHeader+int((m+7)/8)]
+		for i, b := range bitmap {
+			bitmap[i] = bits.Reverse8(b)
+		}
+		bitmaps[j] = bitmap
+		off += encHeader + 8*int((m+63)/64) + encCRC
+	}
+	for {
+		S := max(n, s.subFilters(false))
+		args := s.args(S, 0, "", 2+2*n)
+		args = append(args, strconv.Itoa(n), saturated)
+		args = append(args, counts...)
+		args = append(args, bitmaps...)
+		gen, err := scalableImportScript.Run(ctx, s.h.rdb, s.keys(S), args...).Uint64()
+		if s.grown(err) {
+			continue
+		}
+		if err != nil {
+			return s.h.scriptErr(ctx, err)
+		}
+		s.h.seen.observe(gen)
+		s.n.Store(int64(n))
+		return nil
+	}
+}
+
+// scalablePositionsPerScript bounds the positions (keys times the hashes of
+// every sub-filter sized) of one script call of a ScalableFilter.
+var scalablePositionsPerScript = 7000

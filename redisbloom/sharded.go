@@ -1,0 +1,403 @@
+package redisbloom
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// shardedFormatName is the format field of a ShardedFilter's top metadata.
+const shardedFormatName = "redisbloom-sharded/1"
+
+// MaxShards is the most shards NewSharded splits a filter into.
+const MaxShards = 1024
+
+// clusterSlots is the number of Redis Cluster hash slots.
+const clusterSlots = 16384
+
+// shardSeedOffset is added to the filter's seed to hash a key for its shard,
+// so that the shard a key goes to is independent of its positions in the
+// shard (the same hash would put every key of shard i in the i-th part of
+// its shard's bits).
+const shardSeedOffset = 0x9E3779B9
+
+// ShardedFilter is a Bloom filter split into S shards, each a Filter of its
+// own in its own Redis Cluster hash slot, so that it can exceed the 512 MiB
+// of one Redis string and its load spreads over the masters of a Cluster.
+// A key goes to one shard, chosen by a murmur3 hash of the key with a seed
+// of its own (the filter's seed plus 0x9E3779B9), and is tested and added
+// there only: each shard is sized for capacity/S keys at the filter's error
+// rate, so the filter's false-positive rate is the shards' (an absent key is
+// tested in one shard) and it needs about as many bits as one unsharded
+// filter. Batch calls group the keys by shard and send the groups
+// concurrently, one round trip per shard, all in flight at once (a Cluster
+// client sends each to its shard's master).
+//
+// Shard i is the Filter named name/i/c, for the first c from 0 up whose
+// hash tag puts it in the i-th of S equal ranges of the 16384 Cluster slots,
+// so that a Cluster whose masters hold equal ranges of slots (what
+// redis-cli --cluster create does) serves S/N shards on each of its N
+// masters when N divides S. The top metadata {name}:sharded (a hash:
+// format "redisbloom-sharded/1", shards, capacity, error_rate, seed)
+// records the parameters.
+//
+// Trade-offs of S: more shards spread better over more masters and allow a
+// larger filter (S times MaxBits bits); but a batch of B keys becomes S
+// script calls of about B/S keys, and per-call costs (a round trip, the
+// script's checks, about 20 us of server time each) are paid S times, so
+// small batches gain nothing from sharding. A multiple of the number of
+// masters, with batches of at least some hundreds of keys per shard, is the
+// sweet spot. Resharding (changing S) needs Export and Import into a new
+// filter; Redis Cluster's own slot migration moves shards between masters
+// without the filter noticing (a call during a migration gets an error,
+// never a false "absent", and go-redis follows the redirections).
+//
+// Delete removes every shard and the top metadata; Destroy, which takes one
+// filter's name, does not know about shards (a broken shard is destroyed by
+// its own name, Shards()[i].Name(), and recreated by NewSharded).
+//
+// It is safe for concurrent use. A zero ShardedFilter is not usable.
+type ShardedFilter struct {
+	rdb       redis.UniversalClient
+	name      string
+	shards    []*Filter
+	seed      uint32
+	capacity  uint64
+	errorRate float64
+}
+
+// NewSharded returns the sharded filter called name in rdb, creating it if it
+// does not exist: shards Filters, each sized like New(capacity/shards
+// rounded up, errorRate, opts...). Every process that shares it can call
+// NewSharded with the same arguments. It returns an error wrapping
+// bloom.ErrInvalidParameter for invalid arguments (shards outside [1,
+// MaxShards], or a shard larger than MaxBits), one wrapping
+// bloom.ErrIncompatible if it exists with other parameters, and New's errors
+// for a shard.
+func NewSharded(ctx context.Context, rdb redis.UniversalClient, name string, shards int, capacity uint64, errorRate float64, opts ...bloom.Option) (*ShardedFilter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if shards < 1 || shards > MaxShards {
+		return nil, fmt.Errorf("%w: shards must be in [1, %d], got %d", bloom.ErrInvalidParameter, MaxShards, shards)
+	}
+	if capacity == 0 {
+		return nil, fmt.Errorf("%w: capacity must be at least 1, got 0", bloom.ErrInvalidParameter)
+	}
+	probe, err := bloom.NewWithSize(1, 1, opts...)
+	if err != nil {
+		return nil, err
+	}
+	per := (capacity + uint64(shards) - 1) / uint64(shards)
+	if _, _, err := bloom.Size(per, errorRate); err != nil {
+		return nil, err
+	}
+	fields := []any{
+		"format", shardedFormatName,
+		"shards", strconv.Itoa(shards),
+		"capacity", strconv.FormatUint(capacity, 10),
+		"error_rate", strconv.FormatFloat(errorRate, 'g', -1, 64),
+		"seed", strconv.FormatUint(uint64(probe.Seed()), 10),
+	}
+	res, err := shardedCreateScript.Run(ctx, rdb, []string{shardedMetaKey(name)}, fields...).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("redisbloom: sharded filter %q: %w", name, err)
+	}
+	meta, err := parseShardedMeta(name, res)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(fields); i += 2 {
+		if got := meta[fields[i].(string)]; got != fields[i+1] {
+			return nil, fmt.Errorf("%w: sharded filter %q exists with %s %s, not %s", bloom.ErrIncompatible, name, fields[i], got, fields[i+1])
+		}
+	}
+	return openShards(ctx, rdb, name, shards, capacity, errorRate, probe.Seed(), func(ctx context.Context, shard string) (*Filter, error) {
+		return New(ctx, rdb, shard, per, errorRate, bloom.Seed(probe.Seed()))
+	})
+}
+
+// OpenSharded returns the existing sharded filter called name in rdb. It
+// returns ErrNotFound if it does not exist (or one of its shards does not),
+// ErrFormat for keys of another kind, and Open's errors for a shard.
+func OpenSharded(ctx context.Context, rdb redis.UniversalClient, name string) (*ShardedFilter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	res, err := rdb.HGetAll(ctx, shardedMetaKey(name)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisbloom: sharded filter %q: %w", name, err)
+	}
+	if len(res) == 0 {
+		return nil, fmt.Errorf("%w: sharded filter %q", ErrNotFound, name)
+	}
+	reply := make([]any, 0, 2*len(res))
+	for k, v := range res {
+		reply = append(reply, k, v)
+	}
+	meta, err := parseShardedMeta(name, reply)
+	if err != nil {
+		return nil, err
+	}
+	shards, err1 := strconv.Atoi(meta["shards"])
+	capacity, err2 := strconv.ParseUint(meta["capacity"], 10, 64)
+	errorRate, err3 := strconv.ParseFloat(meta["error_rate"], 64)
+	seed, err4 := strconv.ParseUint(meta["seed"], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || shards < 1 || shards > MaxShards {
+		return nil, fmt.Errorf("%w: sharded filter %q: invalid metadata %v", ErrCorrupt, name, meta)
+	}
+	return openShards(ctx, rdb, name, shards, capacity, errorRate, uint32(seed), func(ctx context.Context, shard string) (*Filter, error) {
+		return Open(ctx, rdb, shard)
+	})
+}
+
+// openShards opens (or creates) the shards concurrently.
+func openShards(ctx context.Context, rdb redis.UniversalClient, name string, shards int, capacity uint64, errorRate float64, seed uint32,
+	open func(context.Context, string) (*Filter, error)) (*ShardedFilter, error) {
+	s := &ShardedFilter{rdb: rdb, name: name, shards: make([]*Filter, shards), seed: seed, capacity: capacity, errorRate: errorRate}
+	errs := make([]error, shards)
+	var wg sync.WaitGroup
+	for i := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.shards[i], errs[i] = open(ctx, shardName(name, i, shards))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func shardedMetaKey(name string) string { return "{" + name + "}:sharded" }
+
+// parseShardedMeta checks the format of a sharded filter's top metadata
+// (field, value, ...).
+func parseShardedMeta(name string, reply []any) (map[string]string, error) {
+	meta := make(map[string]string, len(reply)/2)
+	for i := 0; i+1 < len(reply); i += 2 {
+		k, ok1 := reply[i].(string)
+		v, ok2 := reply[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%w: %q: malformed metadata", ErrFormat, name)
+		}
+		meta[k] = v
+	}
+	if meta["format"] != shardedFormatName {
+		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, meta["format"], shardedFormatName)
+	}
+	return meta, nil
+}
+
+// shardName returns the name of shard i of S: name/i/c with the first c
+// whose keys' hash slot is in the i-th of S equal ranges of slots.
+func shardName(name string, i, S int) string {
+	lo, hi := i*clusterSlots/S, (i+1)*clusterSlots/S
+	for c := 0; ; c++ {
+		shard := name + "/" + strconv.Itoa(i) + "/" + strconv.Itoa(c)
+		if slot := int(crc16([]byte(shard)) % clusterSlots); slot >= lo && slot < hi {
+			return shard
+		}
+	}
+}
+
+// crc16 is the CRC-16/XMODEM of b (polynomial 0x1021, initial 0), which
+// Redis Cluster takes modulo 16384 as a key's hash slot (Redis Cluster
+// specification, "Key distribution model"). Of a shard's keys
+// {name/i/c}:meta and :bits it hashes the tag name/i/c.
+func crc16(b []byte) uint16 {
+	var crc uint16
+	for _, c := range b {
+		crc ^= uint16(c) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// Shard returns the index of the shard that holds key, in [0, Shards()).
+func (s *ShardedFilter) Shard(key []byte) int {
+	var loc [1]uint64
+	return int(bloom.AppendLocations(loc[:0], key, uint64(len(s.shards)), 1, s.seed+shardSeedOffset)[0])
+}
+
+// Shards returns the filters of the shards, in order. Each is a Filter of its
+// own: its Export, for one, returns that shard's bits.
+func (s *ShardedFilter) Shards() []*Filter { return append([]*Filter(nil), s.shards...) }
+
+// Name returns the name the filter was created with.
+func (s *ShardedFilter) Name() string { return s.name }
+
+// Capacity returns the number of keys the filter was sized for, in all.
+func (s *ShardedFilter) Capacity() uint64 { return s.capacity }
+
+// ErrorRate returns the target false-positive rate at Capacity keys.
+func (s *ShardedFilter) ErrorRate() float64 { return s.errorRate }
+
+// Bits returns the size of all shards together, in bits.
+func (s *ShardedFilter) Bits() uint64 {
+	var m uint64
+	for _, f := range s.shards {
+		m += f.Bits()
+	}
+	return m
+}
+
+// Add inserts key into its shard (see Filter.Add).
+func (s *ShardedFilter) Add(ctx context.Context, key []byte) error {
+	return s.shards[s.Shard(key)].Add(ctx, key)
+}
+
+// Test reports whether key may be in the filter (see Filter.Test).
+func (s *ShardedFilter) Test(ctx context.Context, key []byte) (bool, error) {
+	return s.shards[s.Shard(key)].Test(ctx, key)
+}
+
+// TestAndAdd inserts key and reports whether it was probably present before
+// (see Filter.TestAndAdd).
+func (s *ShardedFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
+	return s.shards[s.Shard(key)].TestAndAdd(ctx, key)
+}
+
+// AddMany inserts every key of keys (see Filter.AddMany); the shards' groups
+// are sent concurrently. Keys of one shard are added in their order; each
+// shard's group is atomic per script call, not the batch as a whole.
+func (s *ShardedFilter) AddMany(ctx context.Context, keys [][]byte) error {
+	_, err := s.many(ctx, keys, func(f *Filter, ctx context.Context, keys [][]byte) ([]bool, error) {
+		return nil, f.AddMany(ctx, keys)
+	})
+	return err
+}
+
+// TestMany reports whether each key of keys may be in the filter (see
+// Filter.TestMany).
+func (s *ShardedFilter) TestMany(ctx context.Context, keys [][]byte) ([]bool, error) {
+	return s.many(ctx, keys, (*Filter).TestMany)
+}
+
+// TestAndAddMany inserts every key of keys and reports for each whether it
+// was probably present before, as TestAndAdd one by one would (see
+// Filter.TestAndAddMany).
+func (s *ShardedFilter) TestAndAddMany(ctx context.Context, keys [][]byte) ([]bool, error) {
+	return s.many(ctx, keys, (*Filter).TestAndAddMany)
+}
+
+// many groups keys by shard, runs op on every group concurrently and puts the
+// answers back in the order of keys.
+func (s *ShardedFilter) many(ctx context.Context, keys [][]byte, op func(*Filter, context.Context, [][]byte) ([]bool, error)) ([]bool, error) {
+	if s.rdb == nil {
+		return nil, errZeroSharded
+	}
+	groups := make([][][]byte, len(s.shards))
+	index := make([][]int, len(s.shards))
+	for i, key := range keys {
+		j := s.Shard(key)
+		groups[j] = append(groups[j], key)
+		index[j] = append(index[j], i)
+	}
+	out := make([]bool, len(keys))
+	errs := make([]error, len(s.shards))
+	var wg sync.WaitGroup
+	for j, group := range groups {
+		if len(group) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := op(s.shards[j], ctx, group)
+			if err != nil {
+				errs[j] = err
+				return
+			}
+			for x, i := range index[j] {
+				if r != nil {
+					out[i] = r[x]
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+var errZeroSharded = fmt.Errorf("redisbloom: use of a zero ShardedFilter (create one with NewSharded or OpenSharded)")
+
+// Count returns the keys added, summed over the shards (see Filter.Count).
+func (s *ShardedFilter) Count(ctx context.Context) (uint64, error) {
+	var total uint64
+	for _, f := range s.shards {
+		n, err := f.Count(ctx)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// Export returns an in-memory copy of every shard, in order (see
+// Filter.Export): shard i's answers for the keys for which Shard returns i.
+func (s *ShardedFilter) Export(ctx context.Context) ([]*bloom.BloomFilter, error) {
+	out := make([]*bloom.BloomFilter, len(s.shards))
+	for i, f := range s.shards {
+		g, err := f.Export(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+// Import replaces every shard with the corresponding filter of src (see
+// Filter.Import), shard by shard: not atomic as a whole. src must have one
+// filter per shard, with its bits, hashes and seed.
+func (s *ShardedFilter) Import(ctx context.Context, src []*bloom.BloomFilter) error {
+	if len(src) != len(s.shards) {
+		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, s.name, len(s.shards), len(src))
+	}
+	for i, f := range s.shards {
+		if err := f.Import(ctx, src[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes every shard and the top metadata.
+func (s *ShardedFilter) Delete(ctx context.Context) error {
+	for _, f := range s.shards {
+		if err := f.Delete(ctx); err != nil {
+			return err
+		}
+	}
+	return s.rdb.Del(ctx, shardedMetaKey(s.name)).Err()
+}
+
+// shardedCreateScript writes the top metadata (ARGV: field, value, ...)
+// unless it exists, and returns what the key holds then.
+var shardedCreateScript = redis.NewScript(`#!lua
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV))
+end
+return redis.call('HGETALL', KEYS[1])
+`)
