@@ -84,6 +84,7 @@ type settings struct {
 	scale      float64 // growth scale factor
 	tightening float64 // 0 unless Tightening was given
 	concurrent bool    // Concurrent was given
+	blocked    bool    // Blocked was given
 }
 
 func newSettings(opts []Option) (settings, error) {
@@ -181,6 +182,10 @@ type BloomFilter struct {
 	count uint64         // Adds that set at least one new bit; 0 if conc != nil
 	conc  *concurrency   // nil unless the filter is concurrent
 
+	// blocked is set for the blocked layout (see Blocked): m is a multiple
+	// of BlockBits and words starts a cache line.
+	blocked bool
+
 	capacity  uint64  // keys the filter was sized for
 	errorRate float64 // target false-positive rate at capacity
 }
@@ -205,7 +210,11 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 	if err := s.plainOnly(); err != nil {
 		return nil, err
 	}
-	m, k, err := Size(capacity, errorRate)
+	size := Size
+	if s.blocked {
+		size = BlockedSize
+	}
+	m, k, err := size(capacity, errorRate)
 	if err != nil {
 		return nil, err
 	}
@@ -231,11 +240,18 @@ func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error)
 	if err := checkSize(bits, hashes); err != nil {
 		return nil, err
 	}
+	if s.blocked && bits%BlockBits != 0 {
+		return nil, paramError("bits must be a multiple of %d with Blocked, got %d", BlockBits, bits)
+	}
 	capacity := max(uint64(math.Round(float64(bits)*math.Ln2/float64(hashes))), 1)
+	fpr := FalsePositiveRate
+	if s.blocked {
+		fpr = BlockedFalsePositiveRate
+	}
 	// A filter of a few bits and many hash functions (1 bit and 38 or more)
 	// has a rate that rounds to 1, which the format, and so decoding its
 	// own encoding, refuses: keep it in (0, 1).
-	rate := min(max(FalsePositiveRate(bits, hashes, capacity), math.SmallestNonzeroFloat64), maxRate)
+	rate := min(max(fpr(bits, hashes, capacity), math.SmallestNonzeroFloat64), maxRate)
 	return newFilter(bits, hashes, capacity, rate, s)
 }
 
@@ -264,7 +280,7 @@ func (s *settings) plainOnly() error {
 
 // newFilter is the one path that allocates a filter; m and k are valid.
 func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings) (*BloomFilter, error) {
-	set := bitset.New(uint(m))
+	set := newSet(m, s.blocked)
 	f := &BloomFilter{
 		m:         m,
 		k:         k,
@@ -273,6 +289,7 @@ func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings)
 		words:     set.Words()[:(m+63)/64],
 		capacity:  capacity,
 		errorRate: errorRate,
+		blocked:   s.blocked,
 	}
 	if s.concurrent {
 		f.makeConcurrent(new(lockTable))
@@ -439,6 +456,9 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 	if f.k == 0 {
 		panic(errZeroValue)
 	}
+	if f.blocked {
+		return f.addBlocked(h1, h2)
+	}
 	w, m := f.words, f.m
 	var fresh uint64
 	x, y, c := h1, h2, uint64(0)
@@ -462,8 +482,11 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 // f is not concurrent: callers check, so that test stays small enough to be
 // inlined.
 func (f *BloomFilter) test(h1, h2 uint64) bool {
-	if f.k == 0 {
-		panic(errZeroValue)
+	if f.k == 0 || f.blocked {
+		if f.k == 0 {
+			panic(errZeroValue)
+		}
+		return f.testBlocked(h1, h2)
 	}
 	w, m := f.words, f.m
 	x, y, c := h1, h2, uint64(0)
@@ -481,6 +504,9 @@ func (f *BloomFilter) test(h1, h2 uint64) bool {
 
 // testConcurrent is test with atomic loads.
 func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
+	if f.blocked {
+		return f.testBlockedConcurrent(h1, h2)
+	}
 	w, m := f.words, f.m
 	x, y, c := h1, h2, uint64(0)
 	for range f.k {
@@ -501,6 +527,9 @@ func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
 // and setConcurrent then finds the words in the cache: an atomic OR waits
 // for its memory before anything after it runs.
 func (f *BloomFilter) unsetConcurrent(h1, h2 uint64) (unset uint64) {
+	if f.blocked {
+		return f.unsetBlocked(h1, h2)
+	}
 	w, m := f.words, f.m
 	x, y, c := h1, h2, uint64(0)
 	for i := range f.k {
@@ -519,6 +548,9 @@ func (f *BloomFilter) unsetConcurrent(h1, h2 uint64) (unset uint64) {
 // set. It skips the OR, and so taking the cache line from other cores, for
 // bits that have been set since.
 func (f *BloomFilter) setConcurrent(h1, h2, unset uint64) (fresh bool) {
+	if f.blocked {
+		return f.setBlocked(h1, h2, unset)
+	}
 	w, m := f.words, f.m
 	var flipped uint64
 	x, y, c := h1, h2, uint64(0)
@@ -672,7 +704,7 @@ func (f *BloomFilter) FillRatio() float64 {
 // for filters built by Union and Intersection. It is math.MaxUint64 when every
 // bit is set, and O(m/64).
 func (f *BloomFilter) EstimatedCount() uint64 {
-	return estimatedCount(f.m, f.k, f.setBits())
+	return f.estimatedCountOf(f.setBits())
 }
 
 func estimatedCount(m uint64, k uint, set uint64) uint64 {
@@ -688,6 +720,9 @@ func estimatedCount(m uint64, k uint, set uint64) uint64 {
 func (f *BloomFilter) EstimatedErrorRate() float64 {
 	if f.k == 0 {
 		return 0 // a zero BloomFilter; Pow(0, 0) is 1
+	}
+	if f.blocked {
+		return f.blockedErrorRate()
 	}
 	return math.Pow(f.FillRatio(), float64(f.k))
 }
@@ -718,13 +753,13 @@ func (f *BloomFilter) Clone() *BloomFilter {
 func (f *BloomFilter) snapshot() *BloomFilter {
 	g := *f
 	if f.conc == nil {
-		g.set = f.set.Clone()
+		g.set = cloneSet(f.set, f.m, f.blocked)
 		g.words = g.set.Words()[:len(f.words)]
 		return &g
 	}
 	count := f.conc.load() // before the bits: see sharedCount
 	g.conc = nil
-	g.set = bitset.New(uint(f.m))
+	g.set = newSet(f.m, f.blocked)
 	g.words = g.set.Words()[:len(f.words)]
 	var set int
 	for i := range g.words {
@@ -755,7 +790,7 @@ func (f *BloomFilter) Equal(other *BloomFilter) bool {
 	if f == nil || other == nil {
 		return f == other
 	}
-	if f.m != other.m || f.k != other.k || f.seed != other.seed || f.Count() != other.Count() ||
+	if f.m != other.m || f.k != other.k || f.seed != other.seed || f.blocked != other.blocked || f.Count() != other.Count() ||
 		f.capacity != other.capacity || math.Float64bits(f.errorRate) != math.Float64bits(other.errorRate) {
 		return false
 	}
@@ -787,6 +822,8 @@ func (f *BloomFilter) compatible(other *BloomFilter) error {
 		return fmt.Errorf("%w: %d hashes vs %d hashes", ErrIncompatible, f.k, other.k)
 	case f.seed != other.seed:
 		return fmt.Errorf("%w: seed %#x vs seed %#x", ErrIncompatible, f.seed, other.seed)
+	case f.blocked != other.blocked:
+		return fmt.Errorf("%w: blocked vs classic layout", ErrIncompatible)
 	}
 	return nil
 }
@@ -822,7 +859,7 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 	g.words = g.set.Words()[:len(f.words)]
 	set := g.setBits()
 	// Count never exceeds the number of set bits, an invariant decoders check.
-	g.count = min(estimatedCount(g.m, g.k, set), set)
+	g.count = min(g.estimatedCountOf(set), set)
 	if f.conc != nil {
 		g.makeConcurrent(f.conc.newLocks())
 	}
@@ -874,9 +911,13 @@ func (f *BloomFilter) EncodedSize() int {
 }
 
 func (f *BloomFilter) appendHeader(b []byte) []byte {
+	version, layout := uint16(formatVersion), uint16(0)
+	if f.blocked {
+		version, layout = blockedVersion, layoutBlocked
+	}
 	b = append(b, magic...)
-	b = binary.LittleEndian.AppendUint16(b, formatVersion)
-	b = binary.LittleEndian.AppendUint16(b, 0)
+	b = binary.LittleEndian.AppendUint16(b, version)
+	b = binary.LittleEndian.AppendUint16(b, layout)
 	b = binary.LittleEndian.AppendUint32(b, f.seed)
 	b = binary.LittleEndian.AppendUint32(b, uint32(f.k))
 	b = binary.LittleEndian.AppendUint64(b, f.m)
@@ -914,6 +955,7 @@ type header struct {
 	capacity  uint64
 	errorRate float64
 	count     uint64
+	blocked   bool // format version 2, layout 1
 }
 
 func (h *header) words() uint64 { return (h.m + 63) / 64 }
@@ -924,10 +966,14 @@ func parseHeader(b []byte) (header, error) {
 	if string(b[0:4]) != magic {
 		return h, corrupt("bad magic %q", b[0:4])
 	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v != formatVersion {
-		return h, corrupt("unsupported format version %d (want %d)", v, formatVersion)
-	}
-	if fl := binary.LittleEndian.Uint16(b[6:]); fl != 0 {
+	switch v, fl := binary.LittleEndian.Uint16(b[4:]), binary.LittleEndian.Uint16(b[6:]); {
+	case v == blockedVersion && fl == layoutBlocked:
+		h.blocked = true
+	case v == blockedVersion:
+		return h, corrupt("unknown layout %#x", fl)
+	case v != formatVersion:
+		return h, corrupt("unsupported format version %d (want %d or %d)", v, formatVersion, blockedVersion)
+	case fl != 0:
 		return h, corrupt("unknown flags %#x", fl)
 	}
 	h.seed = binary.LittleEndian.Uint32(b[8:])
@@ -942,6 +988,9 @@ func parseHeader(b []byte) (header, error) {
 	h.k = uint(k)
 	if err := checkSize(h.m, h.k); err != nil {
 		return h, corrupt("size %d bits not in [1, %d]", h.m, MaxBits)
+	}
+	if h.blocked && h.m%BlockBits != 0 {
+		return h, corrupt("blocked size %d bits not a multiple of %d", h.m, BlockBits)
 	}
 	if h.capacity == 0 {
 		return h, corrupt("capacity 0")
@@ -961,13 +1010,16 @@ func (h *header) build(words []uint64) (*BloomFilter, error) {
 	if r := h.m % 64; r != 0 && words[len(words)-1]>>r != 0 {
 		return nil, corrupt("bits set beyond the filter size")
 	}
+	if h.blocked && !isAligned(words) {
+		words = append(alignedWords(uint64(len(words)))[:0], words...)
+	}
 	set := bitset.FromWithLength(uint(h.m), words)
 	if c := uint64(set.Count()); h.count > c {
 		return nil, corrupt("count %d exceeds the %d set bits", h.count, c)
 	}
 	return &BloomFilter{
 		m: h.m, k: h.k, seed: h.seed, set: set, words: words, count: h.count,
-		capacity: h.capacity, errorRate: h.errorRate,
+		capacity: h.capacity, errorRate: h.errorRate, blocked: h.blocked,
 	}, nil
 }
 

@@ -297,6 +297,7 @@ func TestZeroValue(t *testing.T) {
 		"Clone":              panics(func() { f.Clone() }),
 		"Bits":               returns(func() string { return zeroIs(f.Bits()) }),
 		"Hashes":             returns(func() string { return zeroIs(f.Hashes()) }),
+		"Blocked":            returns(func() string { return zeroIs(f.Blocked()) }),
 		"Seed":               returns(func() string { return zeroIs(f.Seed()) }),
 		"Capacity":           returns(func() string { return zeroIs(f.Capacity()) }),
 		"ErrorRate":          returns(func() string { return zeroIs(f.ErrorRate()) }),

@@ -1139,6 +1139,7 @@ func TestScalableZeroValue(t *testing.T) {
 		"ErrorRate":          returns(func() string { return zeroIs(s.ErrorRate()) }),
 		"InitialCapacity":    returns(func() string { return zeroIs(s.InitialCapacity()) }),
 		"Seed":               returns(func() string { return zeroIs(s.Seed()) }),
+		"Blocked":            returns(func() string { return zeroIs(s.Blocked()) }),
 		"EstimatedErrorRate": returns(func() string { return zeroIs(s.EstimatedErrorRate()) }),
 		"Bits":               returns(func() string { return zeroIs(s.Bits()) }),
 		"NumFilters":         returns(func() string { return zeroIs(s.NumFilters()) }),
