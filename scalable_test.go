@@ -433,6 +433,12 @@ func scalableSeeds(f *testing.F) {
 	f.Add(enc, []byte(nil))
 	one, _ := mustScalable(f, 3, 0.3, Linear(1)).MarshalBinary()
 	f.Add(one, []byte(nil))
+	b := mustScalable(f, 10, 0.1, Blocked())
+	for i := range 50 {
+		b.AddString(fmt.Sprint(i))
+	}
+	blocked, _ := b.MarshalBinary()
+	f.Add(blocked, []byte(nil))
 	// The hostile input, from a valid encoding by two edits: scale
 	// 2.5e11, saturated.
 	hostile, _ := mustScalable(f, 1, 0.5, Exponential(2), Tightening(0.5)).MarshalBinary()

@@ -476,7 +476,7 @@ type inBlockTable struct {
 	rates []float64              // rates[j] = p_in(j)
 	dist  [BlockBits + 1]float64 // P(X = x) after len(rates)-1 keys
 	pow   [BlockBits + 1]float64 // C(x, k)/C(512, k)
-	full  bool                   // rates[len-1] rounds to 1, and so do all later ones
+	full  bool                   // P(X < 512) < 2^-60: the later rates round to 1
 }
 
 // at returns p_in(j), extending t as needed; the caller holds the lock.
@@ -492,12 +492,15 @@ func (t *inBlockTable) at(j uint64) float64 {
 			}
 			t.dist[0] = 0
 		}
-		var r float64
+		var r, notFull float64
 		for x := range t.dist {
 			r += t.dist[x] * t.pow[x]
 		}
+		for x := range BlockBits {
+			notFull += t.dist[x]
+		}
 		t.rates = append(t.rates, r)
-		t.full = 1-r < 0x1p-60
+		t.full = notFull < 0x1p-60
 	}
 	if j >= uint64(len(t.rates)) {
 		return 1
