@@ -593,10 +593,13 @@ func TestBlockedScalableDecodeRejectsMixedLayouts(t *testing.T) {
 	s := mustScalable(t, 100, 0.01, Blocked())
 	enc, _ := s.MarshalBinary()
 	for name, damage := range map[string]func(b []byte){
-		"version 1":        func(b []byte) { b[4], b[13] = 1, 0 },
-		"layout 0":         func(b []byte) { b[13] = 0 },
-		"layout 2":         func(b []byte) { b[13] = 2 },
-		"classic sub":      func(b []byte) { b[scalableHeaderSize+4], b[scalableHeaderSize+6] = 1, 0; reseal(b[scalableHeaderSize : len(b)-crcSize]) },
+		"version 1": func(b []byte) { b[4], b[13] = 1, 0 },
+		"layout 0":  func(b []byte) { b[13] = 0 },
+		"layout 2":  func(b []byte) { b[13] = 2 },
+		"classic sub": func(b []byte) {
+			b[scalableHeaderSize+4], b[scalableHeaderSize+6] = 1, 0
+			reseal(b[scalableHeaderSize : len(b)-crcSize])
+		},
 		"reserved byte 14": func(b []byte) { b[14] = 1 },
 	} {
 		b := bytes.Clone(enc)
