@@ -109,10 +109,8 @@ func blockOf(h1, blocks uint64) uint64 {
 // has h2 as its second half, as a mask of the block's 8 words: candidates
 // are the 9-bit fields of h2, then of splitmix(h2 + i*golden) for i = 1, 2,
 // ..., seven per word from the low bits up, and a candidate already taken is
-// skipped. AppendBlockedLocations documents the same sequence.
-//
-// Building the mask needs no memory, so it overlaps the cache miss of the
-// block; the test is then eight word compares within one cache line.
+// skipped. AppendBlockedLocations documents the same sequence; testBlocked
+// writes it out again, to stop at the first clear bit.
 func blockMask(h2 uint64, k uint) (m [8]uint64) {
 	w, seed, left := h2, h2, 7
 	for n := uint(0); n < k; {
@@ -120,12 +118,12 @@ func blockMask(h2 uint64, k uint) (m [8]uint64) {
 			seed += golden
 			w, left = splitmix(seed), 7
 		}
-		p := w & (BlockBits - 1)
+		p := w
 		w >>= 9
 		left--
-		bit := uint64(1) << (p & 63)
-		if m[p>>6]&bit == 0 {
-			m[p>>6] |= bit
+		i, bit := p>>6&7, uint64(1)<<(p&63)
+		if m[i]&bit == 0 {
+			m[i] |= bit
 			n++
 		}
 	}
@@ -183,27 +181,50 @@ func (f *BloomFilter) block(b uint64) *[8]uint64 {
 func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 	blk := f.block(blockOf(h1, f.m/BlockBits))
 	m := blockMask(h2, f.k)
-	var fresh uint64
-	for i := range blk {
-		fresh |= m[i] &^ blk[i]
-		blk[i] |= m[i]
-	}
+	fresh := m[0]&^blk[0] | m[1]&^blk[1] | m[2]&^blk[2] | m[3]&^blk[3] |
+		m[4]&^blk[4] | m[5]&^blk[5] | m[6]&^blk[6] | m[7]&^blk[7]
 	if fresh == 0 {
 		return true
 	}
+	blk[0] |= m[0]
+	blk[1] |= m[1]
+	blk[2] |= m[2]
+	blk[3] |= m[3]
+	blk[4] |= m[4]
+	blk[5] |= m[5]
+	blk[6] |= m[6]
+	blk[7] |= m[7]
 	f.count++
 	return false
 }
 
-// testBlocked is test for a blocked filter that is not concurrent.
+// testBlocked is test for a blocked filter that is not concurrent. It tests
+// the positions of blockMask one by one and stops at the first clear bit,
+// which for an absent key is usually the first or second: a candidate
+// repeated is skipped as blockMask skips it, so that k distinct positions
+// are tested.
 func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 	blk := f.block(blockOf(h1, f.m/BlockBits))
-	m := blockMask(h2, f.k)
-	var miss uint64
-	for i := range blk {
-		miss |= m[i] &^ blk[i]
+	var seen [8]uint64
+	w, seed, left := h2, h2, 7
+	for n := uint(0); n < f.k; {
+		if left == 0 {
+			seed += golden
+			w, left = splitmix(seed), 7
+		}
+		p := w
+		w >>= 9
+		left--
+		i, bit := p>>6&7, uint64(1)<<(p&63)
+		if blk[i]&bit == 0 {
+			return false
+		}
+		if seen[i]&bit == 0 {
+			seen[i] |= bit
+			n++
+		}
 	}
-	return miss == 0
+	return true
 }
 
 // testBlockedConcurrent is testBlocked with atomic loads.
