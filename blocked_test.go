@@ -680,3 +680,69 @@ func BenchmarkBlocked(b *testing.B) {
 		}
 	}
 }
+
+// TestBlockedWordsTextRead covers what the filter gained beside the layout:
+// Header and FromWords, Merge, the text encoding, and Read, ReadScalable and
+// ReadAny with the Blocked option.
+func TestBlockedWordsTextRead(t *testing.T) {
+	f := mustNew(t, 5000, 0.01, Blocked(), Seed(9))
+	buf := make([]byte, 16)
+	for i := range uint64(3000) {
+		f.Add(keyOf(buf, 0, i))
+	}
+	h := f.Header()
+	if !h.Blocked {
+		t.Error("Header of a blocked filter is not Blocked")
+	}
+	g, err := FromWords(h, f.AppendWords(nil))
+	if err != nil || !g.Equal(f) || !isAligned(g.words) {
+		t.Errorf("FromWords: %v", err)
+	}
+	if _, err := FromWords(mustNew(t, 5000, 0.01).Header(), make([]uint64, 0), Blocked()); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("FromWords of a classic header with Blocked: %v", err)
+	}
+	bad := h
+	bad.Bits += 64
+	if _, err := FromWords(bad, make([]uint64, bad.Bits/64)); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("FromWords of a blocked header with Bits not a multiple of 512: %v", err)
+	}
+	other := mustNew(t, 5000, 0.01, Blocked(), Seed(9))
+	other.AddString("other")
+	u, _ := f.Union(other)
+	if err := other.Merge(f); err != nil || !other.Equal(u) {
+		t.Errorf("Merge: %v, or differs from Union", err)
+	}
+	if err := other.Merge(mustNew(t, 5000, 0.01, Seed(9))); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("Merge of a classic filter into a blocked one: %v", err)
+	}
+	text, err := f.MarshalText()
+	var d BloomFilter
+	if err != nil || d.UnmarshalText(text) != nil || !d.Equal(f) {
+		t.Errorf("text round trip: %v", err)
+	}
+	enc, _ := f.MarshalBinary()
+	if r, err := Read(bytes.NewReader(enc), Blocked()); err != nil || !r.Equal(f) {
+		t.Errorf("Read with Blocked: %v", err)
+	}
+	classic, _ := mustNew(t, 10, 0.1).MarshalBinary()
+	if _, err := Read(bytes.NewReader(classic), Blocked()); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("Read of a classic filter with Blocked: %v", err)
+	}
+	s := mustScalable(t, 100, 0.01, Blocked())
+	for i := range uint64(1000) {
+		s.Add(keyOf(buf, 0, i))
+	}
+	senc, _ := s.MarshalBinary()
+	if a, err := ReadAny(bytes.NewReader(senc), Blocked()); err != nil || !a.(*ScalableBloomFilter).Equal(s) {
+		t.Errorf("ReadAny with Blocked: %v", err)
+	}
+	sclassic, _ := mustScalable(t, 100, 0.01).MarshalBinary()
+	if _, err := ReadScalable(bytes.NewReader(sclassic), Blocked()); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("ReadScalable of a classic filter with Blocked: %v", err)
+	}
+	stext, _ := s.MarshalText()
+	var sd ScalableBloomFilter
+	if err := sd.UnmarshalText(stext); err != nil || !sd.Equal(s) {
+		t.Errorf("scalable text round trip: %v", err)
+	}
+}

@@ -1,16 +1,3 @@
-// Package bloom implements Bloom filters: compact sets that answer "definitely
-// absent" or "probably present", with no false negatives and a false-positive
-// rate that is chosen up front and that holds.
-//
-// BloomFilter is a fixed-size filter sized from a capacity (keys) and a target
-// error rate. ScalableBloomFilter grows without limit while keeping its overall
-// error rate under its target.
-//
-// Keys are hashed once with 128-bit murmur3 (seeded by the filter's seed); the
-// k bit positions are derived from the two 64-bit halves by enhanced double
-// hashing, each mixed by an xorshift-multiply and mapped onto [0, m) with a
-// multiply-shift. AppendLocations exposes exactly those positions so that
-// other stores (see the redisbloom module) can share a filter bit for bit.
 package bloom
 
 import (
@@ -80,6 +67,7 @@ type Option struct {
 // settings collects what the options chose.
 type settings struct {
 	seed       uint32
+	seedSet    bool    // Seed was given
 	growth     growth  // growthNone unless Linear or Exponential was given
 	scale      float64 // growth scale factor
 	tightening float64 // 0 unless Tightening was given
@@ -109,19 +97,22 @@ func newSettings(opts []Option) (settings, error) {
 // filter, defends against such adversaries.
 func Seed(seed uint32) Option {
 	return Option{func(s *settings) error {
-		s.seed = seed
+		s.seed, s.seedSet = seed, true
 		return nil
 	}}
 }
 
 // Concurrent makes a BloomFilter or ScalableBloomFilter safe for Add, Test and
 // TestAndAdd (and their String forms) from any number of goroutines at once,
-// without a global lock. A concurrent filter carries a 64 KiB table of locks;
-// a filter made without the option pays one predictable branch per call.
+// without a global lock. A concurrent BloomFilter carries a table of locks
+// of about 1/8 of its size, at least 1 KiB (16 locks) and at most 64 KiB
+// (1024 locks, from 512 KiB filters up); a concurrent ScalableBloomFilter,
+// which grows, 64 KiB. A filter made without the option pays one
+// predictable branch per call.
 //
 // Test takes no lock: it reads the bits with atomic loads. Add and TestAndAdd
 // first test the key the same way, so a key that is already present costs no
-// lock and no write. Otherwise they take one of 1024 mutexes, chosen by the
+// lock and no write. Otherwise they take one of the mutexes, chosen by the
 // key's hash, and set the bits with atomic ORs. Goroutines adding different
 // keys rarely share a mutex; goroutines adding the same key take turns, so
 // TestAndAdd reports a new key absent to exactly one of them and Count is
@@ -135,7 +126,8 @@ func Seed(seed uint32) Option {
 // The type docs of BloomFilter and ScalableBloomFilter say which other methods
 // are safe during concurrent writes. A filter keeps its mode when cloned,
 // combined or decoded into: decoding into a filter made with Concurrent gives
-// a concurrent filter, decoding into a zero value a plain one. The mode is not
+// a concurrent filter, decoding into a zero value a plain one. Read,
+// ReadScalable, ReadAny and FromWords take the option too. The mode is not
 // part of the binary format or of Equal.
 func Concurrent() Option {
 	return Option{func(s *settings) error {
@@ -153,26 +145,28 @@ func Concurrent() Option {
 // decode one with UnmarshalBinary or ReadFrom. Add, Test, TestAndAdd (and
 // their String forms) and Clone panic on a zero BloomFilter, with a message
 // that says so: it never answers "present" for every key. AppendBinary,
-// MarshalBinary and WriteTo return an error, and Union and Intersection one
-// wrapping ErrIncompatible. The accessors and estimates (Bits, Hashes, Seed,
-// Capacity, ErrorRate, Count, FillRatio, EstimatedCount, EstimatedErrorRate,
-// EncodedSize) return 0 and IsFull false; Clear does nothing; Equal reports
-// whether the other filter is zero too.
+// MarshalBinary, AppendText, MarshalText and WriteTo return an error, and
+// Union, Intersection and Merge one wrapping ErrIncompatible. The accessors
+// and estimates (Bits, Hashes, Seed, Capacity, ErrorRate, Count, FillRatio,
+// EstimatedCount, EstimatedErrorRate, EncodedSize, Header) return 0 and
+// IsFull false; AppendWords appends nothing; Clear does nothing; Equal
+// reports whether the other filter is zero too.
 //
 // Without the Concurrent option a BloomFilter is not safe for concurrent use:
-// calls that may modify it (Add, TestAndAdd, Clear, UnmarshalBinary, ReadFrom)
-// must not run concurrently with any other call. Concurrent Test calls are
-// safe.
+// calls that may modify it (Add, TestAndAdd, Merge, Clear, UnmarshalBinary,
+// UnmarshalText, ReadFrom) must not run concurrently with any other call.
+// Concurrent Test calls are safe.
 //
 // With Concurrent, Add, TestAndAdd and Test may run from any number of
 // goroutines at once, and so may the methods that only read the filter:
 // Count, IsFull, FillRatio, EstimatedCount, EstimatedErrorRate, Clone, Equal,
-// Union, Intersection, EncodedSize, AppendBinary, MarshalBinary and WriteTo.
+// Union, Intersection, EncodedSize, AppendBinary, MarshalBinary, AppendText,
+// MarshalText, WriteTo, Header and AppendWords; so may Merge into f.
 // While writes go on, those see the filter as it is at no single instant: all
 // keys added before they started and perhaps some added meanwhile. A copy or
 // encoding made then is valid and has no false negatives for the keys added
-// before it started. Clear, UnmarshalBinary and ReadFrom must still not run
-// concurrently with any other call.
+// before it started. Clear, UnmarshalBinary, UnmarshalText and ReadFrom must
+// still not run concurrently with any other call.
 type BloomFilter struct {
 	m     uint64         // number of bits
 	k     uint           // number of hash functions
@@ -292,7 +286,7 @@ func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings)
 		blocked:   s.blocked,
 	}
 	if s.concurrent {
-		f.makeConcurrent(new(lockTable))
+		f.makeConcurrent(newLockTable(len(f.words)))
 	}
 	return f, nil
 }
@@ -318,8 +312,8 @@ func (c *concurrency) load() uint64 {
 		return c.count.Load()
 	}
 	var n uint64
-	for i := range c.locks {
-		n += c.locks[i].count.Load()
+	for i := range c.locks.stripes {
+		n += c.locks.stripes[i].count.Load()
 	}
 	return n
 }
@@ -331,17 +325,49 @@ func (c *concurrency) store(n uint64) {
 		c.reserved.Store(n)
 		return
 	}
-	for i := range c.locks {
-		c.locks[i].count.Store(0)
+	for i := range c.locks.stripes {
+		c.locks.stripes[i].count.Store(0)
 	}
-	c.locks[0].count.Store(n)
+	c.locks.stripes[0].count.Store(n)
 }
 
-// lockBits is log2 of the number of locks in a lockTable.
-const lockBits = 10
+// The number of stripes in a lockTable is a power of two between
+// minStripes and maxStripes, about one per stripeWords words of the filter:
+// the locks take about 1/8 of the filter's memory, at least 1 KiB and at
+// most 64 KiB (from 512 KiB filters up). A lock is held while a new key sets
+// its k bits, so two writers only wait for each other when they add keys of
+// the same stripe at the same moment: 16 stripes keep that rare for the few
+// writers a small filter sees, and large filters, whose writes miss the
+// caches and hold a lock longer, get the 1024 that every filter had before.
+const (
+	minStripes  = 16
+	maxStripes  = 1024
+	stripeWords = 64
+)
 
 // lockTable is the striped locks of a concurrent filter.
-type lockTable [1 << lockBits]stripe
+type lockTable struct {
+	stripes []stripe // len is a power of two
+	shift   uint     // 64 - log2(len(stripes))
+}
+
+// newLockTable returns the locks for a filter of the given number of
+// 64-bit words; a ScalableBloomFilter, which grows, passes maxStripes *
+// stripeWords.
+func newLockTable(words int) *lockTable {
+	n := stripesFor(words)
+	return &lockTable{stripes: make([]stripe, n), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+}
+
+// stripesFor returns the number of stripes for a filter of the given number
+// of words.
+func stripesFor(words int) int {
+	n := minStripes
+	for n < maxStripes && n*stripeWords < words {
+		n *= 2
+	}
+	return n
+}
 
 // stripe is a lock and the keys counted under it, alone on a cache line: a
 // writer writes no memory that writers of other keys write, but for the bits.
@@ -352,7 +378,7 @@ type stripe struct {
 }
 
 // of returns the stripe of a key whose hash has h2 as its second half.
-func (t *lockTable) of(h2 uint64) *stripe { return &t[h2>>(64-lockBits)] }
+func (t *lockTable) of(h2 uint64) *stripe { return &t.stripes[h2>>t.shift] }
 
 // makeConcurrent switches f, not yet shared, to concurrent mode with the
 // given locks (nil for a sub-filter of a ScalableBloomFilter).
@@ -368,7 +394,7 @@ func (c *concurrency) newLocks() *lockTable {
 	if c.locks == nil {
 		return nil
 	}
-	return new(lockTable)
+	return &lockTable{stripes: make([]stripe, len(c.locks.stripes)), shift: c.locks.shift}
 }
 
 // word returns word i of the bits, with an atomic load if f is concurrent.
@@ -417,12 +443,13 @@ func mix(x uint64) uint64 {
 // With (h1, h2) the 128-bit murmur3 hash of key with seed, and all
 // arithmetic mod 2^64, position i is ((z_i * 0x94D049BB133111EB) * bits) >> 64
 // with z_i = x_i ^ (x_i >> 32), x_0 = h1, x_{i+1} = x_i + y_i, y_0 = h2 and
-// y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15. Every loop over positions in
-// this package (add, test, their concurrent forms, anyHolds) writes this
-// recurrence out by hand, on purpose: a shared helper measured about 8%
-// slower on Test of present keys. TestGoldenLocations, TestNoFalseNegatives
-// and TestScalableSideBySideProbing keep the copies in step.
+// y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15.
 func AppendLocations(dst []uint64, key []byte, bits uint64, hashes uint, seed uint32) []uint64 {
+	// Every loop over positions in this package (add, test, their
+	// concurrent forms, anyHolds) writes this recurrence out by hand, on
+	// purpose: a shared helper measured about 8% slower on Test of present
+	// keys. TestGoldenLocations, TestNoFalseNegatives and
+	// TestScalableSideBySideProbing keep the copies in step.
 	h1, h2 := murmur3.Sum128WithSeed(key, seed)
 	return appendPositions(dst, h1, h2, bits, hashes)
 }
@@ -653,8 +680,8 @@ func (f *BloomFilter) ErrorRate() float64 { return f.errorRate }
 // new bit: repeated keys are not counted, and a new key whose bits were all
 // set already (a false positive) is not counted either. After Union or
 // Intersection it is the EstimatedCount of the result. A Concurrent filter
-// keeps the count in 1024 parts, one per lock, so that writers share no
-// counter; Count then sums them, which takes about a microsecond.
+// keeps the count in parts, one per lock, so that writers share no counter;
+// Count then sums them, which takes up to about a microsecond.
 func (f *BloomFilter) Count() uint64 {
 	if f.conc != nil {
 		return f.conc.load()
@@ -866,28 +893,9 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 	return g, nil
 }
 
-// The binary format of a BloomFilter, version 1. All integers are
-// little-endian; the encoding of a filter is a pure function of what Equal
-// compares, so the same filter always encodes to the same bytes.
-//
-//	offset  size  field
-//	0       4     magic "BLMF"
-//	4       2     version, 1
-//	6       2     flags, 0 (decoders reject any other value)
-//	8       4     seed (murmur3)
-//	12      4     k, hash functions, in [1, MaxHashes]
-//	16      8     m, bits, in [1, MaxBits]
-//	24      8     capacity, keys, at least 1
-//	32      8     error rate, IEEE 754 float64 bits, in (0, 1)
-//	40      8     count, at most the number of set bits
-//	48      8*W   the bits as W = ceil(m/64) 64-bit words: bit i is bit i%64
-//	              of word i/64; bits at m and above are 0
-//	48+8*W  4     CRC-32C (Castagnoli) of every byte before it
-//
-// Bit positions are those of AppendLocations. Decoders accept exactly this
-// layout: a wrong magic, version, flags, size, padding bit, count, trailing
-// byte or checksum is an error wrapping ErrCorrupt, and a short input is
-// io.ErrUnexpectedEOF.
+// The binary format of a BloomFilter, version 1, is written out in the
+// package doc (doc.go), where go doc shows it: it is the compatibility
+// promise. These are its constants.
 const (
 	magic         = "BLMF"
 	formatVersion = 1
@@ -941,8 +949,8 @@ func (f *BloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 }
 
-// MarshalBinary returns the binary encoding of the filter described above
-// (encoding.BinaryMarshaler). It errors only for a zero BloomFilter.
+// MarshalBinary returns the binary encoding of the filter described in the
+// package doc (encoding.BinaryMarshaler). It errors only for a zero BloomFilter.
 func (f *BloomFilter) MarshalBinary() ([]byte, error) {
 	return f.AppendBinary(make([]byte, 0, f.EncodedSize()))
 }
@@ -1041,7 +1049,11 @@ func (f *BloomFilter) UnmarshalBinary(data []byte) error {
 // replace replaces f with the plain filter g, keeping f's mode.
 func (f *BloomFilter) replace(g *BloomFilter) {
 	if f.conc != nil {
-		g.makeConcurrent(f.conc.locks) // f's locks are free: nothing else runs
+		locks := f.conc.locks // free: nothing else runs
+		if len(locks.stripes) != stripesFor(len(g.words)) {
+			locks = newLockTable(len(g.words))
+		}
+		g.makeConcurrent(locks)
 	}
 	*f = *g
 }

@@ -336,6 +336,27 @@ func TestZeroValue(t *testing.T) {
 			n, err := f.WriteTo(&w)
 			return errIs(err, nil) + zeroIs(n) + zeroIs(w.Len())
 		}),
+		"AppendText": returns(func() string {
+			b, err := f.AppendText([]byte("x"))
+			return errIs(err, nil) + zeroIs(string(b[1:]))
+		}),
+		"MarshalText": returns(func() string {
+			_, err := f.MarshalText()
+			return errIs(err, nil)
+		}),
+		"Merge": returns(func() string {
+			return errIs(f.Merge(g), ErrIncompatible) + errIs(g.Clone().Merge(&f), ErrIncompatible)
+		}),
+		"Header":      returns(func() string { return zeroIs(f.Header()) }),
+		"AppendWords": returns(func() string { return zeroIs(len(f.AppendWords(nil))) }),
+		"UnmarshalText": returns(func() string {
+			var h BloomFilter
+			text, _ := g.MarshalText()
+			if err := h.UnmarshalText(text); err != nil || !h.Equal(g) {
+				return fmt.Sprint(err)
+			}
+			return ""
+		}),
 		// Decoding into a zero value makes it usable; run last, on a copy.
 		"UnmarshalBinary": returns(func() string {
 			var h BloomFilter

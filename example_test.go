@@ -2,8 +2,12 @@ package bloom_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log"
+	"sync"
+	"sync/atomic"
 
 	"github.com/bloomfilters/bloom"
 )
@@ -107,4 +111,161 @@ func ExampleBloomFilter_WriteTo() {
 	// Output:
 	// true true
 	// bloom: corrupt or invalid encoding: checksum mismatch
+}
+
+// A Concurrent filter is safe for Add, Test and TestAndAdd from many
+// goroutines: of those racing on one new key, exactly one hears it is new.
+func ExampleConcurrent() {
+	seen, err := bloom.New(10_000, 1e-6, bloom.Concurrent())
+	if err != nil {
+		log.Fatal(err)
+	}
+	urls := []string{"/a", "/b", "/c", "/a", "/b", "/a"}
+	var fetched atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 { // four crawlers meet the same links
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, u := range urls {
+				if !seen.TestAndAddString(u) {
+					fetched.Add(1) // only the first to see u fetches it
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println(fetched.Load(), "fetches,", seen.Count(), "keys")
+	// Output:
+	// 3 fetches, 3 keys
+}
+
+// Save a scalable filter and load it back, made concurrent with an option.
+func ExampleReadScalable() {
+	s, err := bloom.NewScalable(100, 1e-6)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := range 1000 {
+		s.AddString(fmt.Sprint("key-", i))
+	}
+	var file bytes.Buffer // an *os.File in real programs
+	if _, err := s.WriteTo(&file); err != nil {
+		log.Fatal(err)
+	}
+
+	loaded, err := bloom.ReadScalable(&file, bloom.Concurrent())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(loaded.NumFilters(), "sub-filters,", loaded.Count(), "keys")
+	fmt.Println(loaded.TestString("key-42"), loaded.Equal(s))
+
+	_, err = bloom.ReadScalable(bytes.NewReader(nil))
+	fmt.Println(err)
+	// Output:
+	// 5 sub-filters, 1000 keys
+	// true true
+	// EOF
+}
+
+// ReadAny reads either kind of filter, as its encoding says; a loop reads
+// a stream of them until io.EOF.
+func ExampleReadAny() {
+	plain, _ := bloom.New(1000, 0.01)
+	grown, _ := bloom.NewScalable(1000, 0.01)
+	var stream bytes.Buffer
+	plain.WriteTo(&stream)
+	grown.WriteTo(&stream)
+	for {
+		f, err := bloom.ReadAny(&stream)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		switch f := f.(type) {
+		case *bloom.BloomFilter:
+			fmt.Println("fixed-size,", f.Bits(), "bits")
+		case *bloom.ScalableBloomFilter:
+			fmt.Println("scalable,", f.NumFilters(), "sub-filter")
+		}
+	}
+
+	// Options that contradict the encoding are errors.
+	plain.WriteTo(&stream)
+	_, err := bloom.Read(&stream, bloom.Seed(1))
+	fmt.Println(err)
+	// Output:
+	// fixed-size, 9595 bits
+	// scalable, 1 sub-filter
+	// bloom: invalid parameter: Seed(0x1) contradicts the encoded seed 0x5bd1e995
+}
+
+// A filter in a struct survives encoding/json: it is written as a string,
+// the base64 of its binary encoding.
+func ExampleBloomFilter_MarshalText() {
+	type crawl struct {
+		Seen  *bloom.BloomFilter
+		Pages int
+	}
+	seen, _ := bloom.NewWithSize(64, 2)
+	seen.AddString("/")
+	data, err := json.Marshal(crawl{Seen: seen, Pages: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(data))
+
+	var back crawl
+	if err := json.Unmarshal(data, &back); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(back.Seen.TestString("/"), back.Seen.Equal(seen))
+	// Output:
+	// {"Seen":"QkxNRgEAAACV6dFbAgAAAEAAAAAAAAAAFgAAAAAAAAA9FrO0uRHQPwEAAAAAAAAACAAAAAAAAED7XsRS","Pages":1}
+	// true true
+}
+
+// Merge adds another filter's keys in place, without allocating.
+func ExampleBloomFilter_Merge() {
+	today, _ := bloom.New(1000, 0.01)
+	yesterday, _ := bloom.New(1000, 0.01)
+	today.AddString("alice")
+	yesterday.AddString("bob")
+	if err := today.Merge(yesterday); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(today.TestString("alice"), today.TestString("bob"), today.EstimatedCount())
+
+	other, _ := bloom.New(1000, 0.01, bloom.Seed(1))
+	fmt.Println(today.Merge(other))
+	// Output:
+	// true true 2
+	// bloom: incompatible filters: seed 0x5bd1e995 vs seed 0x1
+}
+
+// Header, AppendWords and FromWords move a filter's bits to and from a
+// store of your own, here a slice of words.
+func ExampleFromWords() {
+	f, _ := bloom.New(1000, 0.01)
+	f.AddString("stored")
+
+	h, words := f.Header(), f.AppendWords(nil) // Header first: see its doc
+	fmt.Println(h.Bits, h.Hashes, h.Count, len(words), "words")
+
+	g, err := bloom.FromWords(h, words, bloom.Concurrent())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(g.TestString("stored"), g.Equal(f))
+
+	h.Count = 100 // more keys than set bits: refused
+	_, err = bloom.FromWords(h, words)
+	fmt.Println(err)
+	// Output:
+	// 9595 7 1 150 words
+	// true true
+	// bloom: invalid parameter: Count 100 exceeds the 7 set bits
 }

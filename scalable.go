@@ -116,22 +116,30 @@ func Tightening(ratio float64) Option {
 // saturated by an older release, whose next sub-filter needed more than
 // MaxHashes hash functions then, loads saturated and stays so.
 //
+// ScalableBloomFilter has no Union or Merge. Its error bound rests on each
+// sub-filter holding at most its capacity, and the OR of two sub-filters can
+// hold twice that: the result would answer without false negatives but
+// silently break the ErrorRate promise. To combine two, add the keys of one
+// to the other.
+//
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
 // decode one with UnmarshalBinary or ReadFrom. Like a zero BloomFilter, it
 // panics with a message that says so in Add, Test, TestAndAdd (and their
-// String forms) and Clone; AppendBinary, MarshalBinary and WriteTo return an
-// error; the accessors and estimates (Count, Capacity, ErrorRate,
-// InitialCapacity, Seed, EstimatedErrorRate, Bits, NumFilters, EncodedSize)
-// return 0 and Saturated false; Clear does nothing; Equal reports whether the
-// other filter is zero too.
+// String forms) and Clone; AppendBinary, MarshalBinary, AppendText,
+// MarshalText and WriteTo return an error; the accessors and estimates
+// (Count, Capacity, ErrorRate, InitialCapacity, Seed, EstimatedErrorRate,
+// FillRatio, EstimatedCount, Bits, NumFilters, EncodedSize) return 0 and
+// Saturated false; Clear does nothing; Equal reports whether the other
+// filter is zero too.
 //
 // Without the Concurrent option a ScalableBloomFilter is not safe for
 // concurrent use if any goroutine may modify it. With Concurrent, Add,
 // TestAndAdd and Test may run from any number of goroutines at once, and so
-// may Count, Capacity, Bits, NumFilters, Saturated, EstimatedErrorRate, Clone,
-// Equal, EncodedSize, AppendBinary, MarshalBinary and WriteTo, with the
-// caveats of BloomFilter: during writes they see all keys added before they
-// started and perhaps some added meanwhile. Clear, UnmarshalBinary and
+// may Count, Capacity, Bits, NumFilters, Saturated, EstimatedErrorRate,
+// FillRatio, EstimatedCount, Clone, Equal, EncodedSize, AppendBinary,
+// MarshalBinary, AppendText, MarshalText and WriteTo, with the caveats of
+// BloomFilter: during writes they see all keys added before they started and
+// perhaps some added meanwhile. Clear, UnmarshalBinary, UnmarshalText and
 // ReadFrom must still not run concurrently with any other call.
 //
 // A concurrent filter builds the same sub-filters as a plain one that inserts
@@ -171,6 +179,12 @@ type chain struct {
 	filters   []*BloomFilter // concurrent, without locks of their own
 	saturated bool
 }
+
+// newScalableLocks returns the locks of a concurrent ScalableBloomFilter:
+// the most a BloomFilter gets. They cannot grow with the filter: two writers
+// of one key must take the same lock, and a goroutine holding a lock of the
+// old table would not exclude one taking a lock of the new.
+func newScalableLocks() *lockTable { return newLockTable(maxStripes * stripeWords) }
 
 // subFilters returns the sub-filters, oldest first, and whether the filter is
 // saturated.
@@ -240,7 +254,7 @@ func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*Sc
 	}
 	sf.filters = []*BloomFilter{first}
 	if s.concurrent {
-		sf.makeConcurrent(new(lockTable))
+		sf.makeConcurrent(newScalableLocks())
 	}
 	return sf, nil
 }
@@ -827,11 +841,45 @@ func (s *ScalableBloomFilter) Seed() uint32 { return s.seed }
 // sub-filter's EstimatedErrorRate. It is O(total bits/64).
 func (s *ScalableBloomFilter) EstimatedErrorRate() float64 {
 	filters, _ := s.subFilters()
-	miss := 1.0
+	// -expm1(sum log1p(-p_i)) is 1 - prod(1 - p_i) without the rounding
+	// of 1 - p_i to 1, which made rates below about 1e-16 come out as 0.
+	var logMiss float64
 	for _, f := range filters {
-		miss *= 1 - f.EstimatedErrorRate()
+		logMiss += math.Log1p(-f.EstimatedErrorRate())
 	}
-	return 1 - miss
+	return -math.Expm1(logMiss)
+}
+
+// FillRatio returns the fraction of all the sub-filters' bits that are set,
+// in [0, 1]: set bits over Bits. It is O(total bits/64).
+func (s *ScalableBloomFilter) FillRatio() float64 {
+	filters, _ := s.subFilters()
+	var set, all uint64
+	for _, f := range filters {
+		set += f.setBits()
+		all += f.m
+	}
+	if all == 0 {
+		return 0 // a zero ScalableBloomFilter
+	}
+	return float64(set) / float64(all)
+}
+
+// EstimatedCount returns the number of distinct keys the filter most likely
+// holds: the sum of its sub-filters' EstimatedCount, each computed from its
+// fill. It is math.MaxUint64 when every bit of a sub-filter is set (its
+// count is then unknown), and O(total bits/64).
+func (s *ScalableBloomFilter) EstimatedCount() uint64 {
+	filters, _ := s.subFilters()
+	var n uint64
+	for _, f := range filters {
+		e := f.EstimatedCount()
+		if e > math.MaxUint64-n {
+			return math.MaxUint64
+		}
+		n += e
+	}
+	return n
 }
 
 // Bits returns the total size of the sub-filters in bits.
@@ -890,7 +938,7 @@ func (s *ScalableBloomFilter) Clone() *ScalableBloomFilter {
 	}
 	c := s.snapshot()
 	if s.conc != nil {
-		c.makeConcurrent(new(lockTable))
+		c.makeConcurrent(newScalableLocks())
 	}
 	return c
 }
@@ -947,29 +995,8 @@ func (s *ScalableBloomFilter) params() scalableParams {
 	}
 }
 
-// The binary format of a ScalableBloomFilter, version 1, little-endian:
-//
-//	offset  size  field
-//	0       4     magic "BLMS"
-//	4       2     version, 1
-//	6       2     flags: bit 0 set if the filter is Saturated; others 0
-//	8       4     seed (murmur3), the same in every sub-filter
-//	12      1     growth: 1 Linear, 2 Exponential
-//	13      3     zero
-//	16      8     scale, float64 bits (> 0 for Linear, > 1 for Exponential)
-//	24      8     tightening ratio r, float64 bits, in (0, 1)
-//	32      8     initial capacity, keys, at least 1
-//	40      8     error rate P, float64 bits, in (0, 1)
-//	48      4     N, the number of sub-filters, at least 1
-//	52      4     zero
-//	56      ...   the N sub-filters, oldest first, each in the BloomFilter
-//	              format (with its own CRC-32C)
-//	end-4   4     CRC-32C (Castagnoli) of every byte before it
-//
-// Sub-filter i must have exactly the capacity, error rate, size and hash
-// count that the parameters give it, so a decoded filter grows exactly as the
-// original would. Decoders reject anything else with an error wrapping
-// ErrCorrupt, and a short input with io.ErrUnexpectedEOF.
+// The binary format of a ScalableBloomFilter, version 1, is written out in
+// the package doc (doc.go). These are its constants.
 const (
 	scalableMagic      = "BLMS"
 	scalableHeaderSize = 56
@@ -1032,7 +1059,7 @@ func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
 }
 
-// MarshalBinary returns the binary encoding described above
+// MarshalBinary returns the binary encoding described in the package doc
 // (encoding.BinaryMarshaler).
 func (s *ScalableBloomFilter) MarshalBinary() ([]byte, error) {
 	return s.AppendBinary(make([]byte, 0, s.EncodedSize()))

@@ -1171,6 +1171,24 @@ func TestScalableZeroValue(t *testing.T) {
 			n, err := s.WriteTo(&w)
 			return errIs(err, nil) + zeroIs(n) + zeroIs(w.Len())
 		}),
+		"FillRatio":      returns(func() string { return zeroIs(s.FillRatio()) }),
+		"EstimatedCount": returns(func() string { return zeroIs(s.EstimatedCount()) }),
+		"AppendText": returns(func() string {
+			b, err := s.AppendText([]byte("x"))
+			return errIs(err, nil) + zeroIs(string(b[1:]))
+		}),
+		"MarshalText": returns(func() string {
+			_, err := s.MarshalText()
+			return errIs(err, nil)
+		}),
+		"UnmarshalText": returns(func() string {
+			var h ScalableBloomFilter
+			text, _ := g.MarshalText()
+			if err := h.UnmarshalText(text); err != nil || !h.Equal(g) {
+				return fmt.Sprint(err)
+			}
+			return ""
+		}),
 		"UnmarshalBinary": returns(func() string {
 			var h ScalableBloomFilter
 			enc, _ := g.MarshalBinary()

@@ -167,6 +167,22 @@ func BenchmarkAdd(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 }
 
+// BenchmarkTest measures single-key Test: one round trip per key.
+func BenchmarkTest(b *testing.B) {
+	_, f := benchFilter(b)
+	ctx := context.Background()
+	key := []byte("https://example.com/page/")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		key = strconv.AppendInt(key[:25], int64(i), 10)
+		if _, err := f.Test(ctx, key); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}
+
 // BenchmarkTestMany measures TestMany in batches of 1,000 keys.
 func BenchmarkTestMany(b *testing.B) {
 	benchBatches(b, func(ctx context.Context, f *redisbloom.Filter, keys [][]byte) error {

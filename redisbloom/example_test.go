@@ -38,6 +38,13 @@ func Example() {
 		switch {
 		case errors.Is(err, redisbloom.ErrNotFound):
 			log.Fatal("the filter was lost (flushed, evicted or restarted): rebuild it")
+		case errors.Is(err, redisbloom.ErrLost), errors.Is(err, redisbloom.ErrCorrupt):
+			// Acknowledged adds were lost, or the keys were changed: remove
+			// the filter by name, then rebuild it from the source of its keys.
+			if err := redisbloom.Destroy(ctx, rdb, "crawler:seen"); err != nil {
+				log.Fatal(err)
+			}
+			log.Fatal("the filter lost adds: rebuild it")
 		case err != nil:
 			// The URL may or may not have been added: retrying is safe.
 			log.Print(err)
@@ -91,5 +98,26 @@ func ExampleFilter_Export() {
 	}
 	if err := restored.Import(ctx, mem); err != nil {
 		log.Fatal(err)
+	}
+}
+
+// WithWait makes every add wait until the replicas have it, so that it
+// survives a failover and replica reads by any process see it.
+func ExampleFilter_WithWait() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+	seen, err := redisbloom.New(ctx, rdb, "crawler:seen", 10_000_000, 0.001)
+	if err != nil {
+		log.Fatal(err)
+	}
+	durable, err := seen.WithWait(1, 500*time.Millisecond) // one replica, at most 500ms per write
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = durable.Add(ctx, []byte("https://example.com/"))
+	if errors.Is(err, redisbloom.ErrNotReplicated) {
+		// Applied on the master only: retry, or accept the risk.
+		log.Print(err)
 	}
 }

@@ -7,22 +7,79 @@
 // client), so Export and Import move a filter between Redis and memory bit
 // for bit. Every operation is one Lua script run on the server: it is atomic,
 // takes one round trip for one key or for a whole batch, and checks in that
-// same round trip that the filter still exists, so a filter that was deleted,
-// flushed, evicted or lost in a restart gives ErrNotFound instead of
-// answering "absent".
+// same round trip that the filter is still the one the handle opened, intact,
+// and not older than the handle has seen it. A filter that was deleted,
+// flushed, evicted, expired or lost in a restart gives ErrNotFound; one whose
+// keys were changed behind the package's back gives ErrCorrupt; one that lost
+// writes a handle saw acknowledged gives ErrLost; a replica that has not yet
+// caught up with them gives ErrStale. None of them answers "absent".
 //
 // # Keys
 //
 // A filter named name is two Redis keys that share the hash tag {name}, so
-// they live on one Redis Cluster slot:
+// they live on one Redis Cluster slot (New refuses names starting with '}',
+// for which that would not hold):
 //
 //	{name}:meta  hash: format ("redisbloom/1"), id (random, new on every
-//	             creation), bits, hashes, seed, capacity, error_rate, count
+//	             creation), bits, hashes, seed, capacity, error_rate, check
+//	             (a checksum of those), count, gen (the write generation:
+//	             the number of writes that changed a bit, and Imports), and
+//	             lost (a reason, once a handle has seen writes lost)
 //	{name}:bits  string of ceil(bits/8) bytes; bit position p is Redis bit p
 //	             (the most significant bit of byte p/8 is bit 8*(p/8))
 //
 // One Redis string holds at most 2^32 bits (512 MiB), so New refuses filters
-// larger than MaxBits.
+// larger than MaxBits. Destroy deletes both keys by name, whatever they hold.
+//
+// # Durability
+//
+// A Filter never reports an added key as absent as long as Redis keeps every
+// write it acknowledged. That takes:
+//
+//   - Persistence that keeps acknowledged writes: appendonly yes with
+//     appendfsync always (each write is fsynced before Redis replies; a crash
+//     loses nothing). With appendfsync everysec, the default once AOF is on, a
+//     crash of the machine loses up to about the last two seconds of adds, and
+//     so may a crash of Redis alone when a slow disk has made it delay its
+//     writes. With RDB snapshots only (Redis's default), a restart loses every
+//     add since the last snapshot; with no persistence, the whole filter
+//     (ErrNotFound).
+//   - No eviction and no expiry of the filter's keys: maxmemory-policy
+//     noeviction (adds then fail with Redis's OOM error, which Add returns), or
+//     a volatile-* policy, since the package sets no TTL. Under allkeys-* a key
+//     can be evicted: that gives ErrNotFound or ErrCorrupt, not "absent", but
+//     the filter is gone.
+//   - Failover only to a replica that has every acknowledged write.
+//     Replication is asynchronous: write through WithWait(n, timeout), and a
+//     write that returned nil is on n replicas, so that a failover to any of
+//     them keeps it (WAIT does not make the replicas fsync).
+//
+// When writes are lost anyway (a restart from an older snapshot or AOF, a
+// failover to a lagging replica, a restored backup), a handle that saw the
+// filter at a later write generation notices at its next call: it marks the
+// filter lost in Redis, and every handle, New and Open then return ErrLost
+// until the filter is destroyed (Destroy) and rebuilt. That is detection, not
+// prevention, and it has limits: a handle opened after the loss has not seen
+// the lost writes; and once writes made after the loss have taken the
+// generation back up to the one a handle saw, that handle cannot tell either.
+// The generation lives in Redis itself, so a loss that takes it back along
+// with the bits is visible only to clients, and only while they hold it.
+//
+// # Reading from replicas
+//
+// Test, TestMany, Count, Export and Open run read-only scripts (EVALSHA_RO),
+// so a client that routes reads to replicas (go-redis's ClusterClient with
+// ReadOnly, RouteByLatency or RouteRandomly; its Sentinel clients with
+// ReplicaOnly, RouteByLatency or RouteRandomly) sends them there. A replica answers from its own view,
+// which lags the master's: for a Bloom filter that means false negatives,
+// "absent" for keys added after the replica's view, even a moment ago and
+// from the same process. Every reply carries the filter's generation, and a
+// replica behind the generation the handle has seen (from its own writes and
+// earlier reads) is retried for up to one second (less if the context ends
+// first), then gives ErrStale; so a handle reads its own writes. It cannot
+// know of other processes' writes: for replica reads to see every
+// acknowledged add, write through WithWait with n at least the number of
+// replicas that serve reads; otherwise read from the master.
 //
 // # Requirements
 //
@@ -34,27 +91,31 @@
 //
 // # Errors and retries
 //
-// After an error other than ErrNotFound (a timeout, a dropped connection) the
-// outcome of a writing call is unknown: the server may have applied all, none
-// or, for a batch larger than one script call, some of it. Retrying Add and
-// AddMany is always safe: adding a key twice changes nothing, not even Count.
-// A retried TestAndAdd or TestAndAddMany is safe in the same way, but its
-// answers describe the filter after the failed attempt, so a key that the
-// failed attempt added is reported as present. go-redis itself resends a
-// command after some network errors (up to MaxRetries times, 3 by default),
-// with the same effect; where TestAndAdd must report every new key as new
-// exactly once even across network failures, create the client with
-// MaxRetries: -1 and treat an error as "maybe added".
+// After an error other than ErrNotFound, ErrCorrupt, ErrLost and ErrStale (a
+// timeout, a dropped connection) the outcome of a writing call is unknown:
+// the server may have applied all, none or, for a batch larger than one
+// script call, some of it. Retrying Add and AddMany is always safe: adding a
+// key twice changes nothing, not even Count. A retried TestAndAdd or
+// TestAndAddMany is safe in the same way, but its answers describe the filter
+// after the failed attempt, so a key that the failed attempt added is
+// reported as present. go-redis itself resends a command after some network
+// errors (up to MaxRetries times, 3 by default), with the same effect; where
+// TestAndAdd must report every new key as new exactly once even across
+// network failures, create the client with MaxRetries: -1 and treat an error
+// as "maybe added". ErrNotReplicated (WithWait) means the write was applied on
+// the master only.
 package redisbloom
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/bloomfilters/bloom"
@@ -67,7 +128,8 @@ const MaxBits uint64 = 1 << 32
 
 // formatName is the metadata's format field. It names the key layout and the
 // bit positions (those of the bloom package's format version 1); a filter
-// with another value is refused with ErrFormat.
+// with another value is refused with ErrFormat. (checkLua in scripts.go
+// spells it out too.)
 const formatName = "redisbloom/1"
 
 // maxPositionsPerScript bounds the bit positions (keys times hashes) that one
@@ -85,33 +147,61 @@ const maxPositionsPerRoundTrip = 1 << 19
 // Sentinel errors, to be matched with errors.Is. Errors for invalid
 // parameters wrap bloom.ErrInvalidParameter, and New's error for an existing
 // filter with other parameters wraps bloom.ErrIncompatible, as do Import's.
+// No method answers "absent" for a filter in any of these states.
 var (
 	// ErrNotFound is returned when the filter does not exist in Redis: it was
-	// never created, or it was deleted, flushed, evicted or lost in a restart
-	// (and possibly created again since, with a new id) after this Filter
-	// opened it. Open it again (or New it again) to use the new one.
+	// never created, or it was deleted, flushed, evicted, expired or lost in
+	// a restart (and possibly created again since, with a new id) after this
+	// Filter opened it. Open it again (or New it again) to use the new one.
 	ErrNotFound = errors.New("redisbloom: filter not found")
 
 	// ErrFormat is returned when the keys of a filter exist but do not hold a
 	// filter this package understands: another program's data, or a filter
-	// written in another format version.
+	// written in another format version. Destroy removes them.
 	ErrFormat = errors.New("redisbloom: not a filter in a known format")
+
+	// ErrCorrupt is returned when a filter's keys are inconsistent: the
+	// metadata's bits, hashes or seed changed after the filter was opened or
+	// no longer match its checksum, the bitmap's length is not ceil(bits/8)
+	// bytes (a bitmap replaced by another string), or the metadata is gone
+	// while the bitmap stays (evicted, expired or deleted). Such a filter
+	// cannot answer without false negatives. Destroy removes it, so that New
+	// can create it again.
+	ErrCorrupt = errors.New("redisbloom: filter corrupt")
+
+	// ErrLost is returned when the filter lost writes that were acknowledged:
+	// a Filter saw its write generation at some value, and a master now holds
+	// an older one (a restart from an older RDB snapshot or AOF, a failover to
+	// a replica that had not received every write, a restore from a backup).
+	// Keys added in the lost writes would be reported absent, so the first
+	// handle that notices marks the filter lost in Redis, and from then on
+	// every handle, and New and Open, return ErrLost. Destroy removes the
+	// filter; rebuild it from the source of its keys (or Import a copy).
+	ErrLost = errors.New("redisbloom: filter lost acknowledged writes")
+
+	// ErrStale is returned by a read (Test, TestMany, Count, Export) that a
+	// replica served while it had not yet received writes this Filter saw
+	// applied, and that still had not after retrying for up to one second
+	// (less if the context ends first). Its answers could have been false
+	// negatives for the keys of those writes.
+	ErrStale = errors.New("redisbloom: replica behind the writes this handle saw")
 )
 
 // Filter is a handle on a Bloom filter stored in Redis. Its Test never
-// reports a key that was added as absent; it reports an absent key as present
-// with a probability close to ErrorRate while the filter holds at most
-// Capacity keys.
+// reports a key that was added as absent, on the conditions given in the
+// package documentation under "Durability"; it reports an absent key as
+// present with a probability close to ErrorRate while the filter holds at
+// most Capacity keys.
 //
-// A Filter holds only the filter's parameters, never its bits, and does not
-// change after New or Open: it is safe for concurrent use by any number of
-// goroutines, and any number of processes may use the same filter at once.
-// Each method takes one round trip to Redis (two the first time a server sees
-// one of the package's scripts) and is atomic there. Batches are the
-// exception when they are large: every 65,536 bit positions (keys times
-// Hashes, about 9,000 keys at 1%) are one atomic script call, and every
-// 524,288 positions (about 75,000 keys at 1%, half a second of server time)
-// one round trip.
+// A Filter holds the filter's parameters, never its bits, and the highest
+// write generation it has seen (see ErrLost and ErrStale). It is safe for
+// concurrent use by any number of goroutines, and any number of processes may
+// use the same filter at once. Each method takes one round trip to Redis (two
+// the first time a server sees one of the package's scripts) and is atomic
+// there. Batches are the exception when they are large: every 65,536 bit
+// positions (keys times Hashes, about 9,000 keys at 1%) are one atomic script
+// call, and every 524,288 positions (about 75,000 keys at 1%, half a second
+// of server time) one round trip.
 //
 // A zero Filter is not usable: its methods return an error.
 type Filter struct {
@@ -121,10 +211,14 @@ type Filter struct {
 	id        string   // the random id of the filter this handle opened
 	m         uint64
 	k         uint
-	kArg      string // strconv of k, the scripts' ARGV[2]
 	seed      uint32
 	capacity  uint64
 	errorRate float64
+	// params are checkLua's ARGV[3..6] (bits, hashes, seed, bitmap bytes) as
+	// the decimal strings the metadata holds.
+	params [4]string
+	seen   *generation // shared by the handles WithWait derives
+	wait   *waitSpec   // nil: writes do not WAIT for replicas
 }
 
 // errZero is returned by every method of a zero Filter.
@@ -137,11 +231,12 @@ var errZero = errors.New("redisbloom: use of a zero Filter (create one with New 
 // the filter's metadata is left (its bitmap was evicted or deleted), New
 // creates the filter again, empty.
 //
-// It returns an error wrapping bloom.ErrInvalidParameter for an empty name,
-// invalid sizing or options, or a filter larger than MaxBits; an error
-// wrapping bloom.ErrIncompatible when the filter exists with other bits,
-// hashes, seed, capacity or error rate; ErrFormat when name's keys hold
-// something else; or the error of the round trip.
+// It returns an error wrapping bloom.ErrInvalidParameter for an invalid name
+// (see Destroy), invalid sizing or options, or a filter larger than MaxBits;
+// an error wrapping bloom.ErrIncompatible when the filter exists with other
+// bits, hashes, seed, capacity or error rate; ErrFormat when name's keys hold
+// something else (a bitmap key without metadata included); ErrCorrupt or
+// ErrLost for a filter in that state; or the error of the round trip.
 func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity uint64, errorRate float64, opts ...bloom.Option) (*Filter, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
@@ -164,8 +259,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity u
 	if _, err := rand.Read(token[:]); err != nil {
 		return nil, fmt.Errorf("redisbloom: filter id: %w", err)
 	}
-	f := newHandle(rdb, name, hex.EncodeToString(token[:]), m, k, probe.Seed(), capacity, errorRate)
-	args := append(f.metaFields(), "count", "0", (m+7)/8)
+	f := newHandle(rdb, name, hex.EncodeToString(token[:]), m, k, probe.Seed(), capacity, errorRate, 0)
+	fields := f.metaFields()
+	args := append(fields, "check", metaCheck(fields), "count", "0", "gen", "0", (m+7)/8)
 	res, err := createScript.Run(ctx, rdb, f.keys, args...).Slice()
 	if err != nil {
 		return nil, f.wrap(err)
@@ -185,26 +281,52 @@ func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity u
 
 // Open returns the existing filter called name in rdb, with the parameters it
 // was created with. It returns ErrNotFound if there is no such filter,
-// ErrFormat if name's keys hold something else, or the error of the round
-// trip.
+// ErrFormat if name's keys hold something else, ErrCorrupt or ErrLost for a
+// filter in that state, or the error of the round trip. It can be served by a
+// replica.
 func Open(ctx context.Context, rdb redis.UniversalClient, name string) (*Filter, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	keys := keysOf(name)
-	res, err := metaScript.RunRO(ctx, rdb, keys, "").Slice()
+	res, err := metaScript.RunRO(ctx, rdb, keys).Slice()
 	if err != nil {
 		return nil, (&Filter{name: name}).wrap(err)
 	}
 	return parseMeta(rdb, name, res)
 }
 
+// checkName refuses names whose two keys would not share one Redis Cluster
+// hash slot, on every kind of server alike, so that a filter that works on a
+// standalone server also works on a Cluster.
 func checkName(name string) error {
 	if name == "" {
 		// "{}" is no hash tag: the keys could land on different slots.
 		return fmt.Errorf("%w: the filter name must not be empty", bloom.ErrInvalidParameter)
 	}
+	keys := keysOf(name)
+	tag, ok := hashTag(keys[0])
+	if tag2, ok2 := hashTag(keys[1]); !ok || !ok2 || tag != tag2 {
+		return fmt.Errorf("%w: filter name %q: its keys %q and %q would have no common Redis Cluster hash tag (a name must not start with '}')",
+			bloom.ErrInvalidParameter, name, keys[0], keys[1])
+	}
 	return nil
+}
+
+// hashTag returns the part of key that Redis Cluster hashes to choose its
+// slot when that is not the whole key: the bytes between the first '{' and
+// the first '}' after it, if there are any (Redis Cluster specification,
+// "Hash tags"; keyHashSlot in Redis's cluster.c).
+func hashTag(key string) (string, bool) {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return "", false
+	}
+	n := strings.IndexByte(key[open+1:], '}')
+	if n <= 0 {
+		return "", false
+	}
+	return key[open+1 : open+1+n], true
 }
 
 func keysOf(name string) []string {
@@ -212,26 +334,49 @@ func keysOf(name string) []string {
 	return []string{tag + ":meta", tag + ":bits"}
 }
 
-func newHandle(rdb redis.UniversalClient, name, id string, m uint64, k uint, seed uint32, capacity uint64, errorRate float64) *Filter {
-	return &Filter{
+func newHandle(rdb redis.UniversalClient, name, id string, m uint64, k uint, seed uint32, capacity uint64, errorRate float64, gen uint64) *Filter {
+	f := &Filter{
 		rdb: rdb, name: name, keys: keysOf(name), id: id,
-		m: m, k: k, kArg: strconv.FormatUint(uint64(k), 10), seed: seed,
-		capacity: capacity, errorRate: errorRate,
+		m: m, k: k, seed: seed, capacity: capacity, errorRate: errorRate,
+		params: [4]string{
+			strconv.FormatUint(m, 10),
+			strconv.FormatUint(uint64(k), 10),
+			strconv.FormatUint(uint64(seed), 10),
+			strconv.FormatUint((m+7)/8, 10),
+		},
+		seen: new(generation),
 	}
+	f.seen.observe(gen)
+	return f
 }
 
 // metaFields returns the metadata fields that describe f, as field, value,
 // ... for HSET. The format comes first: createScript reads it as ARGV[2].
+// metaCheck covers exactly these.
 func (f *Filter) metaFields() []any {
 	return []any{
 		"format", formatName,
 		"id", f.id,
-		"bits", strconv.FormatUint(f.m, 10),
-		"hashes", strconv.FormatUint(uint64(f.k), 10),
-		"seed", strconv.FormatUint(uint64(f.seed), 10),
+		"bits", f.params[0],
+		"hashes", f.params[1],
+		"seed", f.params[2],
 		"capacity", strconv.FormatUint(f.capacity, 10),
 		"error_rate", strconv.FormatFloat(f.errorRate, 'g', -1, 64),
 	}
+}
+
+// metaCheck returns the metadata's check field for fields (metaFields' field,
+// value, ...): the first 8 bytes of SHA-256 over the values, each followed by
+// a zero byte, in hex. Open and New compare it, so that a filter whose bits,
+// hashes or seed were changed before this process opened it is refused (the
+// scripts compare those fields with the handle's on every call after that).
+func metaCheck(fields []any) string {
+	h := sha256.New()
+	for i := 1; i < len(fields); i += 2 {
+		h.Write([]byte(fields[i].(string)))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // metaMap turns a metadata reply (field, value, ...) into a map.
@@ -251,24 +396,33 @@ func metaMap(name string, reply []any) (map[string]string, error) {
 	return meta, nil
 }
 
-// parseCount returns the metadata's count field.
-func parseCount(name string, meta map[string]string) (uint64, error) {
-	n, err := strconv.ParseUint(meta["count"], 10, 64)
+// parseUint returns a field of a script's reply: a decimal string, or an
+// integer (Lua numbers arrive as integers).
+func parseUint(name, field string, v any) (uint64, error) {
+	if i, ok := v.(int64); ok && i >= 0 {
+		return uint64(i), nil
+	}
+	s, _ := v.(string)
+	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q: invalid count %q", ErrFormat, name, meta["count"])
+		return 0, fmt.Errorf("%w: %q: invalid %s %q", ErrCorrupt, name, field, s)
 	}
 	return n, nil
 }
 
-// parseMeta builds a handle from the metadata reply (field, value, ...),
-// validating every field.
+// parseMeta builds a handle from metaScript's or createScript's reply
+// (field, value, ..., "strlen", the bitmap's length), validating every field
+// and the bitmap's length.
 func parseMeta(rdb redis.UniversalClient, name string, reply []any) (*Filter, error) {
 	meta, err := metaMap(name, reply)
 	if err != nil {
 		return nil, err
 	}
+	if why, ok := meta["lost"]; ok {
+		return nil, fmt.Errorf("%w: %q: %s", ErrLost, name, why)
+	}
 	bad := func(field string) error {
-		return fmt.Errorf("%w: %q: invalid %s %q", ErrFormat, name, field, meta[field])
+		return fmt.Errorf("%w: %q: invalid %s %q", ErrCorrupt, name, field, meta[field])
 	}
 	m, err := strconv.ParseUint(meta["bits"], 10, 64)
 	if err != nil || m == 0 || m > MaxBits {
@@ -290,13 +444,27 @@ func parseMeta(rdb redis.UniversalClient, name string, reply []any) (*Filter, er
 	if err != nil || !(errorRate > 0 && errorRate < 1) {
 		return nil, bad("error_rate")
 	}
-	if _, err := parseCount(name, meta); err != nil {
+	if _, err := parseUint(name, "count", meta["count"]); err != nil {
+		return nil, err
+	}
+	gen, err := parseUint(name, "gen", meta["gen"])
+	if err != nil {
 		return nil, err
 	}
 	if meta["id"] == "" {
 		return nil, bad("id")
 	}
-	return newHandle(rdb, name, meta["id"], m, uint(k), uint32(seed), capacity, errorRate), nil
+	f := newHandle(rdb, name, meta["id"], m, uint(k), uint32(seed), capacity, errorRate, gen)
+	// The fields must be written exactly as New writes them: the scripts
+	// compare the strings.
+	if want := metaCheck(f.metaFields()); meta["check"] != want {
+		return nil, fmt.Errorf("%w: %q: metadata does not match its check field (%q, computed %q): bits, hashes, seed, capacity or error rate were changed",
+			ErrCorrupt, name, meta["check"], want)
+	}
+	if meta["strlen"] != f.params[3] {
+		return nil, fmt.Errorf("%w: %q: bitmap of %s bytes, want %s for %d bits", ErrCorrupt, name, meta["strlen"], f.params[3], m)
+	}
+	return f, nil
 }
 
 // sameParameters returns an error wrapping bloom.ErrIncompatible unless f and
@@ -320,16 +488,41 @@ func (f *Filter) sameParameters(want *Filter) error {
 	return nil
 }
 
-// wrap turns a script's not-found reply into ErrNotFound and prefixes other
-// errors with the filter's name.
+// wrap turns the scripts' error replies into the package's errors and
+// prefixes other errors with the filter's name. (LOSTGEN is turned into
+// ErrLost by scriptErr, which marks the filter first.)
 func (f *Filter) wrap(err error) error {
 	switch {
 	case redis.HasErrorPrefix(err, errNotFoundPrefix):
-		return fmt.Errorf("%w: %q (deleted, flushed, evicted, lost in a restart or created again)", ErrNotFound, f.name)
+		return fmt.Errorf("%w: %q (deleted, flushed, evicted, expired, lost in a restart or created again)", ErrNotFound, f.name)
+	case redis.HasErrorPrefix(err, errCorruptPrefix):
+		return fmt.Errorf("%w: %q: %v", ErrCorrupt, f.name, err)
+	case redis.HasErrorPrefix(err, errLostGenPrefix), redis.HasErrorPrefix(err, errLostPrefix):
+		return fmt.Errorf("%w: %q: %v", ErrLost, f.name, err)
+	case redis.HasErrorPrefix(err, errStalePrefix):
+		return fmt.Errorf("%w: %q: %v", ErrStale, f.name, err)
 	case redis.HasErrorPrefix(err, "WRONGTYPE"), redis.HasErrorPrefix(err, "EXISTS"):
 		return fmt.Errorf("%w: %q: %v", ErrFormat, f.name, err)
 	}
 	return fmt.Errorf("redisbloom: filter %q: %w", f.name, err)
+}
+
+// Destroy deletes the filter called name from rdb, whatever state its keys
+// are in: the way to remove a filter that no handle can open (ErrCorrupt,
+// ErrLost, ErrFormat), so that New can create it again. It deletes the keys
+// {name}:meta and {name}:bits, whatever they hold. Handles on the filter get
+// ErrNotFound afterwards. Destroying a filter that does not exist is not an
+// error. It returns an error wrapping bloom.ErrInvalidParameter for a name
+// New refuses: one that is empty or starts with '}' (its two keys would have
+// no common Redis Cluster hash tag).
+func Destroy(ctx context.Context, rdb redis.UniversalClient, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := rdb.Del(ctx, keysOf(name)...).Err(); err != nil {
+		return fmt.Errorf("redisbloom: filter %q: %w", name, err)
+	}
+	return nil
 }
 
 // Name returns the name the filter was created with.
@@ -352,9 +545,10 @@ func (f *Filter) Capacity() uint64 { return f.capacity }
 func (f *Filter) ErrorRate() float64 { return f.errorRate }
 
 // Add inserts key. Afterwards Test(key) reports true. It takes one round trip
-// and returns ErrNotFound if the filter no longer exists (and then writes
-// nothing). After any other error the key may or may not have been added;
-// retrying is safe.
+// and returns ErrNotFound, ErrCorrupt or ErrLost if the filter no longer
+// exists or is in that state (and then writes nothing). After any other error
+// the key may or may not have been added; retrying is safe. On a handle made
+// by WithWait it returns only after the replicas acknowledged the write.
 func (f *Filter) Add(ctx context.Context, key []byte) error {
 	_, err := f.run(ctx, addScript, false, [][]byte{key})
 	return err
@@ -362,8 +556,11 @@ func (f *Filter) Add(ctx context.Context, key []byte) error {
 
 // Test reports whether key may be in the filter: false means key was
 // definitely never added; true means it probably was. It takes one round
-// trip, can be served by a read replica, and returns ErrNotFound, never
-// false, if the filter no longer exists.
+// trip and returns ErrNotFound, ErrCorrupt or ErrLost, never false, if the
+// filter no longer exists or is in that state. It can be served by a read
+// replica: one that has not yet received the writes this handle made or saw
+// is retried, then gives ErrStale (see the package documentation, "Reading
+// from replicas").
 func (f *Filter) Test(ctx context.Context, key []byte) (bool, error) {
 	r, err := f.run(ctx, testScript, true, [][]byte{key})
 	if err != nil {
@@ -375,9 +572,8 @@ func (f *Filter) Test(ctx context.Context, key []byte) (bool, error) {
 // TestAndAdd inserts key and reports whether it was probably present before
 // the call (with Test's meaning of true and false), atomically: when several
 // clients TestAndAdd the same new key at once, exactly one of them gets false
-// (none does if the key is a false positive). It takes one round trip and returns ErrNotFound if the filter no
-// longer exists (and then writes nothing). After any other error the key may
-// or may not have been added.
+// (none does if the key is a false positive). It takes one round trip and
+// returns the errors Add returns, with the same meaning.
 func (f *Filter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
 	r, err := f.run(ctx, addScript, false, [][]byte{key})
 	if err != nil {
@@ -387,18 +583,18 @@ func (f *Filter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
 }
 
 // AddMany inserts every key of keys, in order, in one round trip (more for
-// very large batches: see Filter). It returns
-// ErrNotFound if the filter no longer exists. After any other error some,
-// all or none of the keys may have been added; retrying is safe.
+// very large batches: see Filter). It returns the errors Add returns; after
+// an error other than ErrNotFound, ErrCorrupt or ErrLost some, all or none
+// of the keys may have been added; retrying is safe.
 func (f *Filter) AddMany(ctx context.Context, keys [][]byte) error {
 	_, err := f.run(ctx, addScript, false, keys)
 	return err
 }
 
 // TestMany reports, in one round trip (more for very large batches: see
-// Filter), whether each key of keys may be in the filter, with Test's meaning of true and false: present[i] is for
-// keys[i]. It returns ErrNotFound, never all false, if the filter no longer
-// exists.
+// Filter), whether each key of keys may be in the filter, with Test's meaning
+// of true and false: present[i] is for keys[i]. It returns the errors Test
+// returns, never all false.
 func (f *Filter) TestMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
 	r, err := f.run(ctx, testScript, true, keys)
 	if err != nil {
@@ -408,11 +604,11 @@ func (f *Filter) TestMany(ctx context.Context, keys [][]byte) (present []bool, e
 }
 
 // TestAndAddMany inserts every key of keys, in order, in one round trip (more
-// for very large batches: see Filter), and reports for each whether it was probably present before: present[i] is what
-// TestAndAdd(keys[i]) would have returned had the keys been added one by one,
-// so a key repeated within keys is reported present from its second
-// occurrence on. It returns ErrNotFound if the filter no longer exists. After
-// any other error some, all or none of the keys may have been added.
+// for very large batches: see Filter), and reports for each whether it was
+// probably present before: present[i] is what TestAndAdd(keys[i]) would have
+// returned had the keys been added one by one, so a key repeated within keys
+// is reported present from its second occurrence on. It returns the errors
+// AddMany returns, with the same meaning.
 func (f *Filter) TestAndAddMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
 	r, err := f.run(ctx, addScript, false, keys)
 	if err != nil {
@@ -432,26 +628,32 @@ func answers(r []byte) []bool {
 // Count returns the number of keys added (by Add, TestAndAdd and the batch
 // forms, from any process) that set at least one new bit, like
 // bloom.BloomFilter.Count: repeated keys are not counted, and neither is a new
-// key whose bits were all set already. It returns ErrNotFound if the filter
-// no longer exists.
+// key whose bits were all set already. It returns the errors Test returns.
 func (f *Filter) Count(ctx context.Context) (uint64, error) {
 	if f.rdb == nil {
 		return 0, errZero
 	}
-	res, err := metaScript.RunRO(ctx, f.rdb, f.keys, f.id).Slice()
-	if err != nil {
-		return 0, f.wrap(err)
-	}
-	meta, err := metaMap(f.name, res)
+	var res []any
+	err := f.retryStale(ctx, func() error {
+		var err error
+		res, err = countScript.RunRO(ctx, f.rdb, f.keys, f.args(0, false)...).Slice()
+		return f.scriptErr(ctx, err)
+	})
 	if err != nil {
 		return 0, err
 	}
-	return parseCount(f.name, meta)
+	if len(res) != 2 {
+		return 0, fmt.Errorf("redisbloom: filter %q: malformed count reply", f.name)
+	}
+	if err := f.observe(res[0]); err != nil {
+		return 0, err
+	}
+	return parseUint(f.name, "count", res[1])
 }
 
 // Delete removes the filter's keys from Redis. Afterwards every handle on it,
 // this one included, gets ErrNotFound. Deleting a filter that does not exist
-// is not an error.
+// is not an error. Destroy deletes a filter by name.
 func (f *Filter) Delete(ctx context.Context) error {
 	if f.rdb == nil {
 		return errZero
@@ -459,6 +661,30 @@ func (f *Filter) Delete(ctx context.Context) error {
 	if err := f.rdb.Del(ctx, f.keys...).Err(); err != nil {
 		return f.wrap(err)
 	}
+	return nil
+}
+
+// args returns the first arguments of every script that starts with
+// checkLua, ARGV[1..7], with room for extra more.
+func (f *Filter) args(extra int, write bool) []any {
+	args := make([]any, 7, 7+extra)
+	args[0] = f.id
+	args[1] = strconv.FormatUint(f.seen.load(), 10)
+	args[2], args[3], args[4], args[5] = f.params[0], f.params[1], f.params[2], f.params[3]
+	args[6] = ""
+	if write && f.wait != nil {
+		args[6] = "w"
+	}
+	return args
+}
+
+// observe records the generation a script returned.
+func (f *Filter) observe(gen any) error {
+	g, err := parseUint(f.name, "generation", gen)
+	if err != nil {
+		return err
+	}
+	f.seen.observe(g)
 	return nil
 }
 
@@ -484,7 +710,8 @@ func (f *Filter) run(ctx context.Context, s *redis.Script, readOnly bool, keys [
 }
 
 // roundTrip computes the positions of keys and runs s over them in one round
-// trip: one script call per maxPositionsPerScript positions, pipelined.
+// trip: one script call per maxPositionsPerScript positions, pipelined. A
+// read that a lagging replica refused is sent again (retryStale).
 func (f *Filter) roundTrip(ctx context.Context, s *redis.Script, readOnly bool, keys [][]byte) ([]byte, error) {
 	if len(keys) == 0 {
 		return nil, nil
@@ -503,67 +730,109 @@ func (f *Filter) roundTrip(ctx context.Context, s *redis.Script, readOnly bool, 
 		}
 	}
 	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
-	var argv [][]any
-	for lo := 0; lo < len(keys); lo += per {
-		n := min(per, len(keys)-lo)
-		args := make([]any, 2, 2+k*n)
-		args[0], args[1] = f.id, f.kArg
-		start := 0
-		if lo > 0 {
-			start = ends[k*lo-1]
+	// argv builds the calls' arguments afresh for each attempt: they carry
+	// the generation seen so far.
+	argv := func() [][]any {
+		var argv [][]any
+		for lo := 0; lo < len(keys); lo += per {
+			n := min(per, len(keys)-lo)
+			args := f.args(k*n, !readOnly)
+			start := 0
+			if lo > 0 {
+				start = ends[k*lo-1]
+			}
+			for _, end := range ends[k*lo : k*(lo+n)] {
+				args = append(args, all[start:end])
+				start = end
+			}
+			argv = append(argv, args)
 		}
-		for _, end := range ends[k*lo : k*(lo+n)] {
-			args = append(args, all[start:end])
-			start = end
-		}
-		argv = append(argv, args)
+		return argv
 	}
-	if len(argv) == 1 {
+	var out []byte
+	err := f.retryStale(ctx, func() error {
+		var err error
+		out, err = f.send(ctx, s, readOnly, argv(), len(keys), per)
+		return err
+	})
+	return out, err
+}
+
+// send runs s once per element of argv, in one round trip, and returns the
+// answers, one byte per key, of the calls, which cover n keys, per keys each.
+func (f *Filter) send(ctx context.Context, s *redis.Script, readOnly bool, argv [][]any, n, per int) ([]byte, error) {
+	if len(argv) == 1 && (readOnly || f.wait == nil) {
 		var cmd *redis.Cmd
 		if readOnly {
 			cmd = s.RunRO(ctx, f.rdb, f.keys, argv[0]...)
 		} else {
 			cmd = s.Run(ctx, f.rdb, f.keys, argv[0]...)
 		}
-		return f.reply(cmd, len(keys))
+		return f.reply(ctx, cmd, n)
 	}
-	cmds, err := f.pipeline(ctx, s, readOnly, argv, true)
+	cmds, notReplicated, err := f.pipeline(ctx, s, readOnly, argv)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(keys))
+	out := make([]byte, 0, n)
 	for i, cmd := range cmds {
-		r, err := f.reply(cmd, min(per, len(keys)-i*per))
+		r, err := f.reply(ctx, cmd, min(per, n-i*per))
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, r...)
 	}
+	if notReplicated != nil {
+		return nil, notReplicated
+	}
 	return out, nil
 }
 
 // pipeline sends one EVALSHA (or EVALSHA_RO) of s per element of argv in one
-// pipeline. Calls that fail because the server does not have the script
-// cached are sent again, with the script's source, in a second pipeline.
-func (f *Filter) pipeline(ctx context.Context, s *redis.Script, readOnly bool, argv [][]any, bySHA bool) ([]*redis.Cmd, error) {
-	pipe := f.rdb.Pipeline()
-	cmds := make([]*redis.Cmd, len(argv))
-	for i, args := range argv {
-		switch {
-		case bySHA && readOnly:
-			cmds[i] = s.EvalShaRO(ctx, pipe, f.keys, args...)
-		case bySHA:
-			cmds[i] = s.EvalSha(ctx, pipe, f.keys, args...)
-		case readOnly:
-			cmds[i] = s.EvalRO(ctx, pipe, f.keys, args...)
-		default:
-			cmds[i] = s.Eval(ctx, pipe, f.keys, args...)
+// pipeline, followed by a WAIT on a handle made by WithWait. Calls that fail
+// because the server does not have the script cached are sent again, with
+// the script's source, in a second pipeline. notReplicated is the error of a
+// WAIT that too few replicas acknowledged; the caller reports the scripts'
+// errors first.
+func (f *Filter) pipeline(ctx context.Context, s *redis.Script, readOnly bool, argv [][]any) (cmds []*redis.Cmd, notReplicated, err error) {
+	via := redis.Cmdable(f.rdb)
+	wait := f.wait != nil && !readOnly
+	if wait {
+		// WAIT counts the replicas that acknowledged the writes of its own
+		// connection: the pipeline must go to one connection of the master
+		// that holds the filter.
+		c, err := f.wait.master(ctx, f)
+		if err != nil {
+			return nil, nil, err
 		}
+		via = c
 	}
-	_, _ = pipe.Exec(ctx) // errors are checked per command
-	if !bySHA {
-		return cmds, nil
+	send := func(argv [][]any, bySHA bool) []*redis.Cmd {
+		pipe := via.Pipeline()
+		cmds := make([]*redis.Cmd, len(argv))
+		for i, args := range argv {
+			switch {
+			case bySHA && readOnly:
+				cmds[i] = s.EvalShaRO(ctx, pipe, f.keys, args...)
+			case bySHA:
+				cmds[i] = s.EvalSha(ctx, pipe, f.keys, args...)
+			case readOnly:
+				cmds[i] = s.EvalRO(ctx, pipe, f.keys, args...)
+			default:
+				cmds[i] = s.Eval(ctx, pipe, f.keys, args...)
+			}
+		}
+		var acked *redis.Cmd
+		if wait {
+			acked = pipe.Do(ctx, "wait", f.wait.replicas, f.wait.timeout.Milliseconds())
+		}
+		_, _ = pipe.Exec(ctx) // errors are checked per command
+		if wait && notReplicated == nil {
+			notReplicated = f.wait.check(f, acked)
+		}
+		return cmds
 	}
+	cmds = send(argv, true)
 	var again [][]any
 	var at []int
 	for i, cmd := range cmds {
@@ -573,25 +842,30 @@ func (f *Filter) pipeline(ctx context.Context, s *redis.Script, readOnly bool, a
 		}
 	}
 	if len(again) > 0 {
-		redo, err := f.pipeline(ctx, s, readOnly, again, false)
-		if err != nil {
-			return nil, err
-		}
+		redo := send(again, false)
 		for j, i := range at {
 			cmds[i] = redo[j]
 		}
 	}
-	return cmds, nil
+	return cmds, notReplicated, nil
 }
 
-// reply returns the answer string of a script call that covered n keys.
-func (f *Filter) reply(cmd *redis.Cmd, n int) ([]byte, error) {
+// reply returns the answer string of a script call that covered n keys,
+// recording the generation that comes with it.
+func (f *Filter) reply(ctx context.Context, cmd *redis.Cmd, n int) ([]byte, error) {
 	s, err := cmd.Text()
 	if err != nil {
-		return nil, f.wrap(err)
+		return nil, f.scriptErr(ctx, err)
 	}
-	if len(s) != n {
-		return nil, fmt.Errorf("redisbloom: filter %q: script answered for %d keys, want %d", f.name, len(s), n)
+	gen, answers, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, fmt.Errorf("redisbloom: filter %q: malformed script reply", f.name)
 	}
-	return []byte(s), nil
+	if err := f.observe(gen); err != nil {
+		return nil, err
+	}
+	if len(answers) != n {
+		return nil, fmt.Errorf("redisbloom: filter %q: script answered for %d keys, want %d", f.name, len(answers), n)
+	}
+	return []byte(answers), nil
 }

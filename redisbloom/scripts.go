@@ -4,13 +4,37 @@ import "github.com/redis/go-redis/v9"
 
 // The Lua scripts below are the only code that touches a filter's keys, so
 // every operation is atomic on the server and checks, in the same round trip
-// as its bit operations, that the filter it was opened on still exists.
+// as its bit operations, that the filter it was opened on is still there,
+// intact, and not older than what the handle has seen.
 //
 // All of them take KEYS[1] = the metadata hash and KEYS[2] = the bitmap.
-// Those that act on an opened filter take ARGV[1] = the filter's id, a random
-// token written at creation: a filter that was deleted (or flushed, evicted,
-// lost in a restart) and then created again under the same name has a new id,
-// so an old handle cannot silently write into it with stale parameters.
+// Those that act on an opened filter start with checkLua and take
+//
+//	ARGV[1] the filter's id, a random token written at creation: a filter
+//	        that was deleted (or flushed, evicted, lost in a restart) and then
+//	        created again under the same name has a new id, so an old handle
+//	        cannot silently write into it with stale parameters;
+//	ARGV[2] the highest write generation the handle has seen (see below);
+//	ARGV[3] bits, ARGV[4] hashes, ARGV[5] seed, as the handle knows them (the
+//	        decimal strings stored in the metadata), and ARGV[6] the bitmap's
+//	        length in bytes, ceil(bits/8): metadata or a bitmap changed behind
+//	        the package's back gives CORRUPT instead of answers computed from
+//	        other positions or from a shorter string (whose missing bytes
+//	        BITFIELD_RO reads as zeros, "absent");
+//	ARGV[7] "w" when the caller will WAIT for replicas after the call, else
+//	        "": a writing call that changes no bit then still writes (HINCRBY
+//	        gen 0), so that WAIT also covers the other clients' writes that
+//	        set those bits before.
+//
+// The generation (metadata field gen) counts the writes that changed the
+// filter: each script call that set a new bit, and each Import. Every reply
+// carries it, and the handle keeps the highest it has seen. A server whose
+// generation is lower than that lacks writes the handle saw applied: a
+// replica that has not caught up (STALE: the client retries the read) or a
+// master that lost them (LOSTGEN): a restart from an older RDB snapshot or
+// AOF, a failover to a lagging replica. The client then marks the filter lost
+// (field lost, markLostScript), and every script refuses a filter so marked
+// (LOST) until it is destroyed.
 //
 // Bit positions are applied with BITFIELD (SET u1 <pos> 1 returns the old
 // bit, which makes test-and-add atomic) in slices of whole keys: Redis's Lua
@@ -21,32 +45,72 @@ import "github.com/redis/go-redis/v9"
 // failing halfway, and lets the read-only ones run on replicas via
 // EVALSHA_RO.
 
-// errNotFoundPrefix starts the error the scripts return when the filter's
-// keys are gone or belong to a newer filter of the same name.
-const errNotFoundPrefix = "NOTFOUND"
+// Prefixes of the errors the scripts return.
+const (
+	errNotFoundPrefix = "NOTFOUND" // keys gone, or a newer filter of the same name
+	errCorruptPrefix  = "CORRUPT"  // metadata or bitmap inconsistent
+	errLostPrefix     = "LOST"     // marked lost
+	errLostGenPrefix  = "LOSTGEN"  // a master behind the handle's generation
+	errStalePrefix    = "STALE"    // a replica behind the handle's generation
+)
 
-// checkLua is the common prologue of addScript and testScript: the filter
-// must still be the one this handle opened. ARGV[2] is k, ARGV[3..] are the
-// positions, k per key, as decimal strings: passing them through to BITFIELD
-// as they came is cheaper than any decoding in Lua, whose number-to-string
-// conversion costs more than the bit operation itself.
+// checkLua is the common prologue of the scripts that act on an opened
+// filter (see above for ARGV[1..7]). It leaves the generation in gen, and as
+// the decimal string the metadata holds in gentext (a reply that only reads
+// returns that: Lua's number-to-string conversion is not free). The
+// common path costs one HMGET and one STRLEN; INFO, EXISTS and the string
+// building run only on the way to an error.
 const checkLua = `
-if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then
+local meta = redis.call('HMGET', KEYS[1], 'id', 'gen', 'bits', 'hashes', 'seed', 'lost', 'format')
+if meta[1] ~= ARGV[1] then
   return redis.error_reply('NOTFOUND redisbloom: filter deleted, flushed, evicted or replaced')
 end
-local k = tonumber(ARGV[2])
-local n = (#ARGV - 2) / k
-local out = {}
-local j = 3
+if meta[6] then
+  return redis.error_reply('LOST redisbloom: ' .. meta[6])
+end
+if meta[3] ~= ARGV[3] or meta[4] ~= ARGV[4] or meta[5] ~= ARGV[5] or meta[7] ~= 'redisbloom/1' then
+  return redis.error_reply('CORRUPT redisbloom: metadata changed: format, bits, hashes, seed are ' ..
+    tostring(meta[7]) .. ', ' .. tostring(meta[3]) .. ', ' .. tostring(meta[4]) .. ', ' .. tostring(meta[5]) ..
+    '; the filter was created with redisbloom/1, ' .. ARGV[3] .. ', ' .. ARGV[4] .. ', ' .. ARGV[5])
+end
+local size = redis.call('STRLEN', KEYS[2])
+if size ~= tonumber(ARGV[6]) then
+  if size == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
+    return redis.error_reply('NOTFOUND redisbloom: bitmap deleted, flushed or evicted')
+  end
+  return redis.error_reply('CORRUPT redisbloom: bitmap of ' .. size .. ' bytes, want ' .. ARGV[6])
+end
+local gentext = meta[2] or '0'
+local gen = tonumber(gentext)
+if not gen then
+  return redis.error_reply('CORRUPT redisbloom: invalid generation ' .. meta[2])
+end
+if gen < tonumber(ARGV[2]) then
+  local role = string.match(redis.call('INFO', 'replication'), 'role:(%a+)')
+  local what = ' redisbloom: generation ' .. gen .. ' on this server, ' .. ARGV[2] .. ' seen by the client'
+  if role == 'slave' then
+    return redis.error_reply('STALE' .. what)
+  end
+  return redis.error_reply('LOSTGEN' .. what)
+end
 `
 
-// addScript sets the positions of every key, adds the number of keys that
-// set at least one new bit to the metadata's count field, and returns one
-// byte per key: '1' if all of its bits were already set (probably present
-// before), '0' if not. Each BITFIELD call covers whole keys and at most 1800
-// positions (7200 arguments).
+// addScript sets the positions of every key (ARGV[8..], k = ARGV[4] per
+// key), adds the number of keys that set at least one new bit to the
+// metadata's count field, increments gen if any bit was new, and returns
+// "gen:answers", one byte per key: '1' if all of its bits were already set
+// (probably present before), '0' if not. Each BITFIELD call covers whole
+// keys and at most 1800 positions (7200 arguments).
+//
+// The positions come as decimal strings: passing them through to BITFIELD as
+// they came is cheaper than any decoding in Lua, whose number-to-string
+// conversion costs more than the bit operation itself.
 var addScript = redis.NewScript(`#!lua
 ` + checkLua + `
+local k = tonumber(ARGV[4])
+local n = (#ARGV - 7) / k
+local out = {}
+local j = 8
 local per = math.min(n, math.max(1, math.floor(1800 / k)))
 local args = {}
 for q = 1, per * k do
@@ -76,16 +140,23 @@ for first = 1, n, per do
 end
 if fresh > 0 then
   redis.call('HINCRBY', KEYS[1], 'count', fresh)
+  gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+elseif ARGV[7] == 'w' then
+  redis.call('HINCRBY', KEYS[1], 'gen', 0)
 end
-return table.concat(out)
+return gentext .. ':' .. table.concat(out)
 `)
 
 // testScript reads the positions of every key with BITFIELD_RO and returns
-// one byte per key: '1' if all of its bits are set, '0' if not. It writes
-// nothing, so replicas can run it. Each BITFIELD_RO call covers whole keys
-// and at most 2600 positions (7800 arguments).
+// "gen:answers", one byte per key: '1' if all of its bits are set, '0' if
+// not. It writes nothing, so replicas can run it. Each BITFIELD_RO call
+// covers whole keys and at most 2600 positions (7800 arguments).
 var testScript = redis.NewScript(`#!lua flags=no-writes
 ` + checkLua + `
+local k = tonumber(ARGV[4])
+local n = (#ARGV - 7) / k
+local out = {}
+local j = 8
 local per = math.min(n, math.max(1, math.floor(2600 / k)))
 local args = {}
 for q = 1, per * k do
@@ -110,27 +181,30 @@ for first = 1, n, per do
     out[key] = present
   end
 end
-return table.concat(out)
+return gentext .. ':' .. table.concat(out)
 `)
 
 // createScript creates the filter (ARGV: "format", its value, then field,
 // value, ... of the rest of the metadata, then ARGV[#ARGV] = the bitmap's size
 // in bytes) unless it exists. It returns {1} when it created the filter and
-// {0, field, value, ...} with the stored metadata when the filter existed
-// already. Metadata of this format without its bitmap is a lost filter: it is
-// created again, with a new id. A bitmap without metadata is an error: it is
-// not ours to overwrite.
+// {0, field, value, ..., "strlen", the bitmap's length} with the stored
+// metadata when the filter existed already. Metadata of this format without its bitmap is a lost filter: it is
+// created again, with a new id (handles on the old one get NOTFOUND). A
+// bitmap without metadata is an error: it may be another program's data, and
+// only Destroy removes it.
 var createScript = redis.NewScript(`#!lua
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local meta = redis.call('HGETALL', KEYS[1])
   if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('HGET', KEYS[1], 'format') ~= ARGV[2] then
     table.insert(meta, 1, 0)
+    table.insert(meta, 'strlen')
+    table.insert(meta, tostring(redis.call('STRLEN', KEYS[2])))
     return meta
   end
   redis.call('DEL', KEYS[1])
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
-  return redis.error_reply('EXISTS redisbloom: bitmap key exists without its metadata; delete it or choose another name')
+  return redis.error_reply('EXISTS redisbloom: the bitmap key exists without its metadata (evicted, expired or deleted, or another program uses the name); remove it with Destroy or choose another name')
 end
 local fields = {}
 for j = 1, #ARGV - 1 do fields[j] = ARGV[j] end
@@ -141,33 +215,61 @@ return {1}
 `)
 
 // metaScript returns the metadata of an existing filter as field, value,
-// ... (ARGV[1] = the expected id, or "" to accept any).
+// ..., followed by "strlen" and the bitmap's length in bytes. It does not
+// check the fields: the client does (parseMeta), and checkLua then checks
+// every later call against them.
 var metaScript = redis.NewScript(`#!lua flags=no-writes
 local meta = redis.call('HGETALL', KEYS[1])
-if #meta == 0 or redis.call('EXISTS', KEYS[2]) == 0 then
+local bits = redis.call('EXISTS', KEYS[2])
+if #meta == 0 and bits == 1 then
+  return redis.error_reply('CORRUPT redisbloom: the bitmap key exists without its metadata (evicted, expired or deleted); Destroy removes it')
+end
+if #meta == 0 or bits == 0 then
   return redis.error_reply('NOTFOUND redisbloom: filter does not exist')
 end
-if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then
-  return redis.error_reply('NOTFOUND redisbloom: filter deleted and created again')
-end
+table.insert(meta, 'strlen')
+table.insert(meta, tostring(redis.call('STRLEN', KEYS[2])))
 return meta
 `)
 
-// exportScript returns {count, bitmap} of the filter with id ARGV[1].
-var exportScript = redis.NewScript(`#!lua flags=no-writes
-if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then
-  return redis.error_reply('NOTFOUND redisbloom: filter deleted, flushed, evicted or replaced')
-end
-return {redis.call('HGET', KEYS[1], 'count'), redis.call('GET', KEYS[2])}
+// countScript returns {gen, count} of the filter (checkLua's ARGV).
+var countScript = redis.NewScript(`#!lua flags=no-writes
+` + checkLua + `
+return {gentext, redis.call('HGET', KEYS[1], 'count')}
 `)
 
-// importScript replaces the bitmap of the filter with id ARGV[1] by ARGV[2]
-// and its count by ARGV[3].
+// exportScript returns {gen, count, bitmap} of the filter (checkLua's ARGV).
+var exportScript = redis.NewScript(`#!lua flags=no-writes
+` + checkLua + `
+return {gentext, redis.call('HGET', KEYS[1], 'count'), redis.call('GET', KEYS[2])}
+`)
+
+// importScript replaces the bitmap of the filter (checkLua's ARGV) by ARGV[8]
+// and its count by ARGV[9], increments gen and returns it.
 var importScript = redis.NewScript(`#!lua
-if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then
-  return redis.error_reply('NOTFOUND redisbloom: filter deleted, flushed, evicted or replaced')
+` + checkLua + `
+if #ARGV[8] ~= tonumber(ARGV[6]) then
+  return redis.error_reply('CORRUPT redisbloom: imported bitmap of ' .. #ARGV[8] .. ' bytes, want ' .. ARGV[6])
 end
-redis.call('SET', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[1], 'count', ARGV[3])
+redis.call('SET', KEYS[2], ARGV[8])
+redis.call('HSET', KEYS[1], 'count', ARGV[9])
+return redis.call('HINCRBY', KEYS[1], 'gen', 1)
+`)
+
+// markLostScript marks the filter with id ARGV[1] lost (field lost = ARGV[3])
+// if this server, a master, still has a generation lower than ARGV[2]. It
+// returns 1 if the filter is (now) marked, 0 if not.
+var markLostScript = redis.NewScript(`#!lua
+if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then
+  return 0
+end
+if redis.call('HEXISTS', KEYS[1], 'lost') == 1 then
+  return 1
+end
+local gen = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0')
+if gen and gen >= tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'lost', ARGV[3])
 return 1
 `)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,12 +89,16 @@ type server struct {
 	t    testing.TB
 	bin  string
 	port int
+	dir  string   // working directory: RDB and AOF files, nodes.conf
+	args []string // configuration after the defaults
 	cmd  *exec.Cmd
 }
 
 // startServer starts a private redis-server on a free loopback port, with
-// persistence off, and stops it when the test ends.
-func startServer(t testing.TB) *server {
+// persistence off unless args (configuration options, "--save", "60 1", ...)
+// say otherwise, in a temporary directory that outlives restarts, and stops
+// it when the test ends.
+func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -105,7 +110,7 @@ func startServer(t testing.TB) *server {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s := &server{t: t, bin: bin, port: port}
+	s := &server{t: t, bin: bin, port: port, dir: t.TempDir(), args: args}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -115,8 +120,10 @@ func (s *server) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
 func (s *server) start() {
 	s.t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0",
+		"--daemonize", "no", "--loglevel", "warning"}, s.args...)
+	s.cmd = exec.Command(s.bin, args...)
 	var log bytes.Buffer // shown only if the server does not come up
 	s.cmd.Stdout, s.cmd.Stderr = &log, &log
 	if err := s.cmd.Start(); err != nil {
@@ -144,10 +151,80 @@ func (s *server) stop() {
 	s.cmd = nil
 }
 
-// restart kills the server (losing everything: persistence is off) and
-// starts it again on the same port.
+// restart kills the server (SIGKILL: it saves nothing on the way out, so it
+// loses everything unless persistence is on, and then what its last snapshot
+// or AOF fsync did not hold) and starts it again on the same port and
+// directory.
 func (s *server) restart() {
 	s.t.Helper()
 	s.stop()
 	s.start()
+}
+
+// startReplica starts a private redis-server replicating master and waits
+// until it is in sync.
+func startReplica(t testing.TB, master *server) *server {
+	t.Helper()
+	r := startServer(t, "--replicaof", "127.0.0.1", strconv.Itoa(master.port))
+	r.waitInSync(master)
+	return r
+}
+
+// info returns the field of INFO section's reply of the server at addr.
+func info(t testing.TB, rdb *redis.Client, section, field string) string {
+	t.Helper()
+	text, err := rdb.Info(context.Background(), section).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(text, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitInSync waits until replica r has the link to master up and has
+// processed everything master has written.
+func (r *server) waitInSync(master *server) {
+	r.t.Helper()
+	m := redis.NewClient(&redis.Options{Addr: master.addr()})
+	defer m.Close()
+	c := redis.NewClient(&redis.Options{Addr: r.addr()})
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if info(r.t, c, "replication", "master_link_status") == "up" &&
+			info(r.t, c, "replication", "slave_repl_offset") == info(r.t, m, "replication", "master_repl_offset") {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("replica %s did not get in sync with %s", r.addr(), master.addr())
+		}
+	}
+}
+
+// freeze detaches replica r from its master without promoting it: it points
+// r at a port where no server listens, so r keeps its data, stays a replica
+// and serves reads from a view that no longer changes.
+func (r *server) freeze() {
+	r.t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: r.addr()})
+	defer c.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	dead := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	if err := c.ReplicaOf(context.Background(), "127.0.0.1", strconv.Itoa(dead)).Err(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// follow makes r a replica of master again.
+func (r *server) follow(master *server) error {
+	c := redis.NewClient(&redis.Options{Addr: r.addr()})
+	defer c.Close()
+	return c.ReplicaOf(context.Background(), "127.0.0.1", strconv.Itoa(master.port)).Err()
 }

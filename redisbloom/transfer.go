@@ -9,6 +9,7 @@ import (
 	"math/bits"
 
 	"github.com/bloomfilters/bloom"
+	"github.com/redis/go-redis/v9"
 )
 
 // Export and Import translate between the Redis bitmap and the binary format
@@ -40,24 +41,31 @@ func (f *Filter) Export(ctx context.Context) (*bloom.BloomFilter, error) {
 	if f.rdb == nil {
 		return nil, errZero
 	}
-	res, err := exportScript.RunRO(ctx, f.rdb, f.keys, f.id).Slice()
-	if err != nil {
-		return nil, f.wrap(err)
-	}
-	if len(res) != 2 {
-		return nil, fmt.Errorf("%w: %q: malformed export reply", ErrFormat, f.name)
-	}
-	count, ok1 := res[0].(string)
-	bitmap, ok2 := res[1].(string)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("%w: %q: malformed export reply", ErrFormat, f.name)
-	}
-	n, err := parseCount(f.name, map[string]string{"count": count})
+	var res []any
+	err := f.retryStale(ctx, func() error {
+		var err error
+		res, err = exportScript.RunRO(ctx, f.rdb, f.keys, f.args(0, false)...).Slice()
+		return f.scriptErr(ctx, err)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if uint64(len(bitmap)) > (f.m+7)/8 {
-		return nil, fmt.Errorf("%w: %q: bitmap of %d bytes for %d bits", ErrFormat, f.name, len(bitmap), f.m)
+	if len(res) != 3 {
+		return nil, fmt.Errorf("%w: %q: malformed export reply", ErrFormat, f.name)
+	}
+	if err := f.observe(res[0]); err != nil {
+		return nil, err
+	}
+	n, err := parseUint(f.name, "count", res[1])
+	if err != nil {
+		return nil, err
+	}
+	bitmap, ok := res[2].(string)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q: malformed export reply", ErrFormat, f.name)
+	}
+	if uint64(len(bitmap)) != (f.m+7)/8 { // checked by the script too
+		return nil, fmt.Errorf("%w: %q: bitmap of %d bytes for %d bits", ErrCorrupt, f.name, len(bitmap), f.m)
 	}
 	words := (f.m + 63) / 64
 	enc := make([]byte, 0, encHeader+8*words+encCRC)
@@ -77,7 +85,8 @@ func (f *Filter) Export(ctx context.Context) (*bloom.BloomFilter, error) {
 	enc = binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc, castagnoli))
 	g := new(bloom.BloomFilter)
 	if err := g.UnmarshalBinary(enc); err != nil {
-		return nil, fmt.Errorf("%w: %q: %v", ErrFormat, f.name, err)
+		// Bits set in the padding past the filter's size.
+		return nil, fmt.Errorf("%w: %q: %v", ErrCorrupt, f.name, err)
 	}
 	return g, nil
 }
@@ -108,8 +117,22 @@ func (f *Filter) Import(ctx context.Context, src *bloom.BloomFilter) error {
 	for i, b := range bitmap {
 		bitmap[i] = bits.Reverse8(b)
 	}
-	if err := importScript.Run(ctx, f.rdb, f.keys, f.id, bitmap, src.Count()).Err(); err != nil {
-		return f.wrap(err)
+	args := append(f.args(2, true), bitmap, src.Count())
+	var gen *redis.Cmd
+	var notReplicated error
+	if f.wait == nil {
+		gen = importScript.Run(ctx, f.rdb, f.keys, args...)
+	} else {
+		cmds, nr, err := f.pipeline(ctx, importScript, false, [][]any{args})
+		if err != nil {
+			return err
+		}
+		gen, notReplicated = cmds[0], nr
 	}
-	return nil
+	g, err := gen.Uint64()
+	if err != nil {
+		return f.scriptErr(ctx, err)
+	}
+	f.seen.observe(g)
+	return notReplicated
 }
