@@ -338,29 +338,29 @@ func anyHoldsBlocked(filters []*BloomFilter, h1, h2 uint64) bool {
 	return touch == 1 && len(filters) == 0
 }
 
-// blockedFullRate is fullRate for a blocked sub-filter: an upper bound of its
-// false-positive rate when its count reaches capacity. After t random keys
-// the rate is r(t) = BlockedFalsePositiveRate(m, k, t), and the count is
-// c(t) = integral of (1 - r) over the keys, at least t (1 - r(t)) since r
-// grows; so the t at which c reaches capacity is at most the solution of
-// t (1 - r(t)) = capacity, found by iterating t = capacity / (1 - r(t)) from
-// t = capacity, which rises to it.
+// blockedFullRate is fullRate for a blocked sub-filter: its false-positive
+// rate when its count reaches capacity, a little above, never below. After t
+// random keys the rate is r(t) = BlockedFalsePositiveRate(m, k, t) (keys
+// that test present set no bit, so the bits are those of t keys), and the
+// count is c(t) = integral of (1 - r) from 0 to t. It sums c in 64 steps of
+// capacity/64 keys with r at the end of each step, which underestimates c as
+// r grows, so the t found for c = capacity (interpolated within its step) is
+// at or above the true one. It is 1 if c stops short of capacity.
 func blockedFullRate(capacity, m uint64, k uint) float64 {
-	t := float64(capacity)
-	r := BlockedFalsePositiveRate(m, k, capacity)
-	for range 50 {
-		if r >= 0.5 {
+	const steps = 64
+	n := float64(capacity)
+	dt := n / steps
+	var c, t float64
+	for {
+		r := BlockedFalsePositiveRate(m, k, uint64(math.Ceil(t+dt)))
+		if r > 1-1e-6 || t > float64(MaxBits) {
 			return 1
 		}
-		next := math.Ceil(float64(capacity) / (1 - r))
-		if next <= t {
-			break
+		if c+(1-r)*dt >= n {
+			t += (n - c) / (1 - r)
+			return BlockedFalsePositiveRate(m, k, uint64(math.Ceil(t)))
 		}
-		t = next
-		if t >= float64(MaxBits) {
-			return 1
-		}
-		r = BlockedFalsePositiveRate(m, k, uint64(t))
+		c += (1 - r) * dt
+		t += dt
 	}
-	return r
 }

@@ -746,3 +746,33 @@ func TestBlockedWordsTextRead(t *testing.T) {
 		t.Errorf("scalable text round trip: %v", err)
 	}
 }
+
+// TestBlockedScalableHighRateKeepsBound: with high error rates the blocked
+// sub-filters, filled to capacity, exceed their targets as classic ones do;
+// NewScalable works that out by the blocked formula (blockedFullRate),
+// refuses what would break the bound, and what it accepts keeps it.
+func TestBlockedScalableHighRateKeepsBound(t *testing.T) {
+	if _, err := NewScalable(1000, 0.1, Tightening(0.1), Blocked()); !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "Tightening of at least") {
+		t.Errorf("P = 0.1, r = 0.1: %v", err)
+	}
+	for _, c := range []struct{ p, r float64 }{{0.5, 0.5}, {0.3, 0.5}, {0.1, 0.2}} {
+		s, err := NewScalable(100, c.p, Tightening(c.r), Blocked())
+		if err != nil {
+			t.Fatalf("P = %v, r = %v: %v", c.p, c.r, err)
+		}
+		const absent = 200_000
+		got := growAndMeasure(t, s, 30_000, absent)
+		if bound := s.rateBound(); got > bound+5*math.Sqrt(bound*(1-bound)/absent) || bound > c.p*(1+rateSlack) {
+			t.Errorf("P = %v, r = %v: measured %.4f, bound %.4f", c.p, c.r, got, bound)
+		}
+	}
+	for _, c := range []struct {
+		n, m uint64
+		k    uint
+	}{{1000, 10240, 7}, {100_000, 989_184, 6}, {50, 512, 4}} {
+		full, at := blockedFullRate(c.n, c.m, c.k), BlockedFalsePositiveRate(c.m, c.k, c.n)
+		if full < at || full > at*1.1 {
+			t.Errorf("blockedFullRate(%d, %d, %d) = %v; rate at capacity %v", c.n, c.m, c.k, full, at)
+		}
+	}
+}
