@@ -57,9 +57,9 @@ func paramError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidParameter, fmt.Sprintf(format, args...))
 }
 
-// Option configures a filter at construction. Options are created by Seed and
-// Concurrent and, for ScalableBloomFilter only, by Linear, Exponential and
-// Tightening.
+// Option configures a filter at construction. Options are created by Seed,
+// Concurrent and Blocked and, for ScalableBloomFilter only, by Linear,
+// Exponential and Tightening.
 type Option struct {
 	apply func(*settings) error
 }
@@ -195,7 +195,9 @@ type BloomFilter struct {
 // It returns an error wrapping ErrInvalidParameter when capacity is 0, when
 // errorRate is not in (0, 1), when the filter would need more than MaxBits
 // bits (the error states the lowest rate MaxBits bits reach), or when an
-// option is invalid or only meant for ScalableBloomFilter.
+// option is invalid or only meant for ScalableBloomFilter. With Blocked it
+// sizes the filter by BlockedSize instead, so that
+// BlockedFalsePositiveRate(Bits(), Hashes(), capacity) <= errorRate.
 func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
@@ -222,7 +224,8 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 // Capacity()), or the largest float64 below 1 where that rounds to 1. It
 // returns an error wrapping ErrInvalidParameter when bits is not in
 // [1, MaxBits], hashes is not in [1, MaxHashes], or an option is invalid or
-// only meant for ScalableBloomFilter.
+// only meant for ScalableBloomFilter. With Blocked, bits must be a multiple
+// of BlockBits and the ErrorRate is BlockedFalsePositiveRate's.
 func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
