@@ -210,8 +210,8 @@ func (s *ScalableBloomFilter) makeConcurrent(locks *lockTable) {
 // NewScalable returns an empty ScalableBloomFilter whose first sub-filter
 // holds initialCapacity keys and whose overall false-positive rate stays at
 // most errorRate. Options: Linear or Exponential (default
-// Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed
-// and Concurrent.
+// Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed,
+// Concurrent and Blocked (blocked sub-filters, each sized by BlockedSize).
 // It returns an error wrapping ErrInvalidParameter for a capacity of 0, an
 // errorRate not in (0, 1), invalid options (including Tightening or a growth
 // option given twice), a first sub-filter larger than MaxBits, growth
