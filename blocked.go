@@ -205,6 +205,18 @@ func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 // are tested.
 func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 	blk := f.block(blockOf(h1, f.m/BlockBits))
+	// The first two candidates are positions of every key with k >= 2 (the
+	// second may repeat the first, and is then set if the first is), and
+	// rule out most absent keys: test them first, without a branch between
+	// them, before the loop sets up. The loop tests them again, from the
+	// cache.
+	p0, p1 := h2, h2>>9
+	if f.k == 1 {
+		p1 = p0
+	}
+	if blk[p0>>6&7]>>(p0&63)&(blk[p1>>6&7]>>(p1&63))&1 == 0 {
+		return false
+	}
 	var seen [8]uint64
 	w, seed, left := h2, h2, 7
 	for n := uint(0); n < f.k; {
