@@ -776,3 +776,138 @@ func TestBlockedScalableHighRateKeepsBound(t *testing.T) {
 		}
 	}
 }
+
+// ---- batch calls ----
+
+// TestBlockedBatchMatchesLoop is TestBatchMatchesLoop for blocked filters,
+// from 1 to 2000 blocks and 1 to 30 hashes, plain and concurrent, in rounds
+// and not: every batch call answers what the loop of single calls answers
+// and leaves the filter byte for byte as the loop does.
+func TestBlockedBatchMatchesLoop(t *testing.T) {
+	for _, rounds := range []bool{true, false} {
+		t.Run(fmt.Sprintf("rounds=%v", rounds), func(t *testing.T) {
+			inRounds(t, rounds)
+			rng := rand.New(rand.NewPCG(14, uint64(len(fmt.Sprint(rounds)))))
+			configs := 40
+			if testing.Short() {
+				configs = 10
+			}
+			for range configs {
+				m := BlockBits * (1 + uint64(math.Exp(rng.Float64()*math.Log(2000))))
+				k := uint(1 + rng.IntN(30))
+				opts := []Option{Blocked(), Seed(rng.Uint32())}
+				if rng.IntN(3) == 0 {
+					opts = append(opts, Concurrent())
+				}
+				a, err := NewWithSize(m, k, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := NewWithSize(m, k, opts...)
+				randomBatches(t, rng, a, b, 20, 300, 1+rng.IntN(1000))
+			}
+		})
+	}
+	// Above batchMinBits, as they run by default.
+	a, _ := NewWithSize(batchMinBits+BlockBits, 7, Blocked())
+	b, _ := NewWithSize(batchMinBits+BlockBits, 7, Blocked())
+	randomBatches(t, rand.New(rand.NewPCG(1, 2)), a, b, 8, 1000, 2000)
+}
+
+// TestBlockedScalableBatchMatchesLoop is TestScalableBatchMatchesLoop for
+// blocked sub-filters: batches that make the filter grow several times in
+// one call end byte for byte where the loop of single calls ends.
+func TestBlockedScalableBatchMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 0))
+	configs := 20
+	if testing.Short() {
+		configs = 6
+	}
+	maxGrowth := 0
+	for range configs {
+		initial := uint64(1 + rng.IntN(40))
+		p := math.Exp(-rng.Float64()*math.Log(1e5)) * 0.2
+		opts := []Option{Blocked(), Seed(rng.Uint32()), Exponential(1.1 + rng.Float64()*2)}
+		if rng.IntN(3) == 0 {
+			opts = append(opts, Concurrent())
+		}
+		a := mustScalable(t, initial, p, opts...)
+		b := mustScalable(t, initial, p, opts...)
+		for range 10 {
+			before := a.NumFilters()
+			randomBatches(t, rng, a, b, 1, 300, 3000)
+			maxGrowth = max(maxGrowth, a.NumFilters()-before)
+		}
+	}
+	if maxGrowth < 2 {
+		t.Errorf("no batch made a filter grow more than %d times", maxGrowth)
+	}
+}
+
+func TestBlockedBatchDoesNotAllocate(t *testing.T) {
+	inRounds(t, true)
+	for _, concurrent := range []bool{false, true} {
+		opts := []Option{Blocked()}
+		if concurrent {
+			opts = append(opts, Concurrent())
+		}
+		for _, f := range []batchOps{mustNew(t, 100_000, 0.01, opts...), mustScalable(t, 100_000, 0.01, opts...)} {
+			checkBatchAllocs(t, fmt.Sprintf("%T/blocked/concurrent=%v", f, concurrent), f)
+		}
+	}
+}
+
+// BenchmarkBlockedBatch times TestMany and AddMany of a blocked filter of
+// 10^7 keys at p = 0.01 against the loops of single calls, in batches of
+// 1,000 16-byte keys, one after the other on the same keys.
+//
+//	go test -run XXX -bench BlockedBatch -count 5
+func BenchmarkBlockedBatch(b *testing.B) {
+	const n, batch = 10_000_000, 1000
+	f := mustNew(b, n, 0.01, Blocked())
+	buf := make([]byte, 16)
+	for i := range uint64(n) {
+		f.Add(keyOf(buf, 0, i*0x9E3779B97F4A7C15))
+	}
+	absent := benchKeys(1, 1<<20)
+	results := make([]bool, batch)
+	perKey := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/key")
+	}
+	b.Run("TestAbsent/TestMany", func(b *testing.B) {
+		for i := range b.N {
+			lo := i * batch % (len(absent) - batch)
+			results = f.TestMany(absent[lo:lo+batch], results[:0])
+		}
+		perKey(b)
+	})
+	b.Run("TestAbsent/loop", func(b *testing.B) {
+		for i := range b.N {
+			lo := i * batch % (len(absent) - batch)
+			for _, k := range absent[lo : lo+batch] {
+				sink = f.Test(k)
+			}
+		}
+		perKey(b)
+	})
+	b.Run("Add/AddMany", func(b *testing.B) {
+		g := mustNew(b, n, 0.01, Blocked())
+		b.ResetTimer()
+		for i := range b.N {
+			lo := i * batch % (len(absent) - batch)
+			g.AddMany(absent[lo : lo+batch])
+		}
+		perKey(b)
+	})
+	b.Run("Add/loop", func(b *testing.B) {
+		g := mustNew(b, n, 0.01, Blocked())
+		b.ResetTimer()
+		for i := range b.N {
+			lo := i * batch % (len(absent) - batch)
+			for _, k := range absent[lo : lo+batch] {
+				g.Add(k)
+			}
+		}
+		perKey(b)
+	})
+}

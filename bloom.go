@@ -14,6 +14,8 @@ import (
 
 	"github.com/bits-and-blooms/bitset"
 	"github.com/spaolacci/murmur3"
+
+	"github.com/bloomfilters/bloom/internal/prefetch"
 )
 
 const (
@@ -479,6 +481,11 @@ const errZeroValue = "bloom: use of a zero BloomFilter (create one with New or N
 
 // add sets the positions of the key hashed to (h1, h2) and reports whether
 // all of them were already set. Count goes up when at least one was not.
+//
+// The compiler (Go 1.26) spills the loaded word of the loop to the stack and
+// reloads it, and spills y, for lack of registers around the MULQ of locate;
+// writing the update as old := w[i]; w[i] = old | mask did not change that.
+// The reloads hit the store buffer and are off the path of the cache misses.
 func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 	if f.conc != nil {
 		return f.addConcurrent(h1, h2)
@@ -509,8 +516,9 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 }
 
 // test reports whether every position of the key hashed to (h1, h2) is set.
-// f is not concurrent: callers check, so that test stays small enough to be
-// inlined.
+// f is not concurrent: callers check. It is not inlined into Test (go build
+// -gcflags=-m: cost 91, budget 80), and inlining it would save one call in a
+// path that pays a murmur3 pass and, on large filters, cache misses.
 func (f *BloomFilter) test(h1, h2 uint64) bool {
 	if f.k == 0 || f.blocked {
 		if f.k == 0 {
@@ -661,6 +669,278 @@ func (f *BloomFilter) TestAndAdd(key []byte) bool {
 // allocating.
 func (f *BloomFilter) TestAndAddString(key string) bool {
 	return f.add(murmur3.Sum128WithSeed(bytesOf(key), f.seed))
+}
+
+// Batch calls.
+//
+// A batch call is the loop of single-key calls over its keys, in order,
+// done faster: the same answers, the same bits and counts afterwards, the
+// same growth, the same exactly-once answers under concurrency. On a
+// BloomFilter of at least batchMinBits bits the keys go in rounds of a few;
+// each round is hashed first, then the words that its keys' first positions
+// fall in are prefetched, all at once, and only then are the keys tested or
+// added, one after the other, by the single-key code. So the cache misses of
+// a whole round overlap instead of coming one after another, and the
+// semantics are those of the single calls by construction.
+
+// keyType is what a batch call takes keys as.
+type keyType interface{ []byte | string }
+
+// keyBytes returns the bytes of k without copying; murmur3 only reads them.
+// A string and a slice both start with the pointer to their bytes.
+func keyBytes[K keyType](k K) []byte {
+	return unsafe.Slice(*(**byte)(unsafe.Pointer(&k)), len(k))
+}
+
+// hashed is the 128-bit murmur3 hash of a key.
+type hashed struct{ h1, h2 uint64 }
+
+// hashRound hashes keys into h, which is at least as long.
+func hashRound[K keyType](h []hashed, keys []K, seed uint32) {
+	h = h[:len(keys)]
+	for i, k := range keys {
+		h[i].h1, h[i].h2 = murmur3.Sum128WithSeed(keyBytes(k), seed)
+	}
+}
+
+// batchResults returns results[:n], reusing its storage, if it has room for n
+// answers, and a new slice of n otherwise.
+func batchResults(results []bool, n int) []bool {
+	if cap(results) >= n {
+		return results[:n]
+	}
+	return make([]bool, n)
+}
+
+// The round sizes of the batch calls, in keys, chosen by BenchmarkBatch at
+// 10^7 keys (p = 0.01), with the other choices measured beside them. On the
+// 2-vCPU AMD EPYC VM of the README, with batches of 1,000 absent keys, two-pass
+// rounds of 16 were 2.1-2.6x faster than the loop of Test; prefetching the
+// first eight positions of every key at once only 1.4-1.7x, the first two
+// only 1.9-2.0x, with or without testing those two for all keys of the round
+// before testing any key further. Present keys came out between 0.9x and 1.2x
+// whichever way: each of their seven lines is a miss, and a loop of Test,
+// whose branches predict well, already keeps as many in flight as this
+// machine serves. For Add, prefetching the first eight positions of every key
+// in rounds of 8 measured 1.6x, of 16 1.45x, of 32 1.4x; prefetching only
+// two or four positions 1.25x; PREFETCHW instead of PREFETCHT0 no
+// difference.
+const (
+	// testRound is the round of TestMany. Its first pass prefetches the
+	// first two positions of every key, its second tests them without a
+	// branch and prefetches up to addDepth positions of the keys still in
+	// the running, and its third runs the single-key test on those.
+	testRound = 16
+
+	// addRound is the round of AddMany and TestAndAddMany, which prefetch
+	// up to addDepth positions of every key.
+	addRound = 8
+
+	// addDepth is the number of positions of each key that AddMany and
+	// TestAndAddMany prefetch (all of them at k <= addDepth).
+	addDepth = 8
+)
+
+// batchMinBits is the size from which the batch calls of BloomFilter go in
+// rounds; smaller filters stay in the caches, where the rounds cost more than
+// they save (TestMany of present keys measured 0.6x at 10^6 keys, 1.2 MiB),
+// and get the loop of single calls. A variable only so that tests can run the
+// rounds on small filters.
+var batchMinBits uint64 = 1 << 24
+
+// The alive mask of a TestMany round has a bit per key.
+var _ [64 - testRound]struct{}
+
+// firstPair returns the first two positions of the key hashed to h in a
+// filter of m bits and k hashes (the first one twice if k is 1).
+func firstPair(h hashed, m uint64, k uint) (p0, p1 uint64) {
+	p0 = locate(h.h1, m)
+	p1 = p0
+	if k > 1 {
+		p1 = locate(h.h1+h.h2, m)
+	}
+	return p0, p1
+}
+
+// appendWords appends to idx the words of positions from, from+1, ... below
+// to of the key hashed to h in f.
+func (f *BloomFilter) appendWords(idx []uint64, h hashed, from, to uint) []uint64 {
+	m := f.m
+	x, y, c := h.h1, h.h2, uint64(0)
+	for i := range to {
+		if i >= from {
+			idx = append(idx, locate(x, m)>>6)
+		}
+		c += golden
+		x += y
+		y += c
+	}
+	return idx
+}
+
+func testMany[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
+	results = batchResults(results, len(keys))
+	if len(keys) != 0 && f.k == 0 {
+		panic(errZeroValue)
+	}
+	if f.m < batchMinBits {
+		for i, key := range keys {
+			h1, h2 := murmur3.Sum128WithSeed(keyBytes(key), f.seed)
+			if f.conc == nil {
+				results[i] = f.test(h1, h2)
+			} else {
+				results[i] = f.testConcurrent(h1, h2)
+			}
+		}
+		return results
+	}
+	if f.blocked {
+		return testManyBlocked(f, keys, results)
+	}
+	var (
+		h     [testRound]hashed
+		pairs [testRound][2]uint64
+		idx   [testRound * addDepth]uint64
+	)
+	w, m, k := f.words, f.m, f.k
+	for start := 0; start < len(keys); start += testRound {
+		round := keys[start:min(start+testRound, len(keys))]
+		out := results[start : start+len(round)]
+		hashRound(h[:], round, f.seed)
+		// First pass: the words of the first two positions of every key.
+		n := 0
+		for i := range round {
+			p0, p1 := firstPair(h[i], m, k)
+			pairs[i] = [2]uint64{p0, p1}
+			idx[n], idx[n+1] = p0>>6, p1>>6
+			n += 2
+		}
+		prefetch.Words(w, idx[:n])
+		// Second pass: rule out the keys with a clear bit among those two,
+		// without a branch on the bits, and prefetch further positions of
+		// the others. Loads are atomic for concurrent filters (plain loads
+		// on amd64).
+		var alive uint64
+		n = 0
+		for i := range round {
+			p0, p1 := pairs[i][0], pairs[i][1]
+			hold := atomic.LoadUint64(&w[p0>>6]) >> (p0 & 63) & (atomic.LoadUint64(&w[p1>>6]) >> (p1 & 63)) & 1
+			alive |= hold << i
+			if hold != 0 && k > 2 {
+				n = len(f.appendWords(idx[n:n], h[i], 2, min(k, addDepth))) + n
+			}
+		}
+		if n != 0 {
+			prefetch.Words(w, idx[:n])
+		}
+		// Third pass: the single-key test of the keys still in the running.
+		for i := range out {
+			if alive>>i&1 == 0 {
+				out[i] = false
+			} else if f.conc == nil {
+				out[i] = f.test(h[i].h1, h[i].h2)
+			} else {
+				out[i] = f.testConcurrent(h[i].h1, h[i].h2)
+			}
+		}
+	}
+	return results
+}
+
+// addMany adds keys in order; if results is not nil, it records in it what
+// TestAndAdd would have returned for each.
+func addMany[K keyType](f *BloomFilter, keys []K, results []bool) {
+	if len(keys) != 0 && f.k == 0 {
+		panic(errZeroValue)
+	}
+	if f.m < batchMinBits {
+		for i, key := range keys {
+			present := f.add(murmur3.Sum128WithSeed(keyBytes(key), f.seed))
+			if results != nil {
+				results[i] = present
+			}
+		}
+		return
+	}
+	if f.blocked {
+		addManyBlocked(f, keys, results)
+		return
+	}
+	var (
+		h   [addRound]hashed
+		idx [addRound * addDepth]uint64
+	)
+	depth := min(f.k, addDepth)
+	for start := 0; start < len(keys); start += addRound {
+		round := keys[start:min(start+addRound, len(keys))]
+		hashRound(h[:], round, f.seed)
+		n := 0
+		for i := range round {
+			n = len(f.appendWords(idx[n:n], h[i], 0, depth)) + n
+		}
+		prefetch.Words(f.words, idx[:n])
+		if results == nil {
+			for i := range round {
+				f.add(h[i].h1, h[i].h2)
+			}
+			continue
+		}
+		out := results[start : start+len(round)]
+		for i := range out {
+			out[i] = f.add(h[i].h1, h[i].h2)
+		}
+	}
+}
+
+// AddMany inserts every key of keys, in order, like calling Add on each. On a
+// filter larger than the caches it overlaps the cache misses of several keys,
+// which makes it faster than that loop. It does not allocate.
+func (f *BloomFilter) AddMany(keys [][]byte) { addMany(f, keys, nil) }
+
+// AddManyStrings is AddMany for string keys, without copying them.
+func (f *BloomFilter) AddManyStrings(keys []string) { addMany(f, keys, nil) }
+
+// TestMany reports, for every key of keys, whether it may be in the filter,
+// with Test's meaning of true and false: results[i] is Test(keys[i]).
+//
+// Like every batch call returning answers, it fills results[:len(keys)] and
+// returns that slice, reusing the storage of results when cap(results) is at
+// least len(keys) (then it does not allocate) and allocating a new slice
+// otherwise; pass nil to always allocate, or results[:0] of a slice kept
+// between calls to reuse it.
+//
+// On a filter larger than the caches it overlaps the cache misses of several
+// keys, which makes it faster than a loop of Test, most of all for absent
+// keys. The batch calls are safe for concurrent use wherever their single
+// calls are.
+func (f *BloomFilter) TestMany(keys [][]byte, results []bool) []bool {
+	return testMany(f, keys, results)
+}
+
+// TestManyStrings is TestMany for string keys, without copying them.
+func (f *BloomFilter) TestManyStrings(keys []string, results []bool) []bool {
+	return testMany(f, keys, results)
+}
+
+// TestAndAddMany inserts every key of keys, in order, and reports for each
+// whether it was probably present before: results[i] is what TestAndAdd
+// would have returned for keys[i] had the keys been added one by one, so a
+// key repeated within keys is reported present from its second occurrence on.
+// It fills and returns results like TestMany. On a Concurrent filter, of
+// several goroutines adding the same new key at once, by this call or any
+// other, exactly one hears false.
+func (f *BloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
+	results = batchResults(results, len(keys))
+	addMany(f, keys, results)
+	return results
+}
+
+// TestAndAddManyStrings is TestAndAddMany for string keys, without copying
+// them.
+func (f *BloomFilter) TestAndAddManyStrings(keys []string, results []bool) []bool {
+	results = batchResults(results, len(keys))
+	addMany(f, keys, results)
+	return results
 }
 
 // Bits returns m, the size of the filter in bits. It occupies Bits()/8 bytes,

@@ -14,10 +14,12 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/spaolacci/murmur3"
@@ -288,26 +290,34 @@ func TestZeroValue(t *testing.T) {
 	panics := func(fn func()) zeroCase { return zeroCase{true, func() string { fn(); return "" }} }
 	returns := func(fn func() string) zeroCase { return zeroCase{false, fn} }
 	checkZeroValue(t, reflect.TypeOf(&f), errZeroValue, map[string]zeroCase{
-		"Add":                panics(func() { f.Add([]byte("x")) }),
-		"AddString":          panics(func() { f.AddString("x") }),
-		"Test":               panics(func() { f.Test([]byte("x")) }),
-		"TestString":         panics(func() { f.TestString("x") }),
-		"TestAndAdd":         panics(func() { f.TestAndAdd(nil) }),
-		"TestAndAddString":   panics(func() { f.TestAndAddString("x") }),
-		"Clone":              panics(func() { f.Clone() }),
-		"Bits":               returns(func() string { return zeroIs(f.Bits()) }),
-		"Hashes":             returns(func() string { return zeroIs(f.Hashes()) }),
-		"Blocked":            returns(func() string { return zeroIs(f.Blocked()) }),
-		"Seed":               returns(func() string { return zeroIs(f.Seed()) }),
-		"Capacity":           returns(func() string { return zeroIs(f.Capacity()) }),
-		"ErrorRate":          returns(func() string { return zeroIs(f.ErrorRate()) }),
-		"Count":              returns(func() string { return zeroIs(f.Count()) }),
-		"IsFull":             returns(func() string { return zeroIs(f.IsFull()) }),
-		"FillRatio":          returns(func() string { return zeroIs(f.FillRatio()) }),
-		"EstimatedCount":     returns(func() string { return zeroIs(f.EstimatedCount()) }),
-		"EstimatedErrorRate": returns(func() string { return zeroIs(f.EstimatedErrorRate()) }),
-		"EncodedSize":        returns(func() string { return zeroIs(f.EncodedSize()) }),
-		"Clear":              returns(func() string { f.Clear(); return zeroIs(f.Count()) }),
+		"Add":              panics(func() { f.Add([]byte("x")) }),
+		"AddString":        panics(func() { f.AddString("x") }),
+		"Test":             panics(func() { f.Test([]byte("x")) }),
+		"TestString":       panics(func() { f.TestString("x") }),
+		"TestAndAdd":       panics(func() { f.TestAndAdd(nil) }),
+		"TestAndAddString": panics(func() { f.TestAndAddString("x") }),
+		// The batch calls panic once there is a key; with none they do
+		// nothing (TestBatchZeroValue).
+		"AddMany":               panics(func() { f.AddMany([][]byte{nil}) }),
+		"AddManyStrings":        panics(func() { f.AddManyStrings([]string{"x"}) }),
+		"TestMany":              panics(func() { f.TestMany([][]byte{nil}, nil) }),
+		"TestManyStrings":       panics(func() { f.TestManyStrings([]string{"x"}, nil) }),
+		"TestAndAddMany":        panics(func() { f.TestAndAddMany([][]byte{nil}, nil) }),
+		"TestAndAddManyStrings": panics(func() { f.TestAndAddManyStrings([]string{"x"}, nil) }),
+		"Clone":                 panics(func() { f.Clone() }),
+		"Bits":                  returns(func() string { return zeroIs(f.Bits()) }),
+		"Hashes":                returns(func() string { return zeroIs(f.Hashes()) }),
+		"Blocked":               returns(func() string { return zeroIs(f.Blocked()) }),
+		"Seed":                  returns(func() string { return zeroIs(f.Seed()) }),
+		"Capacity":              returns(func() string { return zeroIs(f.Capacity()) }),
+		"ErrorRate":             returns(func() string { return zeroIs(f.ErrorRate()) }),
+		"Count":                 returns(func() string { return zeroIs(f.Count()) }),
+		"IsFull":                returns(func() string { return zeroIs(f.IsFull()) }),
+		"FillRatio":             returns(func() string { return zeroIs(f.FillRatio()) }),
+		"EstimatedCount":        returns(func() string { return zeroIs(f.EstimatedCount()) }),
+		"EstimatedErrorRate":    returns(func() string { return zeroIs(f.EstimatedErrorRate()) }),
+		"EncodedSize":           returns(func() string { return zeroIs(f.EncodedSize()) }),
+		"Clear":                 returns(func() string { f.Clear(); return zeroIs(f.Count()) }),
 		"Equal": returns(func() string {
 			if !f.Equal(&BloomFilter{}) || f.Equal(g) || g.Equal(&f) {
 				return "Equal is wrong"
@@ -1282,6 +1292,453 @@ func BenchmarkFilter(b *testing.B) {
 			}
 		})
 	}
+}
+
+// ---- batch calls ----
+
+// benchBatch is the number of keys per batch call in the batch benchmarks: a
+// batch as a user would pass it.
+const benchBatch = 1000
+
+// benchPair times loop and batch, each on its own half of keys, on alternate
+// chunks of benchBatch keys, the order within each pair of chunks swapped
+// every time, so that both see the machine at nearly the same moments. b.N
+// counts keys through each. It reports the median ns per key of each over the
+// chunks, and the median over pairs of chunks of loop time over batch time:
+// medians, because on a shared machine a chunk now and then waits for the
+// CPU or the memory bus far longer than it runs.
+func benchPair(b *testing.B, keys [][]byte, loop, batch func(chunk [][]byte)) {
+	b.Helper()
+	half := len(keys) / 2
+	chunks := half / benchBatch
+	var tLoop, tBatch, ratio []float64
+	n := 0
+	b.ResetTimer()
+	for i := 0; n < b.N; i++ {
+		c := i % chunks
+		a := keys[c*benchBatch : (c+1)*benchBatch]
+		z := keys[half+c*benchBatch : half+(c+1)*benchBatch]
+		var dl, db time.Duration
+		if i&1 == 0 {
+			t0 := time.Now()
+			loop(a)
+			t1 := time.Now()
+			batch(z)
+			dl, db = t1.Sub(t0), time.Since(t1)
+		} else {
+			t0 := time.Now()
+			batch(a)
+			t1 := time.Now()
+			loop(z)
+			db, dl = t1.Sub(t0), time.Since(t1)
+		}
+		tLoop = append(tLoop, float64(dl.Nanoseconds())/benchBatch)
+		tBatch = append(tBatch, float64(db.Nanoseconds())/benchBatch)
+		ratio = append(ratio, float64(dl)/float64(db))
+		n += benchBatch
+	}
+	b.StopTimer()
+	b.ReportMetric(median(tLoop), "loop-ns/key")
+	b.ReportMetric(median(tBatch), "batch-ns/key")
+	b.ReportMetric(median(ratio), "speedup")
+}
+
+func median(x []float64) float64 {
+	slices.Sort(x)
+	return x[len(x)/2]
+}
+
+// BenchmarkBatch compares each batch call of BloomFilter with the loop of
+// single calls it replaces, side by side on filters of 10^6, 10^7 and
+// 10^8 keys at p = 0.01 (10^8: about 120 MiB of filter; select it with
+// -bench 'Batch/n=1e\+08' as it takes a minute to fill), 16-byte keys,
+// batches of benchBatch keys. "speedup" is loop time over batch time.
+func BenchmarkBatch(b *testing.B) {
+	const keySet = 1 << 20
+	for _, n := range []uint64{1e6, 1e7, 1e8} {
+		const p = 0.01
+		b.Run(fmt.Sprintf("n=%g", float64(n)), func(b *testing.B) {
+			f := mustNew(b, n, p)
+			all := benchKeys(0, keySet)
+			for i := uint64(0); i < n; i += keySet {
+				for j := range min(keySet, n-i) {
+					keyOf(all[j], 0, (i+j)*0x9E3779B97F4A7C15)
+				}
+				f.AddMany(all[:min(keySet, n-i)])
+			}
+			present := benchKeys(0, min(keySet, int(n)))
+			absent := benchKeys(1, keySet)
+			results := make([]bool, benchBatch)
+			b.Run("TestAbsent", func(b *testing.B) {
+				benchPair(b, absent, func(keys [][]byte) {
+					for _, k := range keys {
+						sink = f.Test(k)
+					}
+				}, func(keys [][]byte) { f.TestMany(keys, results) })
+			})
+			b.Run("TestPresent", func(b *testing.B) {
+				benchPair(b, present, func(keys [][]byte) {
+					for _, k := range keys {
+						sink = f.Test(k)
+					}
+				}, func(keys [][]byte) { f.TestMany(keys, results) })
+			})
+			g := mustNew(b, n, p)
+			b.Run("Add", func(b *testing.B) {
+				benchPair(b, absent, func(keys [][]byte) {
+					for _, k := range keys {
+						g.Add(k)
+					}
+				}, func(keys [][]byte) { g.AddMany(keys) })
+			})
+			b.Run("TestAndAdd", func(b *testing.B) {
+				benchPair(b, absent, func(keys [][]byte) {
+					for _, k := range keys {
+						sink = g.TestAndAdd(k)
+					}
+				}, func(keys [][]byte) { g.TestAndAddMany(keys, results) })
+			})
+		})
+	}
+}
+
+// batchOps is what the batch tests need from BloomFilter and
+// ScalableBloomFilter.
+type batchOps interface {
+	filterOps
+	AddMany(keys [][]byte)
+	AddManyStrings(keys []string)
+	TestMany(keys [][]byte, results []bool) []bool
+	TestManyStrings(keys []string, results []bool) []bool
+	TestAndAddMany(keys [][]byte, results []bool) []bool
+	TestAndAddManyStrings(keys []string, results []bool) []bool
+	MarshalBinary() ([]byte, error)
+}
+
+// inRounds makes the batch calls of BloomFilter go in rounds whatever the
+// filter's size (on) or only from batchMinBits (off), until the test ends.
+func inRounds(t testing.TB, on bool) {
+	saved := batchMinBits
+	if on {
+		batchMinBits = 0
+	}
+	t.Cleanup(func() { batchMinBits = saved })
+}
+
+// batchVsLoop runs one batch call, chosen by op, with keys on a and the loop
+// of the single calls it stands for on b, and fails t unless both answer the
+// same and a and b then encode to the same bytes. results is passed to the
+// batch call; when it has room for the answers they must land in its storage.
+func batchVsLoop(t testing.TB, a, b batchOps, op int, keys [][]byte, results []bool) {
+	t.Helper()
+	strs := make([]string, len(keys))
+	for i, k := range keys {
+		strs[i] = string(k)
+	}
+	want := make([]bool, len(keys))
+	var got []bool
+	name := [...]string{"AddMany", "AddManyStrings", "TestMany", "TestManyStrings", "TestAndAddMany", "TestAndAddManyStrings"}[op]
+	switch op {
+	case 0:
+		a.AddMany(keys)
+		for _, k := range keys {
+			b.Add(k)
+		}
+	case 1:
+		a.AddManyStrings(strs)
+		for _, k := range strs {
+			b.AddString(k)
+		}
+	case 2:
+		got = a.TestMany(keys, results)
+		for i, k := range keys {
+			want[i] = b.Test(k)
+		}
+	case 3:
+		got = a.TestManyStrings(strs, results)
+		for i, k := range strs {
+			want[i] = b.TestString(k)
+		}
+	case 4:
+		got = a.TestAndAddMany(keys, results)
+		for i, k := range keys {
+			want[i] = b.TestAndAdd(k)
+		}
+	case 5:
+		got = a.TestAndAddManyStrings(strs, results)
+		for i, k := range strs {
+			want[i] = b.TestAndAddString(k)
+		}
+	}
+	if op >= 2 {
+		if len(got) != len(keys) {
+			t.Fatalf("%s of %d keys returned %d answers", name, len(keys), len(got))
+		}
+		if cap(results) >= len(keys) && len(keys) > 0 && &got[0] != &results[:1][0] {
+			t.Fatalf("%s did not reuse results (cap %d) for %d keys", name, cap(results), len(keys))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: key %d of %d (%q): batch says %v, loop %v", name, i, len(keys), keys[i], got[i], want[i])
+			}
+		}
+	}
+	ea, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, err := b.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ea, eb) {
+		t.Fatalf("after %s of %d keys the filters differ", name, len(keys))
+	}
+	if a.Count() != b.Count() {
+		t.Fatalf("after %s: Count %d, loop %d", name, a.Count(), b.Count())
+	}
+}
+
+// randomBatches runs batches of 0 to maxLen keys on a (batch calls) and b
+// (loops), keys drawn from a pool of pool random keys, so that they repeat
+// within and across batches, with results of every kind: nil, too short,
+// long enough.
+func randomBatches(t *testing.T, rng *rand.Rand, a, b batchOps, batches, maxLen, pool int) {
+	t.Helper()
+	keys := make([][]byte, pool)
+	for i := range keys {
+		keys[i] = make([]byte, rng.IntN(24))
+		for j := range keys[i] {
+			keys[i][j] = byte(rng.Uint32())
+		}
+	}
+	for range batches {
+		batch := make([][]byte, rng.IntN(maxLen+1))
+		for i := range batch {
+			batch[i] = keys[rng.IntN(pool)]
+		}
+		var results []bool
+		switch rng.IntN(3) {
+		case 1:
+			results = make([]bool, rng.IntN(len(batch)+1))
+		case 2:
+			c := len(batch) + rng.IntN(3)
+			results = make([]bool, min(rng.IntN(3), c), c)
+			for i := range results {
+				results[i] = true // garbage the call must overwrite
+			}
+		}
+		batchVsLoop(t, a, b, rng.IntN(6), batch, results)
+	}
+}
+
+// TestBatchMatchesLoop checks on random filters, from 1 to 10^6 bits and 1 to
+// 30 hashes, plain and concurrent, that every batch call answers what the
+// loop of single calls answers and leaves the filter byte for byte as the
+// loop leaves it, in rounds (whatever the filter's size) and not.
+func TestBatchMatchesLoop(t *testing.T) {
+	for _, rounds := range []bool{true, false} {
+		t.Run(fmt.Sprintf("rounds=%v", rounds), func(t *testing.T) {
+			inRounds(t, rounds)
+			rng := rand.New(rand.NewPCG(12, uint64(len(fmt.Sprint(rounds)))))
+			configs := 60
+			if testing.Short() {
+				configs = 15
+			}
+			for range configs {
+				m := uint64(math.Exp(rng.Float64()*math.Log(1e6))) + 1
+				k := uint(1 + rng.IntN(30))
+				var opts []Option
+				if rng.IntN(3) == 0 {
+					opts = append(opts, Concurrent())
+				}
+				opts = append(opts, Seed(rng.Uint32()))
+				a, err := NewWithSize(m, k, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := NewWithSize(m, k, opts...)
+				randomBatches(t, rng, a, b, 20, 300, 1+rng.IntN(1000))
+			}
+		})
+	}
+}
+
+// TestBatchLargeFilter runs the batch calls on a filter above batchMinBits,
+// as they run by default.
+func TestBatchLargeFilter(t *testing.T) {
+	a, _ := NewWithSize(batchMinBits+12345, 7)
+	b, _ := NewWithSize(batchMinBits+12345, 7)
+	rng := rand.New(rand.NewPCG(1, 2))
+	randomBatches(t, rng, a, b, 8, 1000, 2000)
+}
+
+// TestBatchZeroValue checks that the batch calls of zero filters panic like
+// their single calls, unless there is no key.
+func TestBatchZeroValue(t *testing.T) {
+	for _, f := range []batchOps{new(BloomFilter), new(ScalableBloomFilter)} {
+		f.AddMany(nil)
+		if r := f.TestMany(nil, nil); len(r) != 0 {
+			t.Errorf("%T: TestMany of no keys returned %d answers", f, len(r))
+		}
+		for name, fn := range map[string]func(){
+			"AddMany":        func() { f.AddMany([][]byte{nil}) },
+			"TestMany":       func() { f.TestManyStrings([]string{""}, nil) },
+			"TestAndAddMany": func() { f.TestAndAddMany([][]byte{nil}, nil) },
+		} {
+			func() {
+				defer func() {
+					if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "zero") {
+						t.Errorf("%T: %s: panic %v, want the zero-value panic", f, name, r)
+					}
+				}()
+				fn()
+			}()
+		}
+	}
+}
+
+// TestBatchDoesNotAllocate checks that the six batch calls of both filter
+// types, plain and concurrent, in rounds and not, allocate nothing when
+// results has room.
+func TestBatchDoesNotAllocate(t *testing.T) {
+	for _, rounds := range []bool{true, false} {
+		inRounds(t, rounds)
+		for _, concurrent := range []bool{false, true} {
+			var opts []Option
+			if concurrent {
+				opts = append(opts, Concurrent())
+			}
+			for _, f := range []batchOps{mustNew(t, 100_000, 0.01, opts...), mustScalable(t, 100_000, 0.01, opts...)} {
+				name := fmt.Sprintf("%T/concurrent=%v/rounds=%v", f, concurrent, rounds)
+				checkBatchAllocs(t, name, f)
+			}
+		}
+		batchMinBits = 1 << 24
+	}
+}
+
+func checkBatchAllocs(t *testing.T, name string, f batchOps) {
+	t.Helper()
+	keys := benchKeys(3, 100)
+	strs := make([]string, len(keys))
+	for i, k := range keys {
+		strs[i] = string(k)
+	}
+	results := make([]bool, 0, len(keys))
+	for method, fn := range map[string]func(){
+		"AddMany":               func() { f.AddMany(keys) },
+		"AddManyStrings":        func() { f.AddManyStrings(strs) },
+		"TestMany":              func() { results = f.TestMany(keys, results[:0]) },
+		"TestManyStrings":       func() { results = f.TestManyStrings(strs, results[:0]) },
+		"TestAndAddMany":        func() { results = f.TestAndAddMany(keys, results[:0]) },
+		"TestAndAddManyStrings": func() { results = f.TestAndAddManyStrings(strs, results[:0]) },
+	} {
+		if a := testing.AllocsPerRun(50, fn); a != 0 {
+			t.Errorf("%s: %s allocates %v times per call", name, method, a)
+		}
+	}
+}
+
+// batchExactlyOnce is exactlyOnce for the batch calls: 16 goroutines add the
+// same keys, each in its own order of batches of its own sizes, half of them
+// with the string form, and every key must be reported new exactly once.
+func batchExactlyOnce(t *testing.T, f batchOps, keys int) {
+	t.Helper()
+	all := benchKeys(4, keys)
+	news := make([][]int32, concurrentWorkers)
+	runWorkers(concurrentWorkers, func(g int) {
+		news[g] = make([]int32, keys)
+		rng := rand.New(rand.NewPCG(uint64(g), 5))
+		order := rng.Perm(keys)
+		var results []bool
+		for len(order) > 0 {
+			n := min(len(order), rng.IntN(300))
+			batch := make([][]byte, n)
+			strs := make([]string, n)
+			for i, j := range order[:n] {
+				batch[i], strs[i] = all[j], string(all[j])
+			}
+			if g%2 == 0 {
+				results = f.TestAndAddMany(batch, results)
+			} else {
+				results = f.TestAndAddManyStrings(strs, results)
+			}
+			for i, j := range order[:n] {
+				if !results[i] {
+					news[g][j]++
+				}
+			}
+			order = order[n:]
+		}
+	})
+	var bad int
+	for i := range keys {
+		var n int32
+		for g := range news {
+			n += news[g][i]
+		}
+		if n != 1 {
+			if bad++; bad <= 5 {
+				t.Errorf("key %d reported new %d times", i, n)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d keys not reported new exactly once", bad, keys)
+	}
+	if c := f.Count(); c != uint64(keys) {
+		t.Errorf("Count = %d, want %d", c, keys)
+	}
+}
+
+// TestBatchConcurrentExactlyOnce races TestAndAddMany on the same 10^4 keys,
+// on a BloomFilter (in rounds and not) and on a ScalableBloomFilter growing
+// from 100 keys. The error rate is tiny so that false positives do not blur
+// the count.
+func TestBatchConcurrentExactlyOnce(t *testing.T) {
+	for _, rounds := range []bool{true, false} {
+		t.Run(fmt.Sprintf("BloomFilter/rounds=%v", rounds), func(t *testing.T) {
+			inRounds(t, rounds)
+			for seed := range 2 {
+				batchExactlyOnce(t, mustNew(t, 10_000, 1e-9, Concurrent(), Seed(uint32(seed))), 10_000)
+			}
+		})
+	}
+	t.Run("ScalableBloomFilter", func(t *testing.T) {
+		for seed := range 2 {
+			batchExactlyOnce(t, mustScalable(t, 100, 1e-9, Concurrent(), Seed(uint32(seed))), 10_000)
+		}
+	})
+}
+
+// FuzzBatch splits its input into keys (at 0x00) and batches (at 0x01), runs
+// each batch through a batch call chosen by the batch's first byte, on a
+// small BloomFilter in rounds and on a ScalableBloomFilter that grows from 2
+// keys, and checks them against the loop of single calls.
+func FuzzBatch(f *testing.F) {
+	f.Add([]byte("a\x00b\x00a\x01\x02c\x00a\x00c\x00c\x01\x04x"))
+	f.Add([]byte("\x05one\x00two\x00three\x00four\x00five\x00one\x01\x03one\x00six"))
+	f.Add(bytes.Repeat([]byte("\x04k\x00kk\x00kkk\x00\x01"), 40))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		inRounds(t, true)
+		a, _ := NewWithSize(512, 3)
+		b, _ := NewWithSize(512, 3)
+		sa := mustScalable(t, 2, 0.1)
+		sb := mustScalable(t, 2, 0.1)
+		for _, part := range bytes.Split(data, []byte{1}) {
+			op := 0
+			if len(part) > 0 {
+				op, part = int(part[0]%6), part[1:]
+			}
+			var keys [][]byte
+			if len(part) > 0 {
+				keys = bytes.Split(part, []byte{0})
+			}
+			batchVsLoop(t, a, b, op, keys, nil)
+			batchVsLoop(t, sa, sb, op, keys, make([]bool, 0, len(keys)))
+		}
+	})
 }
 
 // ---- concurrency ----

@@ -69,6 +69,29 @@ func ExampleNewScalable() {
 	// true
 }
 
+// Test and add many keys in one call: the same answers as a loop of
+// TestAndAdd, faster on a large filter. Keep the results slice between calls
+// and pass it back: with room for the answers, the call does not allocate.
+func ExampleBloomFilter_TestAndAddMany() {
+	f, err := bloom.New(1_000_000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var seen []bool
+	for _, page := range [][]string{
+		{"/a", "/b", "/a"}, // a repeat within a batch is seen from its second occurrence
+		{"/b", "/c"},
+	} {
+		seen = f.TestAndAddManyStrings(page, seen)
+		fmt.Println(page, seen)
+	}
+	fmt.Println(f.TestManyStrings([]string{"/c", "/d"}, seen))
+	// Output:
+	// [/a /b /a] [false false true]
+	// [/b /c] [true false]
+	// [true false]
+}
+
 // Filters of the same size, hash count and seed can be merged.
 func ExampleBloomFilter_Union() {
 	a, _ := bloom.New(1000, 0.01)

@@ -16,6 +16,12 @@ type Filter interface {
 	TestString(key string) bool
 	TestAndAdd(key []byte) bool
 	TestAndAddString(key string) bool
+	AddMany(keys [][]byte)
+	AddManyStrings(keys []string)
+	TestMany(keys [][]byte, results []bool) []bool
+	TestManyStrings(keys []string, results []bool) []bool
+	TestAndAddMany(keys [][]byte, results []bool) []bool
+	TestAndAddManyStrings(keys []string, results []bool) []bool
 
 	Count() uint64
 	Capacity() uint64

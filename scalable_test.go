@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/spaolacci/murmur3"
 )
@@ -599,6 +601,130 @@ func BenchmarkScalable(b *testing.B) {
 	})
 }
 
+// TestScalableBatchMatchesLoop checks on random scalable filters, plain and
+// concurrent, linear and exponential, that every batch call answers what the
+// loop of single calls answers and leaves the filter byte for byte as the
+// loop leaves it, sub-filters included, with batches long enough to make it
+// grow several times in one call.
+func TestScalableBatchMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 0))
+	configs := 40
+	if testing.Short() {
+		configs = 10
+	}
+	maxGrowth := 0
+	for range configs {
+		initial := uint64(1 + rng.IntN(40))
+		p := math.Exp(-rng.Float64()*math.Log(1e6)) * 0.5
+		opts := []Option{Seed(rng.Uint32())}
+		if rng.IntN(2) == 0 {
+			opts = append(opts, Linear(0.5+rng.Float64()*2))
+		} else {
+			opts = append(opts, Exponential(1.1+rng.Float64()*2))
+		}
+		if rng.IntN(3) == 0 {
+			opts = append(opts, Concurrent())
+		}
+		a := mustScalable(t, initial, p, opts...)
+		b := mustScalable(t, initial, p, opts...)
+		for range 10 {
+			before := a.NumFilters()
+			randomBatches(t, rng, a, b, 1, 300, 3000)
+			maxGrowth = max(maxGrowth, a.NumFilters()-before)
+		}
+	}
+	if maxGrowth < 3 {
+		t.Errorf("no batch made a filter grow more than %d times", maxGrowth)
+	}
+}
+
+// BenchmarkScalableBatch compares the batch calls of a ScalableBloomFilter
+// grown from 1,000 to 10^7 keys at p = 0.01 with the loops of single calls,
+// side by side, in batches of benchBatch 16-byte keys (see benchPair).
+// AddGrowth grows two filters from 1,000 to 10^7 keys together, chunk by
+// chunk, one by a loop of Add and one by AddMany, and reports the median
+// ratio over the chunks; b.N counts whole growths of seconds each (run it
+// with -benchtime 1x). n=1e+07/TestAbsent and TestPresent test absent keys
+// and present keys spread over all sub-filters.
+func BenchmarkScalableBatch(b *testing.B) {
+	const n = 10_000_000
+	keyAt := func(i uint64) []byte { return keyOf(make([]byte, 16), 0, i*0x9E3779B97F4A7C15) }
+	b.Run("AddGrowth", func(b *testing.B) {
+		var tLoop, tBatch, ratio []float64
+		chunk := make([][]byte, benchBatch)
+		for range b.N {
+			loop, batch := mustScalable(b, 1000, 0.01), mustScalable(b, 1000, 0.01)
+			for c := 0; c*benchBatch < n; c++ {
+				for i := range chunk {
+					chunk[i] = keyAt(uint64(c*benchBatch + i))
+				}
+				var dl, db time.Duration
+				if c&1 == 0 {
+					t0 := time.Now()
+					for _, k := range chunk {
+						loop.Add(k)
+					}
+					t1 := time.Now()
+					batch.AddMany(chunk)
+					dl, db = t1.Sub(t0), time.Since(t1)
+				} else {
+					t0 := time.Now()
+					batch.AddMany(chunk)
+					t1 := time.Now()
+					for _, k := range chunk {
+						loop.Add(k)
+					}
+					db, dl = t1.Sub(t0), time.Since(t1)
+				}
+				tLoop = append(tLoop, float64(dl.Nanoseconds())/benchBatch)
+				tBatch = append(tBatch, float64(db.Nanoseconds())/benchBatch)
+				ratio = append(ratio, float64(dl)/float64(db))
+			}
+			if !loop.Equal(batch) {
+				b.Fatal("the filters grown by Add and by AddMany differ")
+			}
+		}
+		var sumLoop, sumBatch float64
+		for i := range tLoop {
+			sumLoop += tLoop[i]
+			sumBatch += tBatch[i]
+		}
+		b.ReportMetric(sumLoop/float64(len(tLoop)), "loop-ns/key")
+		b.ReportMetric(sumBatch/float64(len(tBatch)), "batch-ns/key")
+		b.ReportMetric(median(ratio), "speedup")
+	})
+	b.Run("n=1e+07", func(b *testing.B) {
+		s := mustScalable(b, 1000, 0.01)
+		const keySet = 1 << 20
+		all := make([][]byte, 0, benchBatch)
+		for i := range uint64(n) {
+			all = append(all, keyAt(i))
+			if len(all) == benchBatch || i == n-1 {
+				s.AddMany(all)
+				all = all[:0]
+			}
+		}
+		present := make([][]byte, keySet)
+		for i := range present {
+			present[i] = keyAt(uint64(i) * (n / keySet)) // spread over all sub-filters
+		}
+		absent := benchKeys(1, keySet)
+		results := make([]bool, benchBatch)
+		for _, set := range []struct {
+			name string
+			keys [][]byte
+		}{{"TestAbsent", absent}, {"TestPresent", present}} {
+			b.Run(set.name, func(b *testing.B) {
+				benchPair(b, set.keys, func(keys [][]byte) {
+					for _, k := range keys {
+						sink = s.Test(k)
+					}
+				}, func(keys [][]byte) { s.TestMany(keys, results) })
+			})
+		}
+	})
+}
+
 // TestScalableDefaults computes the table in README: bits per key averaged
 // over final sizes from 10^4 to 10^7 keys (301 log-spaced sizes), starting at
 // 1,000 keys with p = 0.01, for the growth settings the defaults were chosen
@@ -1133,25 +1259,33 @@ func TestScalableZeroValue(t *testing.T) {
 	panics := func(fn func()) zeroCase { return zeroCase{true, func() string { fn(); return "" }} }
 	returns := func(fn func() string) zeroCase { return zeroCase{false, fn} }
 	checkZeroValue(t, reflect.TypeOf(&s), errZeroScalable, map[string]zeroCase{
-		"Add":                panics(func() { s.Add([]byte("x")) }),
-		"AddString":          panics(func() { s.AddString("x") }),
-		"Test":               panics(func() { s.Test([]byte("x")) }),
-		"TestString":         panics(func() { s.TestString("x") }),
-		"TestAndAdd":         panics(func() { s.TestAndAdd(nil) }),
-		"TestAndAddString":   panics(func() { s.TestAndAddString("x") }),
-		"Clone":              panics(func() { s.Clone() }),
-		"Count":              returns(func() string { return zeroIs(s.Count()) }),
-		"Capacity":           returns(func() string { return zeroIs(s.Capacity()) }),
-		"ErrorRate":          returns(func() string { return zeroIs(s.ErrorRate()) }),
-		"InitialCapacity":    returns(func() string { return zeroIs(s.InitialCapacity()) }),
-		"Seed":               returns(func() string { return zeroIs(s.Seed()) }),
-		"Blocked":            returns(func() string { return zeroIs(s.Blocked()) }),
-		"EstimatedErrorRate": returns(func() string { return zeroIs(s.EstimatedErrorRate()) }),
-		"Bits":               returns(func() string { return zeroIs(s.Bits()) }),
-		"NumFilters":         returns(func() string { return zeroIs(s.NumFilters()) }),
-		"Saturated":          returns(func() string { return zeroIs(s.Saturated()) }),
-		"EncodedSize":        returns(func() string { return zeroIs(s.EncodedSize()) }),
-		"Clear":              returns(func() string { s.Clear(); return zeroIs(s.NumFilters()) }),
+		"Add":              panics(func() { s.Add([]byte("x")) }),
+		"AddString":        panics(func() { s.AddString("x") }),
+		"Test":             panics(func() { s.Test([]byte("x")) }),
+		"TestString":       panics(func() { s.TestString("x") }),
+		"TestAndAdd":       panics(func() { s.TestAndAdd(nil) }),
+		"TestAndAddString": panics(func() { s.TestAndAddString("x") }),
+		// The batch calls panic once there is a key; with none they do
+		// nothing (TestBatchZeroValue).
+		"AddMany":               panics(func() { s.AddMany([][]byte{nil}) }),
+		"AddManyStrings":        panics(func() { s.AddManyStrings([]string{"x"}) }),
+		"TestMany":              panics(func() { s.TestMany([][]byte{nil}, nil) }),
+		"TestManyStrings":       panics(func() { s.TestManyStrings([]string{"x"}, nil) }),
+		"TestAndAddMany":        panics(func() { s.TestAndAddMany([][]byte{nil}, nil) }),
+		"TestAndAddManyStrings": panics(func() { s.TestAndAddManyStrings([]string{"x"}, nil) }),
+		"Clone":                 panics(func() { s.Clone() }),
+		"Count":                 returns(func() string { return zeroIs(s.Count()) }),
+		"Capacity":              returns(func() string { return zeroIs(s.Capacity()) }),
+		"ErrorRate":             returns(func() string { return zeroIs(s.ErrorRate()) }),
+		"InitialCapacity":       returns(func() string { return zeroIs(s.InitialCapacity()) }),
+		"Seed":                  returns(func() string { return zeroIs(s.Seed()) }),
+		"Blocked":               returns(func() string { return zeroIs(s.Blocked()) }),
+		"EstimatedErrorRate":    returns(func() string { return zeroIs(s.EstimatedErrorRate()) }),
+		"Bits":                  returns(func() string { return zeroIs(s.Bits()) }),
+		"NumFilters":            returns(func() string { return zeroIs(s.NumFilters()) }),
+		"Saturated":             returns(func() string { return zeroIs(s.Saturated()) }),
+		"EncodedSize":           returns(func() string { return zeroIs(s.EncodedSize()) }),
+		"Clear":                 returns(func() string { s.Clear(); return zeroIs(s.NumFilters()) }),
 		"Equal": returns(func() string {
 			if !s.Equal(&ScalableBloomFilter{}) || s.Equal(g) || g.Equal(&s) {
 				return "Equal is wrong"

@@ -41,7 +41,7 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "n = 10^6 only, growth to 10^6, 3 repetitions, 2*10^5 absent keys, 2000 for the slow scalable filters (under a minute)")
 	flag.IntVar(&o.reps, "reps", 0, "repetitions; every figure is their median (default 5, quick 3)")
 	flag.IntVar(&o.absent, "absent", 0, "absent keys tested for the false-positive rate (default 10^6, quick 2*10^5)")
-	implList := flag.String("impls", "", "comma-separated fixed-size implementations to run (default all): ours,lowerbound,bitsandblooms,boomfilters,blobloom,source,map")
+	implList := flag.String("impls", "", "comma-separated fixed-size implementations to run (default all): ours,oursbatch,lowerbound,bitsandblooms,boomfilters,blobloom,source,map")
 	sizeList := flag.String("n", "", "comma-separated numbers of keys for the fixed-size filters (default 1e6,1e7; quick 1e6)")
 	rateList := flag.String("p", "", "comma-separated error rates for the fixed-size filters (default 0.01,0.001)")
 	scalable := flag.Bool("scalable", true, "measure the scalable filters")
@@ -183,4 +183,5 @@ func report(w io.Writer, o options, fixed *fixedResults, grow *growResults, took
 	if grow != nil {
 		grow.print(w)
 	}
+	printBatch(w, fixed, grow)
 }

@@ -3,7 +3,7 @@ module github.com/bloomfilters/bloom/redisbloom
 go 1.26.0
 
 require (
-	github.com/bloomfilters/bloom v0.0.0
+	github.com/bloomfilters/bloom v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
 

@@ -78,10 +78,11 @@ func runBuild(e *env, args []string) error {
 	}
 	p := newProgress(e, "read", *quiet)
 	var lines uint64
-	err = eachLine(in, func(key []byte) error {
-		f.Add(key)
-		lines++
-		if lines%progressEvery == 0 {
+	err = eachBlock(in, func(keys [][]byte) error {
+		f.AddMany(keys)
+		before := lines
+		lines += uint64(len(keys))
+		if lines/progressEvery != before/progressEvery {
 			p.update(lines, "")
 		}
 		return nil

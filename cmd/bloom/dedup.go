@@ -248,14 +248,21 @@ type dedupCounts struct {
 }
 
 // dedup copies to w each line of r whose key f does not hold, adding the keys
-// to f, until the input ends, stop is set or f saturates. Once saturated, f
-// cannot keep its error rate, so the line whose key saturated it, tested
-// before its key went in, is the last one read. It buffers its output, flushing
-// it whenever it has used up the input it has read, and before it returns.
+// to f, until the input ends, stop is set or f saturates. It reads the lines
+// in blocks of up to blockLines, as many as are already read into its buffer,
+// and tests and adds each block with one TestAndAddMany call while the newest
+// sub-filter has room for the whole block, so that it cannot grow (or
+// saturate) within it. Otherwise it takes the block line by line: once
+// saturated, f cannot keep its error rate, so the line whose key saturated
+// it, tested before its key went in, is the last one read. It buffers its
+// output, flushing it whenever it has used up the input it has read, and
+// before it returns.
 func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.Bool, p *progress) (n dedupCounts, err error) {
 	lr := newLineReader(r)
 	bw := bufio.NewWriterSize(w, ioBufferSize)
-	for !stop.Load() {
+	var block lineBlock
+	var present []bool
+	for done := false; !done && !stop.Load() && !n.saturated; {
 		if lr.r.Buffered() == 0 {
 			// The next read may wait for more input: pass on what is
 			// decided so far, so that a slow stream flows line by line.
@@ -263,26 +270,52 @@ func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.
 				return n, fmt.Errorf("writing stdout: %w", err)
 			}
 		}
-		line, err := lr.next()
-		if err == io.EOF || errors.Is(err, errStopped) {
-			break
-		}
-		if err != nil {
-			return n, fmt.Errorf("reading input: %w", err)
-		}
-		n.read++
-		if !f.TestAndAdd(key(line)) {
-			n.written++
-			if err := writeLine(bw, line); err != nil {
-				return n, fmt.Errorf("writing stdout: %w", err)
-			}
-			if f.Saturated() {
-				n.saturated = true
+		block.reset()
+		for len(block.ends) < blockLines && !stop.Load() {
+			line, err := lr.next()
+			if err == io.EOF || errors.Is(err, errStopped) {
+				done = true
 				break
 			}
+			if err != nil {
+				return n, fmt.Errorf("reading input: %w", err)
+			}
+			block.add(line)
+			if lr.r.Buffered() == 0 {
+				break // do not wait for more input with lines in hand
+			}
 		}
-		if n.read%progressEvery == 0 && p != nil {
-			p.update(n.read, fmt.Sprintf(", %s written", thousands(n.written)))
+		lines, keys := block.lines()
+		// Each key adds at most one to Count, and the filter grows only
+		// when a key finds the newest sub-filter full: with more room than
+		// keys the block cannot make it grow. TestDedupSaturates guards the
+		// line-by-line path.
+		capacity, count := f.Capacity(), f.Count()
+		batch := capacity > count && capacity-count > uint64(len(keys))
+		if batch {
+			present = f.TestAndAddMany(keys, present)
+		}
+		for i, line := range lines {
+			n.read++
+			var seen bool
+			if batch {
+				seen = present[i]
+			} else {
+				seen = f.TestAndAdd(keys[i])
+			}
+			if !seen {
+				n.written++
+				if err := writeLine(bw, line); err != nil {
+					return n, fmt.Errorf("writing stdout: %w", err)
+				}
+				if !batch && f.Saturated() {
+					n.saturated = true
+					break
+				}
+			}
+			if n.read%progressEvery == 0 && p != nil {
+				p.update(n.read, fmt.Sprintf(", %s written", thousands(n.written)))
+			}
 		}
 	}
 	if err := bw.Flush(); err != nil {

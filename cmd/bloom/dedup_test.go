@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/bloomfilters/bloom"
@@ -172,5 +173,71 @@ func TestDedupKeepsRateOrFails(t *testing.T) {
 				runBloom(t, r.stdout, "query", state).want(t, 0, nil)
 			}
 		})
+	}
+}
+
+// BenchmarkDedupLarge is BenchmarkDedup on 10^7 lines, 5*10^6 of them
+// distinct: a filter grown from 2^20 to 5*10^6 keys, of about 20 MiB, larger
+// than the caches. One pass takes seconds: run it with -benchtime 1x.
+func BenchmarkDedupLarge(b *testing.B) {
+	const lines = 10_000_000
+	input := benchLines(lines)
+	b.SetBytes(int64(len(input)))
+	b.ReportAllocs()
+	var stop atomic.Bool
+	var cpu time.Duration
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		f, err := bloom.NewScalable(dedupCapacity, dedupErrorRate)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := cpuTime()
+		n, err := dedup(bytes.NewReader(input), io.Discard, f, &stop, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n.read != lines {
+			b.Fatalf("read %d lines, want %d", n.read, lines)
+		}
+		cpu += cpuTime() - start
+	}
+	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+	if cpu > 0 {
+		b.ReportMetric(float64(lines)*float64(b.N)/cpu.Seconds(), "lines/cpu-s")
+	}
+}
+
+// TestDedupBlocks checks dedup against a map on more lines than a block, with
+// repeats within and across blocks, read whole and one byte at a time (when
+// every block holds one line).
+func TestDedupBlocks(t *testing.T) {
+	var in, want bytes.Buffer
+	seen := make(map[string]bool)
+	for i := range 5*blockLines + 3 {
+		line := fmt.Sprintf("line %d\n", i*7919%(3*blockLines))
+		in.WriteString(line)
+		if !seen[line] {
+			seen[line] = true
+			want.WriteString(line)
+		}
+	}
+	for _, oneByte := range []bool{false, true} {
+		f, err := bloom.NewScalable(100, 1e-9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r io.Reader = bytes.NewReader(in.Bytes())
+		if oneByte {
+			r = iotest.OneByteReader(r)
+		}
+		var out bytes.Buffer
+		var stop atomic.Bool
+		n, err := dedup(r, &out, f, &stop, nil)
+		if err != nil || n.read != 5*blockLines+3 || n.written != uint64(len(seen)) || !bytes.Equal(out.Bytes(), want.Bytes()) {
+			t.Errorf("oneByte=%v: %+v, %v; output equal: %v", oneByte, n, err, bytes.Equal(out.Bytes(), want.Bytes()))
+		}
 	}
 }

@@ -71,6 +71,72 @@ func eachLine(r io.Reader, fn func(key []byte) error) error {
 	}
 }
 
+// blockLines is the number of lines dedup and build read before they pass
+// them to the filter in one batch call.
+const blockLines = 1024
+
+// lineBlock is a block of lines copied out of a lineReader, whose lines are
+// only valid until its next read.
+type lineBlock struct {
+	buf  []byte
+	ends []int // line i is buf[ends[i-1]:ends[i]]
+	line [][]byte
+	keys [][]byte
+}
+
+func (b *lineBlock) reset() { b.buf, b.ends = b.buf[:0], b.ends[:0] }
+
+// add appends a copy of line.
+func (b *lineBlock) add(line []byte) {
+	b.buf = append(b.buf, line...)
+	b.ends = append(b.ends, len(b.buf))
+}
+
+// lines returns the lines of the block and their keys (see key), valid until
+// the next reset.
+func (b *lineBlock) lines() (lines, keys [][]byte) {
+	b.line, b.keys = b.line[:0], b.keys[:0]
+	start := 0
+	for _, end := range b.ends {
+		l := b.buf[start:end:end]
+		b.line = append(b.line, l)
+		b.keys = append(b.keys, key(l))
+		start = end
+	}
+	return b.line, b.keys
+}
+
+// eachBlock calls fn with the keys of up to blockLines lines of r at a time,
+// valid until fn returns.
+func eachBlock(r io.Reader, fn func(keys [][]byte) error) error {
+	lr := newLineReader(r)
+	var block lineBlock
+	for {
+		block.reset()
+		var end error
+		for len(block.ends) < blockLines {
+			line, err := lr.next()
+			if err != nil {
+				end = err
+				break
+			}
+			block.add(line)
+		}
+		if len(block.ends) > 0 {
+			_, keys := block.lines()
+			if err := fn(keys); err != nil {
+				return err
+			}
+		}
+		if end == io.EOF {
+			return nil
+		}
+		if end != nil {
+			return end
+		}
+	}
+}
+
 // writeLine writes line to w with a newline if it has none.
 func writeLine(w *bufio.Writer, line []byte) error {
 	_, err := w.Write(line)

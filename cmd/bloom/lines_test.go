@@ -68,3 +68,50 @@ func TestLineReaderError(t *testing.T) {
 		t.Errorf("got %q, %v; want [a] and %v", got, err, io.ErrClosedPipe)
 	}
 }
+
+// TestEachBlock checks that eachBlock passes the keys eachLine passes, in
+// blocks of at most blockLines, at the block boundaries and around them,
+// whole and one byte at a time, and passes on a read error after the keys
+// before it.
+func TestEachBlock(t *testing.T) {
+	for _, n := range []int{0, 1, blockLines - 1, blockLines, blockLines + 1, 3*blockLines + 7} {
+		var in strings.Builder
+		for i := range n {
+			fmt.Fprintf(&in, "key %d%s", i, []string{"\n", "\r\n"}[i%2])
+		}
+		in.WriteString("last")
+		for _, oneByte := range []bool{false, true} {
+			var want, got []string
+			if err := eachLine(strings.NewReader(in.String()), func(k []byte) error { want = append(want, string(k)); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			var r io.Reader = strings.NewReader(in.String())
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			err := eachBlock(r, func(keys [][]byte) error {
+				if len(keys) == 0 || len(keys) > blockLines {
+					t.Errorf("block of %d keys", len(keys))
+				}
+				for _, k := range keys {
+					got = append(got, string(k))
+				}
+				return nil
+			})
+			if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("n=%d oneByte=%v: %d keys, %v; want %d keys", n, oneByte, len(got), err, len(want))
+			}
+		}
+	}
+	r := io.MultiReader(strings.NewReader("a\nb\n"), iotest.ErrReader(io.ErrClosedPipe))
+	var got []string
+	err := eachBlock(r, func(keys [][]byte) error {
+		for _, k := range keys {
+			got = append(got, string(k))
+		}
+		return nil
+	})
+	if err != io.ErrClosedPipe || len(got) != 2 {
+		t.Errorf("got %q, %v; want [a b] and %v", got, err, io.ErrClosedPipe)
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !purego
+
+package prefetch
+
+// words issues PREFETCHT0 for base[i] for every i in idx.
+//
+//go:noescape
+func words(base *uint64, idx []uint64) uint64

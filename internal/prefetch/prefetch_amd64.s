@@ -1,0 +1,22 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func words(base *uint64, idx []uint64) uint64
+TEXT ·words(SB), NOSPLIT, $0-40
+	MOVQ base+0(FP), AX
+	MOVQ idx_base+8(FP), SI
+	MOVQ idx_len+16(FP), CX
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	MOVQ       (SI), DX
+	PREFETCHT0 (AX)(DX*8)
+	ADDQ       $8, SI
+	DECQ       CX
+	JNZ        loop
+
+done:
+	MOVQ $0, ret+32(FP)
+	RET
