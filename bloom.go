@@ -59,9 +59,9 @@ func paramError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidParameter, fmt.Sprintf(format, args...))
 }
 
-// Option configures a filter at construction. Options are created by Seed and
-// Concurrent and, for ScalableBloomFilter only, by Linear, Exponential and
-// Tightening.
+// Option configures a filter at construction. Options are created by Seed,
+// Concurrent and Blocked and, for ScalableBloomFilter only, by Linear,
+// Exponential and Tightening.
 type Option struct {
 	apply func(*settings) error
 }
@@ -74,6 +74,7 @@ type settings struct {
 	scale      float64 // growth scale factor
 	tightening float64 // 0 unless Tightening was given
 	concurrent bool    // Concurrent was given
+	blocked    bool    // Blocked was given
 }
 
 func newSettings(opts []Option) (settings, error) {
@@ -177,6 +178,10 @@ type BloomFilter struct {
 	count uint64         // Adds that set at least one new bit; 0 if conc != nil
 	conc  *concurrency   // nil unless the filter is concurrent
 
+	// blocked is set for the blocked layout (see Blocked): m is a multiple
+	// of BlockBits and words starts a cache line.
+	blocked bool
+
 	capacity  uint64  // keys the filter was sized for
 	errorRate float64 // target false-positive rate at capacity
 }
@@ -192,7 +197,9 @@ type BloomFilter struct {
 // It returns an error wrapping ErrInvalidParameter when capacity is 0, when
 // errorRate is not in (0, 1), when the filter would need more than MaxBits
 // bits (the error states the lowest rate MaxBits bits reach), or when an
-// option is invalid or only meant for ScalableBloomFilter.
+// option is invalid or only meant for ScalableBloomFilter. With Blocked it
+// sizes the filter by BlockedSize instead, so that
+// BlockedFalsePositiveRate(Bits(), Hashes(), capacity) <= errorRate.
 func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
@@ -201,7 +208,11 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 	if err := s.plainOnly(); err != nil {
 		return nil, err
 	}
-	m, k, err := Size(capacity, errorRate)
+	size := Size
+	if s.blocked {
+		size = BlockedSize
+	}
+	m, k, err := size(capacity, errorRate)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +226,8 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 // Capacity()), or the largest float64 below 1 where that rounds to 1. It
 // returns an error wrapping ErrInvalidParameter when bits is not in
 // [1, MaxBits], hashes is not in [1, MaxHashes], or an option is invalid or
-// only meant for ScalableBloomFilter.
+// only meant for ScalableBloomFilter. With Blocked, bits must be a multiple
+// of BlockBits and the ErrorRate is BlockedFalsePositiveRate's.
 func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
@@ -227,11 +239,18 @@ func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error)
 	if err := checkSize(bits, hashes); err != nil {
 		return nil, err
 	}
+	if s.blocked && bits%BlockBits != 0 {
+		return nil, paramError("bits must be a multiple of %d with Blocked, got %d", BlockBits, bits)
+	}
 	capacity := max(uint64(math.Round(float64(bits)*math.Ln2/float64(hashes))), 1)
+	fpr := FalsePositiveRate
+	if s.blocked {
+		fpr = BlockedFalsePositiveRate
+	}
 	// A filter of a few bits and many hash functions (1 bit and 38 or more)
 	// has a rate that rounds to 1, which the format, and so decoding its
 	// own encoding, refuses: keep it in (0, 1).
-	rate := min(max(FalsePositiveRate(bits, hashes, capacity), math.SmallestNonzeroFloat64), maxRate)
+	rate := min(max(fpr(bits, hashes, capacity), math.SmallestNonzeroFloat64), maxRate)
 	return newFilter(bits, hashes, capacity, rate, s)
 }
 
@@ -260,7 +279,7 @@ func (s *settings) plainOnly() error {
 
 // newFilter is the one path that allocates a filter; m and k are valid.
 func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings) (*BloomFilter, error) {
-	set := bitset.New(uint(m))
+	set := newSet(m, s.blocked)
 	f := &BloomFilter{
 		m:         m,
 		k:         k,
@@ -269,6 +288,7 @@ func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings)
 		words:     set.Words()[:(m+63)/64],
 		capacity:  capacity,
 		errorRate: errorRate,
+		blocked:   s.blocked,
 	}
 	if s.concurrent {
 		f.makeConcurrent(newLockTable(len(f.words)))
@@ -473,6 +493,9 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 	if f.k == 0 {
 		panic(errZeroValue)
 	}
+	if f.blocked {
+		return f.addBlocked(h1, h2)
+	}
 	w, m := f.words, f.m
 	var fresh uint64
 	x, y, c := h1, h2, uint64(0)
@@ -497,8 +520,11 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 // -gcflags=-m: cost 91, budget 80), and inlining it would save one call in a
 // path that pays a murmur3 pass and, on large filters, cache misses.
 func (f *BloomFilter) test(h1, h2 uint64) bool {
-	if f.k == 0 {
-		panic(errZeroValue)
+	if f.k == 0 || f.blocked {
+		if f.k == 0 {
+			panic(errZeroValue)
+		}
+		return f.testBlocked(h1, h2)
 	}
 	w, m := f.words, f.m
 	x, y, c := h1, h2, uint64(0)
@@ -516,6 +542,9 @@ func (f *BloomFilter) test(h1, h2 uint64) bool {
 
 // testConcurrent is test with atomic loads.
 func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
+	if f.blocked {
+		return f.testBlockedConcurrent(h1, h2)
+	}
 	w, m := f.words, f.m
 	x, y, c := h1, h2, uint64(0)
 	for range f.k {
@@ -536,6 +565,9 @@ func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
 // and setConcurrent then finds the words in the cache: an atomic OR waits
 // for its memory before anything after it runs.
 func (f *BloomFilter) unsetConcurrent(h1, h2 uint64) (unset uint64) {
+	if f.blocked {
+		return f.unsetBlocked(h1, h2)
+	}
 	w, m := f.words, f.m
 	x, y, c := h1, h2, uint64(0)
 	for i := range f.k {
@@ -554,6 +586,9 @@ func (f *BloomFilter) unsetConcurrent(h1, h2 uint64) (unset uint64) {
 // set. It skips the OR, and so taking the cache line from other cores, for
 // bits that have been set since.
 func (f *BloomFilter) setConcurrent(h1, h2, unset uint64) (fresh bool) {
+	if f.blocked {
+		return f.setBlocked(h1, h2, unset)
+	}
 	w, m := f.words, f.m
 	var flipped uint64
 	x, y, c := h1, h2, uint64(0)
@@ -759,6 +794,9 @@ func testMany[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
 		}
 		return results
 	}
+	if f.blocked {
+		return testManyBlocked(f, keys, results)
+	}
 	var (
 		h     [testRound]hashed
 		pairs [testRound][2]uint64
@@ -822,6 +860,10 @@ func addMany[K keyType](f *BloomFilter, keys []K, results []bool) {
 				results[i] = present
 			}
 		}
+		return
+	}
+	if f.blocked {
+		addManyBlocked(f, keys, results)
 		return
 	}
 	var (
@@ -972,7 +1014,7 @@ func (f *BloomFilter) FillRatio() float64 {
 // for filters built by Union and Intersection. It is math.MaxUint64 when every
 // bit is set, and O(m/64).
 func (f *BloomFilter) EstimatedCount() uint64 {
-	return estimatedCount(f.m, f.k, f.setBits())
+	return f.estimatedCountOf(f.setBits())
 }
 
 func estimatedCount(m uint64, k uint, set uint64) uint64 {
@@ -988,6 +1030,9 @@ func estimatedCount(m uint64, k uint, set uint64) uint64 {
 func (f *BloomFilter) EstimatedErrorRate() float64 {
 	if f.k == 0 {
 		return 0 // a zero BloomFilter; Pow(0, 0) is 1
+	}
+	if f.blocked {
+		return f.blockedErrorRate()
 	}
 	return math.Pow(f.FillRatio(), float64(f.k))
 }
@@ -1018,13 +1063,13 @@ func (f *BloomFilter) Clone() *BloomFilter {
 func (f *BloomFilter) snapshot() *BloomFilter {
 	g := *f
 	if f.conc == nil {
-		g.set = f.set.Clone()
+		g.set = cloneSet(f.set, f.m, f.blocked)
 		g.words = g.set.Words()[:len(f.words)]
 		return &g
 	}
 	count := f.conc.load() // before the bits: see sharedCount
 	g.conc = nil
-	g.set = bitset.New(uint(f.m))
+	g.set = newSet(f.m, f.blocked)
 	g.words = g.set.Words()[:len(f.words)]
 	var set int
 	for i := range g.words {
@@ -1055,7 +1100,7 @@ func (f *BloomFilter) Equal(other *BloomFilter) bool {
 	if f == nil || other == nil {
 		return f == other
 	}
-	if f.m != other.m || f.k != other.k || f.seed != other.seed || f.Count() != other.Count() ||
+	if f.m != other.m || f.k != other.k || f.seed != other.seed || f.blocked != other.blocked || f.Count() != other.Count() ||
 		f.capacity != other.capacity || math.Float64bits(f.errorRate) != math.Float64bits(other.errorRate) {
 		return false
 	}
@@ -1087,6 +1132,8 @@ func (f *BloomFilter) compatible(other *BloomFilter) error {
 		return fmt.Errorf("%w: %d hashes vs %d hashes", ErrIncompatible, f.k, other.k)
 	case f.seed != other.seed:
 		return fmt.Errorf("%w: seed %#x vs seed %#x", ErrIncompatible, f.seed, other.seed)
+	case f.blocked != other.blocked:
+		return fmt.Errorf("%w: blocked vs classic layout", ErrIncompatible)
 	}
 	return nil
 }
@@ -1122,7 +1169,7 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 	g.words = g.set.Words()[:len(f.words)]
 	set := g.setBits()
 	// Count never exceeds the number of set bits, an invariant decoders check.
-	g.count = min(estimatedCount(g.m, g.k, set), set)
+	g.count = min(g.estimatedCountOf(set), set)
 	if f.conc != nil {
 		g.makeConcurrent(f.conc.newLocks())
 	}
@@ -1155,9 +1202,13 @@ func (f *BloomFilter) EncodedSize() int {
 }
 
 func (f *BloomFilter) appendHeader(b []byte) []byte {
+	version, layout := uint16(formatVersion), uint16(0)
+	if f.blocked {
+		version, layout = blockedVersion, layoutBlocked
+	}
 	b = append(b, magic...)
-	b = binary.LittleEndian.AppendUint16(b, formatVersion)
-	b = binary.LittleEndian.AppendUint16(b, 0)
+	b = binary.LittleEndian.AppendUint16(b, version)
+	b = binary.LittleEndian.AppendUint16(b, layout)
 	b = binary.LittleEndian.AppendUint32(b, f.seed)
 	b = binary.LittleEndian.AppendUint32(b, uint32(f.k))
 	b = binary.LittleEndian.AppendUint64(b, f.m)
@@ -1195,6 +1246,7 @@ type header struct {
 	capacity  uint64
 	errorRate float64
 	count     uint64
+	blocked   bool // format version 2, layout 1
 }
 
 func (h *header) words() uint64 { return (h.m + 63) / 64 }
@@ -1205,10 +1257,14 @@ func parseHeader(b []byte) (header, error) {
 	if string(b[0:4]) != magic {
 		return h, corrupt("bad magic %q", b[0:4])
 	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v != formatVersion {
-		return h, corrupt("unsupported format version %d (want %d)", v, formatVersion)
-	}
-	if fl := binary.LittleEndian.Uint16(b[6:]); fl != 0 {
+	switch v, fl := binary.LittleEndian.Uint16(b[4:]), binary.LittleEndian.Uint16(b[6:]); {
+	case v == blockedVersion && fl == layoutBlocked:
+		h.blocked = true
+	case v == blockedVersion:
+		return h, corrupt("unknown layout %#x", fl)
+	case v != formatVersion:
+		return h, corrupt("unsupported format version %d (want %d or %d)", v, formatVersion, blockedVersion)
+	case fl != 0:
 		return h, corrupt("unknown flags %#x", fl)
 	}
 	h.seed = binary.LittleEndian.Uint32(b[8:])
@@ -1223,6 +1279,9 @@ func parseHeader(b []byte) (header, error) {
 	h.k = uint(k)
 	if err := checkSize(h.m, h.k); err != nil {
 		return h, corrupt("size %d bits not in [1, %d]", h.m, MaxBits)
+	}
+	if h.blocked && h.m%BlockBits != 0 {
+		return h, corrupt("blocked size %d bits not a multiple of %d", h.m, BlockBits)
 	}
 	if h.capacity == 0 {
 		return h, corrupt("capacity 0")
@@ -1242,13 +1301,16 @@ func (h *header) build(words []uint64) (*BloomFilter, error) {
 	if r := h.m % 64; r != 0 && words[len(words)-1]>>r != 0 {
 		return nil, corrupt("bits set beyond the filter size")
 	}
+	if h.blocked && !isAligned(words) {
+		words = append(alignedWords(uint64(len(words)))[:0], words...)
+	}
 	set := bitset.FromWithLength(uint(h.m), words)
 	if c := uint64(set.Count()); h.count > c {
 		return nil, corrupt("count %d exceeds the %d set bits", h.count, c)
 	}
 	return &BloomFilter{
 		m: h.m, k: h.k, seed: h.seed, set: set, words: words, count: h.count,
-		capacity: h.capacity, errorRate: h.errorRate,
+		capacity: h.capacity, errorRate: h.errorRate, blocked: h.blocked,
 	}, nil
 }
 

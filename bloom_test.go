@@ -307,6 +307,7 @@ func TestZeroValue(t *testing.T) {
 		"Clone":                 panics(func() { f.Clone() }),
 		"Bits":                  returns(func() string { return zeroIs(f.Bits()) }),
 		"Hashes":                returns(func() string { return zeroIs(f.Hashes()) }),
+		"Blocked":               returns(func() string { return zeroIs(f.Blocked()) }),
 		"Seed":                  returns(func() string { return zeroIs(f.Seed()) }),
 		"Capacity":              returns(func() string { return zeroIs(f.Capacity()) }),
 		"ErrorRate":             returns(func() string { return zeroIs(f.ErrorRate()) }),
@@ -1042,6 +1043,8 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	enc2, _ := g.MarshalBinary()
 	f.Add(enc2, []byte(nil))
 	f.Add([]byte(magic), []byte(nil))
+	blocked, _ := goldenBlockedFilter(f).MarshalBinary()
+	f.Add(blocked, []byte(nil))
 	// m = MaxBits: the decoder must not believe it.
 	f.Add(enc, []byte{4, 0, 0, 0, 0, 0, 0, 1, 0, 0})
 	f.Fuzz(func(t *testing.T, data, edits []byte) {
@@ -1074,6 +1077,8 @@ func FuzzReadFrom(f *testing.F) {
 	f.Add(enc, []byte(nil))
 	f.Add(append(bytes.Clone(enc), enc...), []byte(nil))
 	f.Add(enc, []byte{4, 0, 0, 0, 0, 0, 0, 1, 0, 0})
+	blocked, _ := goldenBlockedFilter(f).MarshalBinary()
+	f.Add(append(blocked, enc...), []byte(nil))
 	f.Fuzz(func(t *testing.T, data, edits []byte) {
 		check := func(data []byte) {
 			var b BloomFilter

@@ -81,6 +81,16 @@
 // ErrCorrupt. The sizes of filters saved before sizing used the exact rate
 // are accepted too.
 //
+// Version 2 records the layout; it is written only for filters with the
+// blocked layout (see Blocked), and classic filters keep being written, byte
+// for byte, as version 1. A BloomFilter in version 2 is version 1 with 2 at
+// offset 4 and, at offset 6 in place of the flags, the layout 1 (blocked:
+// 512-bit blocks, m a multiple of 512; block b is words 8b to 8b+7, and the
+// positions are those of AppendBlockedLocations). A ScalableBloomFilter in
+// version 2 has 2 at offset 4 and the layout 1 at offset 13, and its
+// sub-filters are blocked BloomFilters in version 2. Decoders reject version
+// 2 with any other layout, so that every filter has one encoding.
+//
 // The text encoding of either type is the standard base64 (RFC 4648, with
 // padding, without line breaks) of its binary encoding.
 package bloom

@@ -150,6 +150,9 @@ func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
 	if s.seedSet && s.seed != h.seed {
 		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, h.seed)
 	}
+	if s.blocked && !h.blocked {
+		return nil, paramError("Blocked contradicts the encoded classic layout")
+	}
 	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb[:]), r))
 	if err != nil {
 		return nil, err
@@ -177,6 +180,8 @@ func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter,
 		return nil, paramError("growth option contradicts the encoded growth (%s %v)", growthName(d.growth), d.scale)
 	case s.tightening != 0 && s.tightening != d.tightening:
 		return nil, paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
+	case s.blocked && !d.blocked:
+		return nil, paramError("Blocked contradicts the encoded classic layout")
 	}
 	var g ScalableBloomFilter
 	if _, err := g.ReadFrom(io.MultiReader(bytes.NewReader(hb[:]), r)); err != nil {

@@ -163,6 +163,7 @@ type ScalableBloomFilter struct {
 	growth          growth
 	scale           float64
 	tightening      float64
+	blocked         bool // the sub-filters have the blocked layout (see Blocked)
 }
 
 // scalableConcurrency is the state of a concurrent ScalableBloomFilter.
@@ -209,8 +210,8 @@ func (s *ScalableBloomFilter) makeConcurrent(locks *lockTable) {
 // NewScalable returns an empty ScalableBloomFilter whose first sub-filter
 // holds initialCapacity keys and whose overall false-positive rate stays at
 // most errorRate. Options: Linear or Exponential (default
-// Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed
-// and Concurrent.
+// Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed,
+// Concurrent and Blocked (blocked sub-filters, each sized by BlockedSize).
 // It returns an error wrapping ErrInvalidParameter for a capacity of 0, an
 // errorRate not in (0, 1), invalid options (including Tightening or a growth
 // option given twice), a first sub-filter larger than MaxBits, growth
@@ -242,6 +243,7 @@ func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*Sc
 		growth:          s.growth,
 		scale:           s.scale,
 		tightening:      s.tightening,
+		blocked:         s.blocked,
 	}
 	first, err := sf.newSubFilter(0, 0)
 	if err != nil {
@@ -287,7 +289,11 @@ func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m u
 		return 0, 0, 0, 0, paramError("sub-filter %d would need more than MaxBits bits", i)
 	}
 	rate = s.subErrorRate(i)
-	m, k, err = Size(capacity, rate)
+	if s.blocked {
+		m, k, err = BlockedSize(capacity, rate)
+	} else {
+		m, k, err = Size(capacity, rate)
+	}
 	return capacity, rate, m, k, err
 }
 
@@ -443,7 +449,12 @@ func (s *ScalableBloomFilter) rateBound() float64 {
 			return 1 - miss // saturated: no bound beyond, as documented
 		}
 		used += m
-		e := fullRate(capacity, m, k)
+		var e float64
+		if s.blocked {
+			e = blockedFullRate(capacity, m, k)
+		} else {
+			e = fullRate(capacity, m, k)
+		}
 		miss *= 1 - e
 		ratio = max(e/rate, 1)
 	}
@@ -496,7 +507,7 @@ func (s *ScalableBloomFilter) newSubFilter(i int, usedBits uint64) (*BloomFilter
 	if err != nil {
 		return nil, err
 	}
-	f, err := newFilter(m, k, capacity, rate, settings{seed: s.seed})
+	f, err := newFilter(m, k, capacity, rate, settings{seed: s.seed, blocked: s.blocked})
 	if err == nil && s.conc != nil {
 		f.makeConcurrent(nil)
 	}
@@ -572,6 +583,9 @@ func testOne(f *BloomFilter, h1, h2 uint64) bool {
 // are atomic so that it also serves concurrent filters; on amd64 they are
 // plain loads.
 func anyHolds(filters []*BloomFilter, h1, h2 uint64, deep uint64) bool {
+	if filters[0].blocked {
+		return anyHoldsBlocked(filters, h1, h2)
+	}
 	for len(filters) > 64 {
 		if anyHolds(filters[len(filters)-64:], h1, h2, deep) {
 			return true
@@ -801,6 +815,9 @@ func (s *ScalableBloomFilter) TestAndAddString(key string) bool {
 
 func scalableTestMany[K keyType](s *ScalableBloomFilter, keys []K, results []bool) []bool {
 	results = batchResults(results, len(keys))
+	if s.blocked {
+		return scalableTestManyBlocked(s, keys, results)
+	}
 	for i, key := range keys {
 		results[i] = s.test(murmur3.Sum128WithSeed(keyBytes(key), s.seed))
 	}
@@ -810,6 +827,10 @@ func scalableTestMany[K keyType](s *ScalableBloomFilter, keys []K, results []boo
 // scalableAddMany adds keys in order; if results is not nil, it records in it
 // what TestAndAdd would have returned for each.
 func scalableAddMany[K keyType](s *ScalableBloomFilter, keys []K, results []bool) {
+	if s.blocked {
+		scalableAddManyBlocked(s, keys, results)
+		return
+	}
 	for i, key := range keys {
 		present := s.testAndAdd(murmur3.Sum128WithSeed(keyBytes(key), s.seed))
 		if results != nil {
@@ -1040,6 +1061,7 @@ type scalableParams struct {
 	seed            uint32
 	growth          growth
 	saturated       bool
+	blocked         bool
 	scale           uint64 // float64 bits
 	tightening      uint64 // float64 bits
 	initialCapacity uint64
@@ -1048,7 +1070,7 @@ type scalableParams struct {
 
 func (s *ScalableBloomFilter) params() scalableParams {
 	return scalableParams{
-		s.seed, s.growth, s.Saturated(), math.Float64bits(s.scale), math.Float64bits(s.tightening),
+		s.seed, s.growth, s.Saturated(), s.blocked, math.Float64bits(s.scale), math.Float64bits(s.tightening),
 		s.initialCapacity, math.Float64bits(s.errorRate),
 	}
 }
@@ -1068,11 +1090,15 @@ func (s *ScalableBloomFilter) appendHeader(b []byte, filters []*BloomFilter, sat
 	if saturated {
 		flags = 1
 	}
+	version, layout := uint16(formatVersion), byte(0)
+	if s.blocked {
+		version, layout = blockedVersion, layoutBlocked
+	}
 	b = append(b, scalableMagic...)
-	b = binary.LittleEndian.AppendUint16(b, formatVersion)
+	b = binary.LittleEndian.AppendUint16(b, version)
 	b = binary.LittleEndian.AppendUint16(b, flags)
 	b = binary.LittleEndian.AppendUint32(b, s.seed)
-	b = append(b, byte(s.growth), 0, 0, 0)
+	b = append(b, byte(s.growth), layout, 0, 0)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.scale))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.tightening))
 	b = binary.LittleEndian.AppendUint64(b, s.initialCapacity)
@@ -1125,11 +1151,19 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 	if string(b[:4]) != scalableMagic {
 		return nil, 0, corrupt("bad magic %q", b[:4])
 	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v != formatVersion {
-		return nil, 0, corrupt("unsupported format version %d (want %d)", v, formatVersion)
+	blocked := false
+	switch v := binary.LittleEndian.Uint16(b[4:]); {
+	case v == blockedVersion && b[13] == layoutBlocked:
+		blocked = true
+	case v == blockedVersion:
+		return nil, 0, corrupt("unknown layout %d", b[13])
+	case v != formatVersion:
+		return nil, 0, corrupt("unsupported format version %d (want %d or %d)", v, formatVersion, blockedVersion)
+	case b[13] != 0:
+		return nil, 0, corrupt("non-zero reserved byte 13")
 	}
 	flags := binary.LittleEndian.Uint16(b[6:])
-	if flags&^1 != 0 || b[13]|b[14]|b[15] != 0 || binary.LittleEndian.Uint32(b[52:]) != 0 {
+	if flags&^1 != 0 || b[14]|b[15] != 0 || binary.LittleEndian.Uint32(b[52:]) != 0 {
 		return nil, 0, corrupt("unknown flags or non-zero reserved bytes")
 	}
 	s := &ScalableBloomFilter{
@@ -1140,6 +1174,7 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 		initialCapacity: binary.LittleEndian.Uint64(b[32:]),
 		errorRate:       math.Float64frombits(binary.LittleEndian.Uint64(b[40:])),
 		saturated:       flags&1 != 0,
+		blocked:         blocked,
 	}
 	n := binary.LittleEndian.Uint32(b[48:])
 	switch {
@@ -1166,10 +1201,10 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 // or would have built before sizing used the exact rate (legacySize).
 func (s *ScalableBloomFilter) checkSubFilter(i int, f *BloomFilter) error {
 	capacity, rate, m, k, err := s.subSize(i)
-	if (err != nil || f.m != m || f.k != k) && f.capacity == capacity && f.errorRate == rate {
+	if (err != nil || f.m != m || f.k != k) && f.capacity == capacity && f.errorRate == rate && !s.blocked {
 		m, k, err = legacySize(capacity, rate)
 	}
-	if err != nil || f.capacity != capacity || f.errorRate != rate || f.m != m || f.k != k || f.seed != s.seed {
+	if err != nil || f.capacity != capacity || f.errorRate != rate || f.m != m || f.k != k || f.seed != s.seed || f.blocked != s.blocked {
 		return corrupt("sub-filter %d does not match the filter's parameters", i)
 	}
 	return nil
@@ -1179,6 +1214,9 @@ func (s *ScalableBloomFilter) checkSubFilter(i int, f *BloomFilter) error {
 // the exact rate (legacySize), could not build its next sub-filter: the
 // Saturated flag of a filter saved then. Such a filter stays saturated.
 func (s *ScalableBloomFilter) legacySaturated() bool {
+	if s.blocked {
+		return false // blocked filters came after the exact sizing
+	}
 	i := len(s.filters)
 	capacity, ok := s.subCapacity(i)
 	if !ok {

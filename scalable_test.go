@@ -435,6 +435,12 @@ func scalableSeeds(f *testing.F) {
 	f.Add(enc, []byte(nil))
 	one, _ := mustScalable(f, 3, 0.3, Linear(1)).MarshalBinary()
 	f.Add(one, []byte(nil))
+	b := mustScalable(f, 10, 0.1, Blocked())
+	for i := range 50 {
+		b.AddString(fmt.Sprint(i))
+	}
+	blocked, _ := b.MarshalBinary()
+	f.Add(blocked, []byte(nil))
 	// The hostile input, from a valid encoding by two edits: scale
 	// 2.5e11, saturated.
 	hostile, _ := mustScalable(f, 1, 0.5, Exponential(2), Tightening(0.5)).MarshalBinary()
@@ -1273,6 +1279,7 @@ func TestScalableZeroValue(t *testing.T) {
 		"ErrorRate":             returns(func() string { return zeroIs(s.ErrorRate()) }),
 		"InitialCapacity":       returns(func() string { return zeroIs(s.InitialCapacity()) }),
 		"Seed":                  returns(func() string { return zeroIs(s.Seed()) }),
+		"Blocked":               returns(func() string { return zeroIs(s.Blocked()) }),
 		"EstimatedErrorRate":    returns(func() string { return zeroIs(s.EstimatedErrorRate()) }),
 		"Bits":                  returns(func() string { return zeroIs(s.Bits()) }),
 		"NumFilters":            returns(func() string { return zeroIs(s.NumFilters()) }),

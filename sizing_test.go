@@ -285,3 +285,196 @@ func TestPositionsFollowTheModel(t *testing.T) {
 		})
 	}
 }
+
+// ---- blocked layout ----
+
+// blockedRateBrute is BlockedFalsePositiveRate computed another way: the
+// binomial weights from log-gamma, and the in-block rate from the
+// distribution of set bits after each key, moved by the hypergeometric law
+// of its k distinct bits.
+func blockedRateBrute(m uint64, k uint, n uint64) float64 {
+	const B = BlockBits
+	lc := func(a, b int) float64 {
+		x, _ := math.Lgamma(float64(a + 1))
+		y, _ := math.Lgamma(float64(b + 1))
+		z, _ := math.Lgamma(float64(a - b + 1))
+		return x - y - z
+	}
+	blocks := m / B
+	dist := make([]float64, B+1)
+	dist[0] = 1
+	var sum float64
+	for j := uint64(0); j <= n; j++ {
+		if j > 0 {
+			next := make([]float64, B+1)
+			for x, d := range dist {
+				for a := 0; a <= int(k) && x+a <= B; a++ {
+					if d != 0 && int(k)-a <= x {
+						next[x+a] += d * math.Exp(lc(B-x, a)+lc(x, int(k)-a)-lc(B, int(k)))
+					}
+				}
+			}
+			dist = next
+		}
+		var in float64
+		for x := int(k); x <= B; x++ {
+			in += dist[x] * math.Exp(lc(x, int(k))-lc(B, int(k)))
+		}
+		w := 1.0
+		if blocks > 1 {
+			q := 1 / float64(blocks)
+			w = math.Exp(lc(int(n), int(j)) + float64(j)*math.Log(q) + float64(n-j)*math.Log1p(-q))
+		} else if j != n {
+			w = 0
+		}
+		sum += w * in
+	}
+	return sum
+}
+
+func TestBlockedRateMatchesBruteForce(t *testing.T) {
+	for _, c := range []struct {
+		blocks uint64
+		k      uint
+		n      uint64
+	}{
+		{1, 1, 1}, {1, 6, 10}, {1, 6, 60}, {1, 33, 10}, {1, 64, 3}, {2, 6, 40}, {3, 9, 100},
+		{10, 6, 500}, {20, 9, 300}, {7, 12, 90}, {5, 3, 300}, {40, 4, 1000},
+	} {
+		m := c.blocks * BlockBits
+		want := blockedRateBrute(m, c.k, c.n)
+		got := BlockedFalsePositiveRate(m, c.k, c.n)
+		if math.Abs(got-want) > 1e-9*want {
+			t.Errorf("BlockedFalsePositiveRate(%d, %d, %d) = %v, brute force %v", m, c.k, c.n, got, want)
+		}
+	}
+}
+
+// TestBlockedRatePoissonLimit checks the many-block limit against the
+// formula of Putze, Sanders and Singler, a Poisson mixture, and the edges.
+func TestBlockedRatePoissonLimit(t *testing.T) {
+	const n = 1e9
+	m := uint64(9.89*n) / BlockBits * BlockBits
+	lambda := float64(n) / float64(m/BlockBits)
+	inBlockRates.mu.Lock()
+	tab := inBlock(6)
+	var poisson float64
+	lw := -lambda
+	for j := uint64(0); j < 400; j++ {
+		if j > 0 {
+			lw += math.Log(lambda / float64(j))
+		}
+		poisson += math.Exp(lw) * tab.at(j)
+	}
+	inBlockRates.mu.Unlock()
+	if got := BlockedFalsePositiveRate(m, 6, n); math.Abs(got/poisson-1) > 1e-6 {
+		t.Errorf("10^9 keys: %v, Poisson mixture %v", got, poisson)
+	}
+	for _, c := range []struct {
+		m    uint64
+		k    uint
+		n    uint64
+		want float64
+	}{
+		{511, 3, 1, 1}, {512, 0, 1, 1}, {512, MaxHashes + 1, 1, 1}, {512, 3, 0, 0},
+		{512, 3, 1e12, 1}, {MaxBits, 1, 1e15, 1},
+	} {
+		if got := BlockedFalsePositiveRate(c.m, c.k, c.n); got != c.want && math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("BlockedFalsePositiveRate(%d, %d, %d) = %v, want %v", c.m, c.k, c.n, got, c.want)
+		}
+	}
+}
+
+// TestBlockedSizeGolden pins the sizes New(n, p, Blocked()) chooses, with the
+// issue's targets: at most 9.9 bits per key at 1% and 15.5 at 0.1%.
+func TestBlockedSizeGolden(t *testing.T) {
+	tests := []struct {
+		n uint64
+		p float64
+		m uint64
+		k uint
+	}{
+		{1, 0.01, 512, 64},
+		{10, 1e-5, 512, 33},
+		{100, 0.01, 1024, 7},
+		{1000, 0.01, 10240, 7},
+		{1000, 0.001, 15872, 9},
+		{1000000, 0.1, 4830208, 3},
+		{1000000, 0.01, 9890304, 6},
+		{1000000, 0.001, 15480832, 9},
+		{1000000, 0.0001, 21915648, 12},
+		{1000000, 1e-5, 29458432, 14},
+		{10000000, 0.01, 98902528, 6},
+		{10000000, 0.001, 154806784, 9},
+	}
+	for _, tt := range tests {
+		m, k, err := BlockedSize(tt.n, tt.p)
+		if err != nil || m != tt.m || k != tt.k {
+			t.Errorf("BlockedSize(%d, %v) = %d, %d, %v; want %d, %d", tt.n, tt.p, m, k, err, tt.m, tt.k)
+		}
+	}
+	for _, c := range []struct {
+		p, bitsPerKey float64
+	}{{0.01, 9.9}, {0.001, 15.5}} {
+		for _, n := range []uint64{1e6, 1e7, 1e8} {
+			if m, _, _ := BlockedSize(n, c.p); float64(m)/float64(n) > c.bitsPerKey {
+				t.Errorf("BlockedSize(%d, %v): %.3f bits per key, target %v", n, c.p, float64(m)/float64(n), c.bitsPerKey)
+			}
+		}
+	}
+}
+
+// TestBlockedSizeIsSmallest checks BlockedSize on random (n, p): the rate is
+// met, and one block fewer does not meet it with any k.
+func TestBlockedSizeIsSmallest(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 15))
+	configs := 60
+	if testing.Short() {
+		configs = 15
+	}
+	for range configs {
+		n := uint64(math.Pow(10, r.Float64()*7))
+		p := math.Pow(10, -0.5-r.Float64()*7)
+		m, k, err := BlockedSize(n, p)
+		if err != nil {
+			t.Fatalf("BlockedSize(%d, %g): %v", n, p, err)
+		}
+		if m%BlockBits != 0 || BlockedFalsePositiveRate(m, k, n) > p {
+			t.Fatalf("BlockedSize(%d, %g) = (%d, %d): rate %v", n, p, m, k, BlockedFalsePositiveRate(m, k, n))
+		}
+		for j := uint(1); j <= MaxHashes && m > BlockBits; j++ {
+			if r := BlockedFalsePositiveRate(m-BlockBits, j, n); r <= p {
+				t.Fatalf("BlockedSize(%d, %g) = %d bits, but %d bits and k = %d reach %v", n, p, m, m-BlockBits, j, r)
+			}
+		}
+		if k > 1 && BlockedFalsePositiveRate(m, k-1, n) < BlockedFalsePositiveRate(m, k, n) ||
+			k < MaxHashes && BlockedFalsePositiveRate(m, k+1, n) < BlockedFalsePositiveRate(m, k, n) {
+			t.Fatalf("BlockedSize(%d, %g): k = %d is not the best", n, p, k)
+		}
+	}
+	if _, _, err := BlockedSize(0, 0.1); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("capacity 0: %v", err)
+	}
+	if _, _, err := BlockedSize(1e12, 1e-30); !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "MaxBits") {
+		t.Errorf("beyond MaxBits: %v", err)
+	}
+}
+
+// TestEstimateBlockedCount checks the estimate against the expected fill.
+func TestEstimateBlockedCount(t *testing.T) {
+	for _, c := range []struct {
+		m uint64
+		k uint
+		n float64
+	}{{512, 6, 30}, {1 << 20, 6, 100000}, {1 << 30, 9, 5e7}} {
+		blocks := float64(c.m / BlockBits)
+		fill := -math.Expm1(c.n * math.Log1p(-float64(c.k)/(BlockBits*blocks)))
+		set := uint64(math.Round(fill * float64(c.m)))
+		if got := EstimateBlockedCount(c.m, c.k, set); math.Abs(got/c.n-1) > 0.02 {
+			t.Errorf("EstimateBlockedCount(%d, %d, %d) = %v, want about %v", c.m, c.k, set, got, c.n)
+		}
+	}
+	if !math.IsInf(EstimateBlockedCount(512, 3, 512), 1) || EstimateBlockedCount(100, 3, 5) != 0 {
+		t.Error("edge cases")
+	}
+}

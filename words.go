@@ -18,6 +18,7 @@ type Header struct {
 	Capacity  uint64  // the keys the filter was sized for, at least 1
 	ErrorRate float64 // the target false-positive rate at Capacity, in (0, 1)
 	Count     uint64  // what Count returns, at most the number of set bits
+	Blocked   bool    // the blocked layout (see Blocked); Bits is then a multiple of BlockBits
 }
 
 // Header returns the filter's size, hash count, seed, capacity, error rate
@@ -32,6 +33,7 @@ func (f *BloomFilter) Header() Header {
 	return Header{
 		Bits: f.m, Hashes: f.k, Seed: f.seed,
 		Capacity: f.capacity, ErrorRate: f.errorRate, Count: f.sharedCount(),
+		Blocked: f.blocked,
 	}
 }
 
@@ -71,8 +73,15 @@ func FromWords(h Header, words []uint64, opts ...Option) (*BloomFilter, error) {
 		return nil, paramError("Seed(%#x) contradicts the seed %#x of the header", s.seed, h.Seed)
 	}
 	s.seed = h.Seed
+	if s.blocked && !h.Blocked {
+		return nil, paramError("Blocked contradicts the classic layout of the header")
+	}
+	s.blocked = h.Blocked
 	if err := checkSize(h.Bits, h.Hashes); err != nil {
 		return nil, err
+	}
+	if h.Blocked && h.Bits%BlockBits != 0 {
+		return nil, paramError("Bits must be a multiple of %d with Blocked, got %d", BlockBits, h.Bits)
 	}
 	switch {
 	case h.Capacity == 0:
@@ -130,7 +139,7 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 			}
 		}
 		set := f.setBits()
-		f.count = min(estimatedCount(f.m, f.k, set), set)
+		f.count = min(f.estimatedCountOf(set), set)
 		return nil
 	}
 	for i := range f.words {
@@ -142,7 +151,7 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 		}
 	}
 	set := f.setBits()
-	want := min(estimatedCount(f.m, f.k, set), set)
+	want := min(f.estimatedCountOf(set), set)
 	// Adds that count meanwhile go to their own stripes and stay counted:
 	// the difference goes into one stripe, modulo 2^64 like the sum.
 	f.conc.locks.stripes[0].count.Add(want - f.conc.load())

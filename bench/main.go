@@ -179,6 +179,7 @@ func report(w io.Writer, o options, fixed *fixedResults, grow *growResults, took
 		cmd, o.reps, count(o.absent), took.Round(time.Second))
 	fmt.Fprintf(w, "Times are %s.\n\n", clockName)
 	fixed.print(w)
+	printBlocked(w, fixed, grow)
 	if grow != nil {
 		grow.print(w)
 	}
