@@ -676,12 +676,14 @@ func (f *BloomFilter) TestAndAddString(key string) bool {
 // A batch call is the loop of single-key calls over its keys, in order,
 // done faster: the same answers, the same bits and counts afterwards, the
 // same growth, the same exactly-once answers under concurrency. On a
-// BloomFilter of at least batchMinBits bits the keys go in rounds of a few;
-// each round is hashed first, then the words that its keys' first positions
-// fall in are prefetched, all at once, and only then are the keys tested or
-// added, one after the other, by the single-key code. So the cache misses of
-// a whole round overlap instead of coming one after another, and the
-// semantics are those of the single calls by construction.
+// BloomFilter of at least batchMinBits bits the keys go in rounds of a few.
+// TestMany hashes a round, prefetches the words that its keys' first
+// positions fall in, all at once, and only then tests the keys; AddMany and
+// TestAndAddMany are a software pipeline that hashes and prefetches a few
+// keys ahead of the one it adds. Either way the keys are then tested or
+// added one after the other, in order, by the single-key code. So the cache
+// misses of several keys overlap instead of coming one after another, and
+// the semantics are those of the single calls by construction.
 
 // keyType is what a batch call takes keys as.
 type keyType interface{ []byte | string }
@@ -712,19 +714,35 @@ func batchResults(results []bool, n int) []bool {
 	return make([]bool, n)
 }
 
-// The round sizes of the batch calls, in keys, chosen by BenchmarkBatch at
-// 10^7 keys (p = 0.01), with the other choices measured beside them. On the
-// 2-vCPU AMD EPYC VM of the README, with batches of 1,000 absent keys, two-pass
-// rounds of 16 were 2.1-2.6x faster than the loop of Test; prefetching the
-// first eight positions of every key at once only 1.4-1.7x, the first two
-// only 1.9-2.0x, with or without testing those two for all keys of the round
-// before testing any key further. Present keys came out between 0.9x and 1.2x
-// whichever way: each of their seven lines is a miss, and a loop of Test,
-// whose branches predict well, already keeps as many in flight as this
-// machine serves. For Add, prefetching the first eight positions of every key
-// in rounds of 8 measured 1.6x, of 16 1.45x, of 32 1.4x; prefetching only
-// two or four positions 1.25x; PREFETCHW instead of PREFETCHT0 no
-// difference.
+// The rounds of the batch calls, in keys, chosen by BenchmarkBatch at 10^7
+// keys (p = 0.01), batches of 1,000 keys, with the other choices measured
+// beside them, on the 2-vCPU AMD EPYC VM of the README (speed-ups over the
+// loop of single calls; the machine is shared, so they spread widely).
+//
+// TestMany: for absent keys, two-pass rounds of 16 were 2.1-2.8x faster
+// than the loop of Test (10^8: 2.3-3.2x, median 3.1x); prefetching the first
+// eight positions of every key at once only 1.4-1.7x, the first two only
+// 1.9-2.0x. Present keys came out between 0.9x and 1.2x (10^8: 1.4-1.7x).
+// Pipelining TestMany like AddMany (hash and prefetch the first two
+// positions, screen those and prefetch the rest a few rounds later, test a
+// few rounds after that) helps present keys, but not absent keys at 10^8:
+// in rounds of 2 with stages 3 rounds apart, six runs each side by side
+// with the rounds of 16, medians 3.05x / 2.35x (absent / present) at 10^7
+// against 2.66x / 1.08x, but 2.49x / 1.72x at 10^8 against 3.10x / 1.44x;
+// rounds of 4 or 8 traded present keys at 10^7 for absent keys at 10^8
+// (rounds of 8: 2.9-3.3x / 1.3-1.7x at 10^7, 2.8-3.0x / 1.5-1.6x at 10^8).
+// Prefetching all positions of every key in the first stage, which present
+// keys need anyway, measured 1.5-2.2x / 1.5-1.7x at 10^7: absent keys then
+// pay for seven lines instead of about two.
+//
+// AddMany: unpipelined rounds of 8 that prefetch up to eight positions per
+// key measured 1.4-1.7x (of 16 1.45x, of 32 1.4x; PREFETCHW instead of
+// PREFETCHT0 no difference). Pipelined, with keys hashed and prefetched 8
+// ahead of the one added (rounds of 1), 2.9-3.3x, 6 or 12 ahead about the
+// same, 16 ahead 2.9-3.2x, rounds of 2 four ahead 3.1-3.3x, rounds of 4 two
+// ahead 1.7-2.1x, rounds of 8 or 16 one ahead 1.3-1.7x; at 10^8 8 ahead
+// measured about the same as the unpipelined rounds of 8 (2.0-2.4x against
+// 1.8-2.3x).
 const (
 	// testRound is the round of TestMany. Its first pass prefetches the
 	// first two positions of every key, its second tests them without a
@@ -732,9 +750,15 @@ const (
 	// the running, and its third runs the single-key test on those.
 	testRound = 16
 
-	// addRound is the round of AddMany and TestAndAddMany, which prefetch
-	// up to addDepth positions of every key.
-	addRound = 8
+	// addRound is the round of AddMany and TestAndAddMany: they hash a
+	// round and prefetch up to addDepth positions of each of its keys
+	// addAhead rounds before they add it. Rounds of one key are best: the
+	// pipeline then keeps a steady addAhead keys' worth of lines in flight.
+	addRound = 1
+
+	// addAhead is how many rounds ahead of the one being added AddMany and
+	// TestAndAddMany hash and prefetch.
+	addAhead = 8
 
 	// addDepth is the number of positions of each key that AddMany and
 	// TestAndAddMany prefetch (all of them at k <= addDepth).
@@ -847,8 +871,17 @@ func testMany[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
 	return results
 }
 
+// addFlight is a round of AddMany in the pipeline: its keys are
+// keys[start:start+n], hashed to h.
+type addFlight struct {
+	start, n int
+	h        [addRound]hashed
+}
+
 // addMany adds keys in order; if results is not nil, it records in it what
-// TestAndAdd would have returned for each.
+// TestAndAdd would have returned for each. The pipeline hashes and prefetches
+// ahead, but adds the keys one by one in their order, with the single-key
+// code, so it is the loop of Add (or TestAndAdd) by construction.
 func addMany[K keyType](f *BloomFilter, keys []K, results []bool) {
 	if len(keys) != 0 && f.k == 0 {
 		panic(errZeroValue)
@@ -867,27 +900,37 @@ func addMany[K keyType](f *BloomFilter, keys []K, results []bool) {
 		return
 	}
 	var (
-		h   [addRound]hashed
-		idx [addRound * addDepth]uint64
+		ring [addAhead + 1]addFlight // round s is in ring[s%(addAhead+1)]
+		idx  [addRound * addDepth]uint64
 	)
 	depth := min(f.k, addDepth)
-	for start := 0; start < len(keys); start += addRound {
-		round := keys[start:min(start+addRound, len(keys))]
-		hashRound(h[:], round, f.seed)
-		n := 0
-		for i := range round {
-			n = len(f.appendWords(idx[n:n], h[i], 0, depth)) + n
-		}
-		prefetch.Words(f.words, idx[:n])
-		if results == nil {
-			for i := range round {
-				f.add(h[i].h1, h[i].h2)
+	rounds := (len(keys) + addRound - 1) / addRound
+	for s := range rounds + addAhead {
+		// Hash round s and prefetch its words.
+		if s < rounds {
+			r := &ring[s%(addAhead+1)]
+			r.start = s * addRound
+			r.n = min(addRound, len(keys)-r.start)
+			hashRound(r.h[:], keys[r.start:r.start+r.n], f.seed)
+			n := 0
+			for i := range r.n {
+				n = len(f.appendWords(idx[n:n], r.h[i], 0, depth)) + n
 			}
-			continue
+			prefetch.Words(f.words, idx[:n])
 		}
-		out := results[start : start+len(round)]
-		for i := range out {
-			out[i] = f.add(h[i].h1, h[i].h2)
+		// Add round s-addAhead, whose words were prefetched before.
+		if s >= addAhead {
+			r := &ring[(s-addAhead)%(addAhead+1)]
+			if results == nil {
+				for i := range r.n {
+					f.add(r.h[i].h1, r.h[i].h2)
+				}
+				continue
+			}
+			out := results[r.start : r.start+r.n]
+			for i := range out {
+				out[i] = f.add(r.h[i].h1, r.h[i].h2)
+			}
 		}
 	}
 }
