@@ -1317,7 +1317,7 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 }
 
 // The binary format of a BloomFilter, version 1, is written out in the
-// package doc (doc.go), where go doc shows it: it is the compatibility
+// package doc, where go doc shows it: it is the compatibility
 // promise. These are its constants.
 const (
 	magic         = "BLMF"

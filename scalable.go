@@ -1076,7 +1076,7 @@ func (s *ScalableBloomFilter) params() scalableParams {
 }
 
 // The binary format of a ScalableBloomFilter, version 1, is written out in
-// the package doc (doc.go). These are its constants.
+// the package doc. These are its constants.
 const (
 	scalableMagic      = "BLMS"
 	scalableHeaderSize = 56
