@@ -75,26 +75,32 @@ func OptimalHashes(bits, capacity uint64) uint {
 // neighbour with the closed form, while the exact rate of a small filter has
 // its minimum up to a fifth lower (19 instead of 24 at m = 35, n = 1).
 func bestHashes(m, n uint64, start, limit uint) (uint, float64) {
+	return descendHashes(FalsePositiveRate, m, n, start, limit)
+}
+
+// descendHashes returns the k in [1, limit] with the lowest rate(m, k, n),
+// and that rate, walking downhill from start; rate must be unimodal in k.
+func descendHashes(rate func(m uint64, k uint, n uint64) float64, m, n uint64, start, limit uint) (uint, float64) {
 	k := min(max(start, 1), limit)
-	rate := FalsePositiveRate(m, k, n)
+	r := rate(m, k, n)
 	for up := false; k < limit; up = true {
-		next := FalsePositiveRate(m, k+1, n)
-		if next >= rate {
+		next := rate(m, k+1, n)
+		if next >= r {
 			if up {
-				return k, rate
+				return k, r
 			}
 			break
 		}
-		k, rate = k+1, next
+		k, r = k+1, next
 	}
 	for k > 1 {
-		next := FalsePositiveRate(m, k-1, n)
-		if next >= rate {
+		next := rate(m, k-1, n)
+		if next >= r {
 			break
 		}
-		k, rate = k-1, next
+		k, r = k-1, next
 	}
-	return k, rate
+	return k, r
 }
 
 // FalsePositiveRate returns the probability that a filter of bits bits and
@@ -598,26 +604,7 @@ func BlockedFalsePositiveRate(bits uint64, hashes uint, n uint64) float64 {
 // BlockedFalsePositiveRate(m, k, n), and that rate, walking downhill from
 // start, like bestHashes.
 func bestBlockedHashes(m, n uint64, start uint) (uint, float64) {
-	k := min(max(start, 1), MaxHashes)
-	rate := BlockedFalsePositiveRate(m, k, n)
-	for up := false; k < MaxHashes; up = true {
-		next := BlockedFalsePositiveRate(m, k+1, n)
-		if next >= rate {
-			if up {
-				return k, rate
-			}
-			break
-		}
-		k, rate = k+1, next
-	}
-	for k > 1 {
-		next := BlockedFalsePositiveRate(m, k-1, n)
-		if next >= rate {
-			break
-		}
-		k, rate = k-1, next
-	}
-	return k, rate
+	return descendHashes(BlockedFalsePositiveRate, m, n, start, MaxHashes)
 }
 
 // BlockedSize returns the (bits, hashes) that New uses with Blocked for
