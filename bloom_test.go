@@ -1682,24 +1682,7 @@ func batchExactlyOnce(t *testing.T, f batchOps, keys int) {
 			order = order[n:]
 		}
 	})
-	var bad int
-	for i := range keys {
-		var n int32
-		for g := range news {
-			n += news[g][i]
-		}
-		if n != 1 {
-			if bad++; bad <= 5 {
-				t.Errorf("key %d reported new %d times", i, n)
-			}
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%d of %d keys not reported new exactly once", bad, keys)
-	}
-	if c := f.Count(); c != uint64(keys) {
-		t.Errorf("Count = %d, want %d", c, keys)
-	}
+	checkNewOnce(t, news, keys, f.Count())
 }
 
 // TestBatchConcurrentExactlyOnce races TestAndAddMany on the same 10^4 keys,
@@ -1926,13 +1909,25 @@ func exactlyOnce(t *testing.T, f filterOps, keys int) {
 			}
 		}
 	})
+	checkNewOnce(t, news, keys, f.Count())
+}
+
+// timesNew returns how many goroutines heard key i reported new; news[g][i]
+// counts goroutine g's.
+func timesNew(news [][]int32, i int) (n int32) {
+	for g := range news {
+		n += news[g][i]
+	}
+	return n
+}
+
+// checkNewOnce checks that each of keys keys was reported new exactly once
+// across news, and that the filter counts keys keys.
+func checkNewOnce(t *testing.T, news [][]int32, keys int, count uint64) {
+	t.Helper()
 	var bad int
 	for i := range keys {
-		var n int32
-		for g := range news {
-			n += news[g][i]
-		}
-		if n != 1 {
+		if n := timesNew(news, i); n != 1 {
 			if bad++; bad <= 5 {
 				t.Errorf("key %d reported new %d times", i, n)
 			}
@@ -1941,8 +1936,8 @@ func exactlyOnce(t *testing.T, f filterOps, keys int) {
 	if bad > 0 {
 		t.Errorf("%d of %d keys not reported new exactly once", bad, keys)
 	}
-	if c := f.Count(); c != uint64(keys) {
-		t.Errorf("Count = %d, want %d", c, keys)
+	if count != uint64(keys) {
+		t.Errorf("Count = %d, want %d", count, keys)
 	}
 }
 
@@ -2936,10 +2931,7 @@ func exactlyOnceScalable(t *testing.T, s *ScalableBloomFilter) {
 	})
 	total := 0
 	for i := range keys {
-		var n int32
-		for g := range news {
-			n += news[g][i]
-		}
+		n := timesNew(news, i)
 		if n > 1 {
 			t.Fatalf("key %d reported new %d times", i, n)
 		}
@@ -3473,10 +3465,7 @@ func TestConcurrentMergeExactlyOnce(t *testing.T) {
 	wg.Wait()
 	bad := 0
 	for i := range keys {
-		var n int32
-		for g := range news {
-			n += news[g][i]
-		}
+		n := timesNew(news, i)
 		if n != 1 {
 			bad++
 		}
