@@ -72,20 +72,7 @@ for j = 0, n - 1 do
     return redis.error_reply('CORRUPT redisbloom: bitmap of sub-filter ' .. j .. ' has ' .. size .. ' bytes, want ' .. tostring(bytes[j]))
   end
 end
-local gentext = meta[2] or '0'
-local gen = tonumber(gentext)
-if not gen then
-  return redis.error_reply('CORRUPT redisbloom: invalid generation ' .. meta[2])
-end
-if gen < tonumber(ARGV[2]) then
-  local role = string.match(redis.call('INFO', 'replication'), 'role:(%a+)')
-  local what = ' redisbloom: generation ' .. gen .. ' on this server, ' .. ARGV[2] .. ' seen by the client'
-  if role == 'slave' then
-    return redis.error_reply('STALE' .. what)
-  end
-  return redis.error_reply('LOSTGEN' .. what)
-end
-`
+` + genCheckLua
 
 // scalableTestLua defines test(j, from, present): it reads the positions of
 // sub-filter j of keys from..N that are not yet known present and marks

@@ -54,6 +54,26 @@ const (
 	errStalePrefix    = "STALE"    // a replica behind the handle's generation
 )
 
+// genCheckLua ends the prologues of the fixed and the scalable scripts
+// (checkLua, scalableCheckLua): with meta[2] the stored write generation and
+// ARGV[2] the highest one the client has seen, it sets gen and gentext, and
+// refuses a server behind the client: STALE on a replica, LOSTGEN on a
+// master.
+const genCheckLua = `local gentext = meta[2] or '0'
+local gen = tonumber(gentext)
+if not gen then
+  return redis.error_reply('CORRUPT redisbloom: invalid generation ' .. meta[2])
+end
+if gen < tonumber(ARGV[2]) then
+  local role = string.match(redis.call('INFO', 'replication'), 'role:(%a+)')
+  local what = ' redisbloom: generation ' .. gen .. ' on this server, ' .. ARGV[2] .. ' seen by the client'
+  if role == 'slave' then
+    return redis.error_reply('STALE' .. what)
+  end
+  return redis.error_reply('LOSTGEN' .. what)
+end
+`
+
 // checkLua is the common prologue of the scripts that act on an opened
 // filter (see above for ARGV[1..7]). It leaves the generation in gen, and as
 // the decimal string the metadata holds in gentext (a reply that only reads
@@ -80,20 +100,7 @@ if size ~= tonumber(ARGV[6]) then
   end
   return redis.error_reply('CORRUPT redisbloom: bitmap of ' .. size .. ' bytes, want ' .. ARGV[6])
 end
-local gentext = meta[2] or '0'
-local gen = tonumber(gentext)
-if not gen then
-  return redis.error_reply('CORRUPT redisbloom: invalid generation ' .. meta[2])
-end
-if gen < tonumber(ARGV[2]) then
-  local role = string.match(redis.call('INFO', 'replication'), 'role:(%a+)')
-  local what = ' redisbloom: generation ' .. gen .. ' on this server, ' .. ARGV[2] .. ' seen by the client'
-  if role == 'slave' then
-    return redis.error_reply('STALE' .. what)
-  end
-  return redis.error_reply('LOSTGEN' .. what)
-end
-`
+` + genCheckLua
 
 // addScript sets the positions of every key (ARGV[8..], k = ARGV[4] per
 // key), adds the number of keys that set at least one new bit to the
