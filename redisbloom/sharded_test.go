@@ -3,6 +3,10 @@ package redisbloom_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bloomfilters/bloom"
@@ -149,4 +153,176 @@ func TestSharded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nodeTrips counts, per node of a ClusterClient, the round trips that carry
+// script calls (see roundTrips) and the script calls sent.
+type nodeTrips struct {
+	mu    sync.Mutex
+	trips map[string]int
+	calls map[string]int
+}
+
+// watch makes a ClusterClient of the test Cluster whose node clients report
+// to r.
+func (r *nodeTrips) watch(t *testing.T) *redis.ClusterClient {
+	clusterClient(t) // skips or fails as the other Cluster tests do
+	r.trips, r.calls = map[string]int{}, map[string]int{}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(os.Getenv(clusterEnv), ",")})
+	t.Cleanup(func() { cc.Close() })
+	cc.OnNewNode(func(c *redis.Client) { c.AddHook(&nodeHook{r: r, addr: c.Options().Addr}) })
+	return cc
+}
+
+func (r *nodeTrips) take() (trips, calls map[string]int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	trips, calls = r.trips, r.calls
+	r.trips, r.calls = map[string]int{}, map[string]int{}
+	return trips, calls
+}
+
+type nodeHook struct {
+	r    *nodeTrips
+	addr string
+}
+
+func (h *nodeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *nodeHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *nodeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.count(cmds...)
+		return next(ctx, cmds)
+	}
+}
+
+func (h *nodeHook) count(cmds ...redis.Cmder) {
+	if !scripted(cmds...) {
+		return
+	}
+	h.r.mu.Lock()
+	defer h.r.mu.Unlock()
+	h.r.trips[h.addr]++
+	for _, cmd := range cmds {
+		if scripted(cmd) {
+			h.r.calls[h.addr]++
+		}
+	}
+}
+
+// TestShardedRoundTrips checks that a sharded batch costs one round trip per
+// node, not per shard: 6 shards on the standalone server are one round trip,
+// and on the 3-master Cluster one per master, each carrying the script calls
+// of its two shards; a batch of more than one round trip's positions takes
+// one more per node per round trip; and a flushed script cache costs extra
+// round trips but no wrong answer.
+func TestShardedRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	t.Run("standalone", func(t *testing.T) {
+		rdb := client(t)
+		var rt roundTrips
+		rdb.AddHook(&rt)
+		s, err := redisbloom.NewSharded(ctx, rdb, filterName(t, rdb), 6, 60_000, 0.01)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Delete(context.Background()) })
+		keys := keyRange("rt-", 0, 6000)
+		if _, err := s.TestAndAddMany(ctx, keys); err != nil { // warms the script cache
+			t.Fatal(err)
+		}
+		if _, err := s.TestMany(ctx, keys); err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range []string{"AddMany", "TestMany", "TestAndAddMany"} {
+			before := rt.n.Load()
+			switch op {
+			case "AddMany":
+				err = s.AddMany(ctx, keys)
+			case "TestMany":
+				_, err = s.TestMany(ctx, keys)
+			default:
+				_, err = s.TestAndAddMany(ctx, keys)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := rt.n.Load() - before; n != 1 {
+				t.Errorf("%s of 6 shards took %d round trips, want 1", op, n)
+			}
+		}
+	})
+	t.Run("cluster", func(t *testing.T) {
+		var r nodeTrips
+		cc := r.watch(t)
+		s, err := redisbloom.NewSharded(ctx, cc, filterName(t, cc), 6, 300_000, 0.01)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Delete(context.Background()) })
+		keys := keyRange("rt-", 0, 6000)
+		if _, err := s.TestAndAddMany(ctx, keys); err != nil { // warms the script caches
+			t.Fatal(err)
+		}
+		if _, err := s.TestMany(ctx, keys); err != nil {
+			t.Fatal(err)
+		}
+		r.take()
+		check := func(desc string, wantTrips int, op func() error) {
+			t.Helper()
+			if err := op(); err != nil {
+				t.Fatalf("%s: %v", desc, err)
+			}
+			trips, calls := r.take()
+			if len(trips) != 3 {
+				t.Errorf("%s went to %d nodes, want 3: %v", desc, len(trips), trips)
+			}
+			for addr, n := range trips {
+				if n != wantTrips {
+					t.Errorf("%s: %d round trips to %s, want %d", desc, n, addr, wantTrips)
+				}
+				if calls[addr] < 2*wantTrips {
+					t.Errorf("%s: %d script calls to %s, want at least %d (two shards per master)", desc, calls[addr], addr, 2*wantTrips)
+				}
+			}
+			t.Logf("%s: round trips %v, script calls %v", desc, trips, calls)
+		}
+		check("AddMany", 1, func() error { return s.AddMany(ctx, keys) })
+		check("TestMany", 1, func() error {
+			present, err := s.TestMany(ctx, keys)
+			for i, ok := range present {
+				if !ok {
+					return fmt.Errorf("added key %q absent", keys[i])
+				}
+			}
+			return err
+		})
+		check("TestAndAddMany", 1, func() error { _, err := s.TestAndAddMany(ctx, keys); return err })
+		// 7 hashes at 1%: 74,898 keys per round trip; 200,000 keys take three.
+		big := keyRange("rt-big-", 0, 200_000)
+		check("AddMany of 200,000 keys", 3, func() error { return s.AddMany(ctx, big) })
+
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			return c.ScriptFlush(ctx).Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		present, err := s.TestMany(ctx, big)
+		if err != nil {
+			t.Fatalf("TestMany after SCRIPT FLUSH: %v", err)
+		}
+		for i, ok := range present {
+			if !ok {
+				t.Fatalf("after SCRIPT FLUSH: added key %q absent", big[i])
+			}
+		}
+		r.take()
+	})
 }
