@@ -103,18 +103,8 @@ func NewSharded(ctx context.Context, rdb redis.UniversalClient, name string, sha
 		"error_rate", strconv.FormatFloat(errorRate, 'g', -1, 64),
 		"seed", strconv.FormatUint(uint64(probe.Seed()), 10),
 	}
-	res, err := shardedCreateScript.Run(ctx, rdb, []string{shardedMetaKey(name)}, fields...).Slice()
-	if err != nil {
-		return nil, fmt.Errorf("redisbloom: sharded filter %q: %w", name, err)
-	}
-	meta, err := parseShardedMeta(name, res)
-	if err != nil {
+	if err := createShardedMeta(ctx, rdb, name, fields); err != nil {
 		return nil, err
-	}
-	for i := 0; i < len(fields); i += 2 {
-		if got := meta[fields[i].(string)]; got != fields[i+1] {
-			return nil, fmt.Errorf("%w: sharded filter %q exists with %s %s, not %s", bloom.ErrIncompatible, name, fields[i], got, fields[i+1])
-		}
 	}
 	return openShards(ctx, rdb, name, shards, capacity, errorRate, probe.Seed(), func(ctx context.Context, shard string) (*Filter, error) {
 		return New(ctx, rdb, shard, per, errorRate, bloom.Seed(probe.Seed()))
@@ -125,29 +115,14 @@ func NewSharded(ctx context.Context, rdb redis.UniversalClient, name string, sha
 // returns ErrNotFound if it does not exist (or one of its shards does not),
 // ErrFormat for keys of another kind, and Open's errors for a shard.
 func OpenSharded(ctx context.Context, rdb redis.UniversalClient, name string) (*ShardedFilter, error) {
-	if err := checkName(name); err != nil {
-		return nil, err
-	}
-	res, err := rdb.HGetAll(ctx, shardedMetaKey(name)).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redisbloom: sharded filter %q: %w", name, err)
-	}
-	if len(res) == 0 {
-		return nil, fmt.Errorf("%w: sharded filter %q", ErrNotFound, name)
-	}
-	reply := make([]any, 0, 2*len(res))
-	for k, v := range res {
-		reply = append(reply, k, v)
-	}
-	meta, err := parseShardedMeta(name, reply)
+	meta, shards, err := readShardedMeta(ctx, rdb, name, shardedFormatName)
 	if err != nil {
 		return nil, err
 	}
-	shards, err1 := strconv.Atoi(meta["shards"])
-	capacity, err2 := strconv.ParseUint(meta["capacity"], 10, 64)
-	errorRate, err3 := strconv.ParseFloat(meta["error_rate"], 64)
-	seed, err4 := strconv.ParseUint(meta["seed"], 10, 32)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || shards < 1 || shards > MaxShards {
+	capacity, err1 := strconv.ParseUint(meta["capacity"], 10, 64)
+	errorRate, err2 := strconv.ParseFloat(meta["error_rate"], 64)
+	seed, err3 := strconv.ParseUint(meta["seed"], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return nil, fmt.Errorf("%w: sharded filter %q: invalid metadata %v", ErrCorrupt, name, meta)
 	}
 	return openShards(ctx, rdb, name, shards, capacity, errorRate, uint32(seed), func(ctx context.Context, shard string) (*Filter, error) {
@@ -155,17 +130,76 @@ func OpenSharded(ctx context.Context, rdb redis.UniversalClient, name string) (*
 	})
 }
 
+// createShardedMeta writes the top metadata of a sharded filter (fields:
+// field, value, ..., format first) unless it exists, and returns an error
+// wrapping bloom.ErrIncompatible if it exists with other values, ErrFormat
+// if it is of another kind.
+func createShardedMeta(ctx context.Context, rdb redis.UniversalClient, name string, fields []any) error {
+	res, err := shardedCreateScript.Run(ctx, rdb, []string{shardedMetaKey(name)}, fields...).Slice()
+	if err != nil {
+		return fmt.Errorf("redisbloom: sharded filter %q: %w", name, err)
+	}
+	meta, err := parseShardedMeta(name, res, fields[1].(string))
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(fields); i += 2 {
+		if got := meta[fields[i].(string)]; got != fields[i+1] {
+			return fmt.Errorf("%w: sharded filter %q exists with %s %s, not %s", bloom.ErrIncompatible, name, fields[i], got, fields[i+1])
+		}
+	}
+	return nil
+}
+
+// readShardedMeta reads the top metadata of the sharded filter name, of
+// format format, and its number of shards.
+func readShardedMeta(ctx context.Context, rdb redis.UniversalClient, name, format string) (map[string]string, int, error) {
+	if err := checkName(name); err != nil {
+		return nil, 0, err
+	}
+	res, err := rdb.HGetAll(ctx, shardedMetaKey(name)).Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("redisbloom: sharded filter %q: %w", name, err)
+	}
+	if len(res) == 0 {
+		return nil, 0, fmt.Errorf("%w: sharded filter %q", ErrNotFound, name)
+	}
+	reply := make([]any, 0, 2*len(res))
+	for k, v := range res {
+		reply = append(reply, k, v)
+	}
+	meta, err := parseShardedMeta(name, reply, format)
+	if err != nil {
+		return nil, 0, err
+	}
+	shards, err := strconv.Atoi(meta["shards"])
+	if err != nil || shards < 1 || shards > MaxShards {
+		return nil, 0, fmt.Errorf("%w: sharded filter %q: invalid metadata %v", ErrCorrupt, name, meta)
+	}
+	return meta, shards, nil
+}
+
 // openShards opens (or creates) the shards concurrently.
 func openShards(ctx context.Context, rdb redis.UniversalClient, name string, shards int, capacity uint64, errorRate float64, seed uint32,
 	open func(context.Context, string) (*Filter, error)) (*ShardedFilter, error) {
-	s := &ShardedFilter{rdb: rdb, name: name, shards: make([]*Filter, shards), seed: seed, capacity: capacity, errorRate: errorRate}
+	fs, err := openEach(ctx, name, shards, open)
+	if err != nil {
+		return nil, err
+	}
+	return &ShardedFilter{rdb: rdb, name: name, shards: fs, seed: seed, capacity: capacity, errorRate: errorRate}, nil
+}
+
+// openEach runs open on the names of the shards of name concurrently and
+// returns the shards, or the first error.
+func openEach[T any](ctx context.Context, name string, shards int, open func(context.Context, string) (T, error)) ([]T, error) {
+	out := make([]T, shards)
 	errs := make([]error, shards)
 	var wg sync.WaitGroup
 	for i := range shards {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.shards[i], errs[i] = open(ctx, shardName(name, i, shards))
+			out[i], errs[i] = open(ctx, shardName(name, i, shards))
 		}()
 	}
 	wg.Wait()
@@ -174,14 +208,14 @@ func openShards(ctx context.Context, rdb redis.UniversalClient, name string, sha
 			return nil, err
 		}
 	}
-	return s, nil
+	return out, nil
 }
 
 func shardedMetaKey(name string) string { return "{" + name + "}:sharded" }
 
 // parseShardedMeta checks the format of a sharded filter's top metadata
-// (field, value, ...).
-func parseShardedMeta(name string, reply []any) (map[string]string, error) {
+// (field, value, ...) against format.
+func parseShardedMeta(name string, reply []any, format string) (map[string]string, error) {
 	meta := make(map[string]string, len(reply)/2)
 	for i := 0; i+1 < len(reply); i += 2 {
 		k, ok1 := reply[i].(string)
@@ -191,8 +225,8 @@ func parseShardedMeta(name string, reply []any) (map[string]string, error) {
 		}
 		meta[k] = v
 	}
-	if meta["format"] != shardedFormatName {
-		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, meta["format"], shardedFormatName)
+	if meta["format"] != format {
+		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, meta["format"], format)
 	}
 	return meta, nil
 }
@@ -229,9 +263,12 @@ func crc16(b []byte) uint16 {
 }
 
 // Shard returns the index of the shard that holds key, in [0, Shards()).
-func (s *ShardedFilter) Shard(key []byte) int {
+func (s *ShardedFilter) Shard(key []byte) int { return shardOf(key, len(s.shards), s.seed) }
+
+// shardOf returns the shard of key among shards, for a filter of seed seed.
+func shardOf(key []byte, shards int, seed uint32) int {
 	var loc [1]uint64
-	return int(bloom.AppendLocations(loc[:0], key, uint64(len(s.shards)), 1, s.seed+shardSeedOffset)[0])
+	return int(bloom.AppendLocations(loc[:0], key, uint64(shards), 1, seed+shardSeedOffset)[0])
 }
 
 // Shards returns the filters of the shards, in order. Each is a Filter of its
