@@ -1,0 +1,325 @@
+package redisbloom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// shardedScalableFormatName is the format field of a
+// ShardedScalableFilter's top metadata.
+const shardedScalableFormatName = "redisbloom-sharded-scalable/1"
+
+// ShardedScalableFilter is a scalable Bloom filter split into S shards, each
+// a ScalableFilter of its own in its own Redis Cluster hash slot: for a set
+// of unknown size that may outgrow one Redis string (512 MiB) or one Redis
+// core. A key goes to one shard, chosen as ShardedFilter chooses it (a
+// murmur3 hash of the key with the filter's seed plus 0x9E3779B9), and is
+// tested and added there only; each shard starts with initialCapacity/S
+// keys (rounded up) and grows on its own when it fills, with the growth and
+// tightening of bloom.ScalableBloomFilter, so the filter's false-positive
+// rate is at most ErrorRate however many keys it holds (an absent key is
+// tested in one shard, whose rate is at most ErrorRate). Shards are named
+// and placed as ShardedFilter's are (shard i is the ScalableFilter
+// name/i/c, its keys in the i-th of S equal ranges of slots), and the top
+// metadata {name}:sharded (a hash: format "redisbloom-sharded-scalable/1",
+// shards, initial_capacity, error_rate, seed) records the parameters.
+//
+// Batch calls group the keys by shard and call the shards concurrently, one
+// goroutine each: a batch takes one round trip per shard (more when a shard
+// grows during the call, see ScalableFilter.AddMany), all in flight at
+// once, not one per node as ShardedFilter's batches. The trade-offs of S are
+// ShardedFilter's; a shard also grows in steps of its own size, so more
+// shards mean more, smaller sub-filters at a given number of keys.
+//
+// It is safe for concurrent use. A zero ShardedScalableFilter is not
+// usable: its methods return an error.
+type ShardedScalableFilter struct {
+	rdb             redis.UniversalClient
+	name            string
+	shards          []*ScalableFilter
+	seed            uint32
+	initialCapacity uint64
+	errorRate       float64
+}
+
+var errZeroShardedScalable = errors.New("redisbloom: use of a zero ShardedScalableFilter (create one with NewShardedScalable or OpenShardedScalable)")
+
+// NewShardedScalable returns the sharded scalable filter called name in rdb,
+// creating it if it does not exist: shards ScalableFilters, each made like
+// NewScalable(initialCapacity/shards rounded up, errorRate, opts...), with
+// its options (Linear or Exponential, Tightening, Seed) and defaults. Every
+// process that shares it can call NewShardedScalable with the same
+// arguments. It returns an error wrapping bloom.ErrInvalidParameter for
+// invalid arguments (shards outside [1, MaxShards], those NewScalable
+// refuses), one wrapping bloom.ErrIncompatible if it exists with other
+// parameters, ErrFormat if name is a ShardedFilter, and NewScalable's errors
+// for a shard.
+func NewShardedScalable(ctx context.Context, rdb redis.UniversalClient, name string, shards int, initialCapacity uint64, errorRate float64, opts ...bloom.Option) (*ShardedScalableFilter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if shards < 1 || shards > MaxShards {
+		return nil, fmt.Errorf("%w: shards must be in [1, %d], got %d", bloom.ErrInvalidParameter, MaxShards, shards)
+	}
+	if initialCapacity == 0 {
+		return nil, fmt.Errorf("%w: initial capacity must be at least 1, got 0", bloom.ErrInvalidParameter)
+	}
+	per := (initialCapacity + uint64(shards) - 1) / uint64(shards)
+	probe, err := bloom.NewScalable(min(per, scalableProbeCapacity), errorRate, opts...)
+	if err != nil {
+		return nil, err
+	}
+	// Sizes of a shard within Redis's limits, checked before anything is
+	// written.
+	if _, err := scalableFromProbe(rdb, name, "probe", probe, per); err != nil {
+		return nil, err
+	}
+	fields := []any{
+		"format", shardedScalableFormatName,
+		"shards", strconv.Itoa(shards),
+		"initial_capacity", strconv.FormatUint(initialCapacity, 10),
+		"error_rate", strconv.FormatFloat(errorRate, 'g', -1, 64),
+		"seed", strconv.FormatUint(uint64(probe.Seed()), 10),
+	}
+	if err := createShardedMeta(ctx, rdb, name, fields); err != nil {
+		return nil, err
+	}
+	fs, err := openEach(ctx, name, shards, func(ctx context.Context, shard string) (*ScalableFilter, error) {
+		return NewScalable(ctx, rdb, shard, per, errorRate, opts...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ShardedScalableFilter{rdb: rdb, name: name, shards: fs, seed: probe.Seed(), initialCapacity: initialCapacity, errorRate: errorRate}, nil
+}
+
+// OpenShardedScalable returns the existing sharded scalable filter called
+// name in rdb. It returns ErrNotFound if it does not exist (or one of its
+// shards does not), ErrFormat for keys of another kind (a ShardedFilter
+// included), and OpenScalable's errors for a shard.
+func OpenShardedScalable(ctx context.Context, rdb redis.UniversalClient, name string) (*ShardedScalableFilter, error) {
+	meta, shards, err := readShardedMeta(ctx, rdb, name, shardedScalableFormatName)
+	if err != nil {
+		return nil, err
+	}
+	initialCapacity, err1 := strconv.ParseUint(meta["initial_capacity"], 10, 64)
+	errorRate, err2 := strconv.ParseFloat(meta["error_rate"], 64)
+	seed, err3 := strconv.ParseUint(meta["seed"], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, fmt.Errorf("%w: sharded filter %q: invalid metadata %v", ErrCorrupt, name, meta)
+	}
+	fs, err := openEach(ctx, name, shards, func(ctx context.Context, shard string) (*ScalableFilter, error) {
+		return OpenScalable(ctx, rdb, shard)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		if f.Seed() != uint32(seed) {
+			return nil, fmt.Errorf("%w: sharded filter %q: shard %q has seed %d, the filter %d", ErrCorrupt, name, f.Name(), f.Seed(), seed)
+		}
+	}
+	return &ShardedScalableFilter{rdb: rdb, name: name, shards: fs, seed: uint32(seed), initialCapacity: initialCapacity, errorRate: errorRate}, nil
+}
+
+// Shard returns the index of the shard that holds key, in [0, len(Shards())).
+func (s *ShardedScalableFilter) Shard(key []byte) int { return shardOf(key, len(s.shards), s.seed) }
+
+// Shards returns the filters of the shards, in order.
+func (s *ShardedScalableFilter) Shards() []*ScalableFilter {
+	return append([]*ScalableFilter(nil), s.shards...)
+}
+
+// Name returns the name the filter was created with.
+func (s *ShardedScalableFilter) Name() string { return s.name }
+
+// InitialCapacity returns the initial capacity of all shards together, in
+// keys, as given to NewShardedScalable.
+func (s *ShardedScalableFilter) InitialCapacity() uint64 { return s.initialCapacity }
+
+// ErrorRate returns the target false-positive rate, which the filter keeps
+// however far it grows.
+func (s *ShardedScalableFilter) ErrorRate() float64 { return s.errorRate }
+
+// Seed returns the murmur3 seed of every shard.
+func (s *ShardedScalableFilter) Seed() uint32 { return s.seed }
+
+// Add inserts key into its shard (see ScalableFilter.Add).
+func (s *ShardedScalableFilter) Add(ctx context.Context, key []byte) error {
+	if s.rdb == nil {
+		return errZeroShardedScalable
+	}
+	return s.shards[s.Shard(key)].Add(ctx, key)
+}
+
+// Test reports whether key may be in the filter: false means definitely
+// never added, true probably added (see ScalableFilter.Test).
+func (s *ShardedScalableFilter) Test(ctx context.Context, key []byte) (bool, error) {
+	if s.rdb == nil {
+		return false, errZeroShardedScalable
+	}
+	return s.shards[s.Shard(key)].Test(ctx, key)
+}
+
+// TestAndAdd inserts key and reports whether it was probably present before
+// (see ScalableFilter.TestAndAdd).
+func (s *ShardedScalableFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
+	if s.rdb == nil {
+		return false, errZeroShardedScalable
+	}
+	return s.shards[s.Shard(key)].TestAndAdd(ctx, key)
+}
+
+// AddMany inserts every key of keys (see ScalableFilter.AddMany), the shards
+// concurrently. Keys of one shard are added in their order.
+func (s *ShardedScalableFilter) AddMany(ctx context.Context, keys [][]byte) error {
+	_, err := s.many(ctx, keys, func(f *ScalableFilter, ctx context.Context, keys [][]byte) ([]bool, error) {
+		return nil, f.AddMany(ctx, keys)
+	})
+	return err
+}
+
+// TestMany reports whether each key of keys may be in the filter (see
+// ScalableFilter.TestMany), the shards concurrently.
+func (s *ShardedScalableFilter) TestMany(ctx context.Context, keys [][]byte) ([]bool, error) {
+	return s.many(ctx, keys, (*ScalableFilter).TestMany)
+}
+
+// TestAndAddMany inserts every key of keys and reports for each whether it
+// was probably present before, as TestAndAdd one by one would (see
+// ScalableFilter.TestAndAddMany), the shards concurrently.
+func (s *ShardedScalableFilter) TestAndAddMany(ctx context.Context, keys [][]byte) ([]bool, error) {
+	return s.many(ctx, keys, (*ScalableFilter).TestAndAddMany)
+}
+
+// many groups keys by shard, runs op on every group concurrently and puts
+// the answers back in the order of keys. (A ScalableFilter's call depends on
+// its replies, GROWN and the room left, so the shards' calls are not queued
+// on one pipeline as ShardedFilter's are.)
+func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, op func(*ScalableFilter, context.Context, [][]byte) ([]bool, error)) ([]bool, error) {
+	if s.rdb == nil {
+		return nil, errZeroShardedScalable
+	}
+	groups := make([][][]byte, len(s.shards))
+	index := make([][]int, len(s.shards))
+	for i, key := range keys {
+		j := s.Shard(key)
+		groups[j] = append(groups[j], key)
+		index[j] = append(index[j], i)
+	}
+	out := make([]bool, len(keys))
+	errs := make([]error, len(s.shards))
+	var wg sync.WaitGroup
+	for j, group := range groups {
+		if len(group) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := op(s.shards[j], ctx, group)
+			if err != nil {
+				errs[j] = err
+				return
+			}
+			if r != nil {
+				for x, i := range index[j] {
+					out[i] = r[x]
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Count returns the keys added, summed over the shards (see
+// ScalableFilter.Count).
+func (s *ShardedScalableFilter) Count(ctx context.Context) (uint64, error) {
+	if s.rdb == nil {
+		return 0, errZeroShardedScalable
+	}
+	var total uint64
+	for _, f := range s.shards {
+		n, err := f.Count(ctx)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// NumFilters returns the number of sub-filters of all shards together, as
+// of each shard's last call.
+func (s *ShardedScalableFilter) NumFilters() int {
+	n := 0
+	for _, f := range s.shards {
+		n += f.NumFilters()
+	}
+	return n
+}
+
+// Export returns an in-memory copy of every shard, in order (see
+// ScalableFilter.Export): shard i answers for the keys for which Shard
+// returns i. Each shard is read consistently, in one round trip, but not
+// all shards at one instant.
+func (s *ShardedScalableFilter) Export(ctx context.Context) ([]*bloom.ScalableBloomFilter, error) {
+	if s.rdb == nil {
+		return nil, errZeroShardedScalable
+	}
+	out := make([]*bloom.ScalableBloomFilter, len(s.shards))
+	for i, f := range s.shards {
+		g, err := f.Export(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+// Import replaces every shard with the corresponding filter of src (see
+// ScalableFilter.Import), shard by shard: each is atomic, the whole is not.
+// src must have one filter per shard, each with the shard's parameters, or
+// Import returns an error wrapping bloom.ErrIncompatible (and then changes
+// nothing if the numbers differ).
+func (s *ShardedScalableFilter) Import(ctx context.Context, src []*bloom.ScalableBloomFilter) error {
+	if s.rdb == nil {
+		return errZeroShardedScalable
+	}
+	if len(src) != len(s.shards) {
+		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, s.name, len(s.shards), len(src))
+	}
+	for i, f := range s.shards {
+		if err := f.Import(ctx, src[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes every shard and the top metadata. Afterwards every handle
+// on it gets ErrNotFound.
+func (s *ShardedScalableFilter) Delete(ctx context.Context) error {
+	if s.rdb == nil {
+		return errZeroShardedScalable
+	}
+	for _, f := range s.shards {
+		if err := f.Delete(ctx); err != nil {
+			return err
+		}
+	}
+	return s.rdb.Del(ctx, shardedMetaKey(s.name)).Err()
+}
