@@ -229,3 +229,128 @@ func TestShardedKilledMaster(t *testing.T) {
 	}
 	t.Logf("%d calls failed", failed)
 }
+
+// TestShardedSlotMigration moves the slot of one shard of a sharded filter
+// from one master of a private 3-master Cluster to another, as redis-cli
+// --cluster reshard does (CLUSTER SETSLOT IMPORTING and MIGRATING, MIGRATE
+// of the keys one at a time, CLUSTER SETSLOT NODE), and queries the filter
+// at every stage: TestMany, Test and TestAndAddMany of the added keys either
+// fail or report every key present, never a false "absent"; while the
+// shard's two keys are split between the masters the calls fail; once both
+// moved, go-redis follows ASK and then MOVED and the answers are right.
+func TestShardedSlotMigration(t *testing.T) {
+	nodes, rdb := start3Masters(t)
+	ctx := context.Background()
+	s, err := redisbloom.NewSharded(ctx, rdb, "migrating", 3, 30_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := keyRange("mig-", 0, 10_000)
+	if err := s.AddMany(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	shard := s.Shards()[0]
+	meta, bits := "{"+shard.Name()+"}:meta", "{"+shard.Name()+"}:bits"
+	var inShard [][]byte
+	for _, key := range keys {
+		if s.Shard(key) == 0 {
+			inShard = append(inShard, key)
+		}
+	}
+	slot, err := rdb.ClusterKeySlot(ctx, meta).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcNode, err := rdb.MasterForKey(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := redis.NewClient(&redis.Options{Addr: srcNode.Options().Addr})
+	defer src.Close()
+	var dst *redis.Client
+	for _, n := range nodes {
+		if n.addr() != src.Options().Addr {
+			dst = redis.NewClient(&redis.Options{Addr: n.addr()})
+			defer dst.Close()
+			break
+		}
+	}
+	srcID, err := src.Do(ctx, "cluster", "myid").Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dstID, err := dst.Do(ctx, "cluster", "myid").Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(c *redis.Client, args ...any) {
+		t.Helper()
+		if err := c.Do(ctx, args...).Err(); err != nil {
+			t.Fatalf("%v on %s: %v", args, c.Options().Addr, err)
+		}
+	}
+	// check queries the filter a few times; it returns how many calls failed.
+	check := func(stage string) (failed int) {
+		t.Helper()
+		const rounds = 3
+		for range rounds {
+			ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			present, err := s.TestMany(ctx, keys)
+			if err == nil {
+				for i, ok := range present {
+					if !ok {
+						t.Fatalf("%s: TestMany: added key %q absent", stage, keys[i])
+					}
+				}
+			} else {
+				failed++
+				t.Logf("%s: TestMany: %v", stage, err)
+			}
+			ok, err := s.Test(ctx, inShard[0])
+			if err == nil && !ok {
+				t.Fatalf("%s: Test: added key %q absent", stage, inShard[0])
+			} else if err != nil {
+				failed++
+			}
+			again, err := s.TestAndAddMany(ctx, inShard)
+			if err == nil {
+				for i, ok := range again {
+					if !ok {
+						t.Fatalf("%s: TestAndAddMany: added key %q reported new", stage, inShard[i])
+					}
+				}
+			} else {
+				failed++
+			}
+			cancel()
+		}
+		t.Logf("%s: %d of %d calls failed", stage, failed, 3*rounds)
+		return failed
+	}
+
+	do(dst, "cluster", "setslot", slot, "importing", srcID)
+	do(src, "cluster", "setslot", slot, "migrating", dstID)
+	if n := check("slot migrating, keys on the source"); n != 0 {
+		t.Errorf("%d calls failed while the keys were all on the source", n)
+	}
+	dstHost, dstPort, _ := strings.Cut(dst.Options().Addr, ":")
+	do(src, "migrate", dstHost, dstPort, "", 0, 5000, "keys", meta)
+	if n := check("metadata moved, bitmap not"); n == 0 {
+		t.Errorf("every call succeeded with the shard's keys on two masters")
+	}
+	do(src, "migrate", dstHost, dstPort, "", 0, 5000, "keys", bits)
+	if n := check("both keys moved, slot still migrating (ASK)"); n != 0 {
+		t.Errorf("%d calls failed once both keys had moved", n)
+	}
+	for _, n := range nodes {
+		c := redis.NewClient(&redis.Options{Addr: n.addr()})
+		do(c, "cluster", "setslot", slot, "node", dstID)
+		c.Close()
+	}
+	if n := check("slot moved (MOVED)"); n != 0 {
+		t.Errorf("%d calls failed after the migration", n)
+	}
+	if m, err := rdb.MasterForKey(ctx, meta); err != nil || m.Options().Addr != dst.Options().Addr {
+		t.Errorf("shard 0 served by %v (%v) after the migration, want %s", m, err, dst.Options().Addr)
+	}
+}
