@@ -2,6 +2,7 @@ package redisbloom_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -295,14 +296,27 @@ func BenchmarkShardedCluster(b *testing.B) {
 		}
 		return out
 	}
-	for _, shards := range []int{1, 3, 6} {
-		b.Run("shards="+strconv.Itoa(shards), func(b *testing.B) {
+	// "per-shard" is the batch path before issue 15 item 2 was finished: one
+	// goroutine, so one round trip, per shard; "per-node" is TestAndAddMany
+	// now, one pipeline split by node.
+	for _, run := range []struct {
+		shards int
+		path   string
+	}{{1, "per-node"}, {3, "per-shard"}, {3, "per-node"}, {6, "per-shard"}, {6, "per-node"}} {
+		shards := run.shards
+		b.Run("shards="+strconv.Itoa(shards)+"/"+run.path, func(b *testing.B) {
 			name := filterName(b, rdb)
 			s, err := redisbloom.NewSharded(ctx, rdb, name, shards, benchCapacity, benchErrorRate)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { s.Delete(context.Background()) })
+			testAndAddMany := s.TestAndAddMany
+			if run.path == "per-shard" {
+				testAndAddMany = func(ctx context.Context, keys [][]byte) ([]bool, error) {
+					return perShard(ctx, s, keys)
+				}
+			}
 			var next atomic.Int64
 			before := nodeUsec()
 			b.ResetTimer()
@@ -316,7 +330,7 @@ func BenchmarkShardedCluster(b *testing.B) {
 						if i >= int64(b.N) {
 							return
 						}
-						if _, err := s.TestAndAddMany(ctx, keyRange("cl-"+strconv.FormatInt(i, 10)+"-", 0, benchBatch)); err != nil {
+						if _, err := testAndAddMany(ctx, keyRange("cl-"+strconv.FormatInt(i, 10)+"-", 0, benchBatch)); err != nil {
 							b.Error(err)
 							return
 						}
@@ -341,4 +355,39 @@ func BenchmarkShardedCluster(b *testing.B) {
 			b.ReportMetric(mostCPU/keys, "max-node-cpu-us/key")
 		})
 	}
+}
+
+// perShard is ShardedFilter.TestAndAddMany as it was before one pipeline
+// per node: the keys grouped by shard, each group sent by a goroutine of
+// its own, one round trip per shard.
+func perShard(ctx context.Context, s *redisbloom.ShardedFilter, keys [][]byte) ([]bool, error) {
+	shards := s.Shards()
+	groups := make([][][]byte, len(shards))
+	index := make([][]int, len(shards))
+	for i, key := range keys {
+		j := s.Shard(key)
+		groups[j] = append(groups[j], key)
+		index[j] = append(index[j], i)
+	}
+	out := make([]bool, len(keys))
+	errs := make([]error, len(shards))
+	var wg sync.WaitGroup
+	for j, group := range groups {
+		if len(group) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := shards[j].TestAndAddMany(ctx, group)
+			errs[j] = err
+			for x, i := range index[j] {
+				if err == nil {
+					out[i] = r[x]
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }

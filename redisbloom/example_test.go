@@ -161,7 +161,7 @@ func ExampleNewSharded() {
 		log.Fatal(err)
 	}
 	urls := [][]byte{[]byte("https://example.com/"), []byte("https://example.com/a")}
-	present, err := seen.TestAndAddMany(ctx, urls) // groups sent to their masters concurrently
+	present, err := seen.TestAndAddMany(ctx, urls) // one round trip per master, the masters concurrently
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -192,4 +192,62 @@ func ExampleFilter_Coalesced() {
 		}()
 	}
 	wg.Wait()
+}
+
+// A growing filter split over 6 hash slots: each shard is a ScalableFilter
+// that starts at 1/6 of the initial capacity and grows on its own.
+func ExampleNewShardedScalable() {
+	ctx := context.Background()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"localhost:7000", "localhost:7001", "localhost:7002"}})
+	defer rdb.Close()
+
+	seen, err := redisbloom.NewShardedScalable(ctx, rdb, "crawler:seen-sharded-growing", 6, 600_000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	urls := [][]byte{[]byte("https://example.com/"), []byte("https://example.com/a")}
+	present, err := seen.TestAndAddMany(ctx, urls) // the shards concurrently
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(present)
+	// One in-memory copy per shard; Import loads them into a filter of the
+	// same parameters.
+	shards, err := seen.Export(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(shards))
+}
+
+// A caller with one key at a time keeps several calls in flight: queue them
+// on a pipeline, with any other commands, run it once, then read each
+// answer.
+func ExampleFilter_TestAndAddPipelined() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+	seen, err := redisbloom.New(ctx, rdb, "crawler:seen", 10_000_000, 0.001)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	urls := []string{"https://example.com/d", "https://example.com/e"}
+	pipe := rdb.Pipeline()
+	pending := make([]*redisbloom.Pending, len(urls))
+	for i, url := range urls {
+		pending[i] = seen.TestAndAddPipelined(ctx, pipe, []byte(url))
+	}
+	pipe.Incr(ctx, "crawler:batches")
+	_, _ = pipe.Exec(ctx) // each Result reports its own call's error
+	for i, p := range pending {
+		present, err := p.Result(ctx)
+		if err != nil {
+			log.Print(err) // the URL may or may not have been added
+			continue
+		}
+		if !present {
+			fmt.Println("crawl", urls[i])
+		}
+	}
 }

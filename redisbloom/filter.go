@@ -38,9 +38,12 @@
 // happening inside the script that finds the newest sub-filter full; its
 // keys share one Cluster slot. A ShardedFilter (NewSharded, OpenSharded)
 // splits a fixed filter into S Filters in S hash slots, past 512 MiB and
-// over the masters of a Cluster. Coalesced returns a Filter handle whose
-// concurrent single-key calls share script calls. The errors and the
-// durability conditions below hold for all of them.
+// over the masters of a Cluster, and a ShardedScalableFilter
+// (NewShardedScalable, OpenShardedScalable) does so with a ScalableFilter
+// per shard. Coalesced returns a Filter handle whose concurrent single-key
+// calls share script calls; AddPipelined, TestPipelined and
+// TestAndAddPipelined queue a call on the caller's redis.Pipeliner. The
+// errors and the durability conditions below hold for all of them.
 //
 // # Durability
 //
