@@ -71,8 +71,8 @@ const errGrownPrefix = "GROWN"
 // limit only, so from a sub-filter of 2^32 bits (some 4.5*10^8 keys at 1%)
 // the two would differ, and Export then fails.
 //
-// A ScalableFilter is safe for concurrent use. WithWait is not offered for
-// it. A zero ScalableFilter is not usable: its methods return an error.
+// A ScalableFilter is safe for concurrent use. A zero ScalableFilter is not
+// usable: its methods return an error.
 type ScalableFilter struct {
 	h               Filter // name, rdb, keys ({name}:meta only), id, seen: error handling shared with Filter
 	seed            uint32
@@ -600,8 +600,9 @@ func (s *ScalableFilter) call(ctx context.Context, add bool, S, C int, epoch str
 		start = end
 	}
 	var cmd *redis.Cmd
+	var notReplicated error
 	if add {
-		cmd = scalableAddScript.Run(ctx, s.h.rdb, s.keys(S), args...)
+		cmd, notReplicated = s.write(ctx, scalableAddScript, s.keys(S), args)
 	} else {
 		cmd = scalableTestScript.RunRO(ctx, s.h.rdb, s.keys(S), args...)
 	}
@@ -611,6 +612,13 @@ func (s *ScalableFilter) call(ctx context.Context, add bool, S, C int, epoch str
 			return "", err
 		}
 		return "", s.h.scriptErr(ctx, err)
+	}
+	if notReplicated != nil {
+		gen, _, _ := strings.Cut(reply, ":")
+		if err := s.h.observe(gen); err != nil {
+			return "", err
+		}
+		return "", notReplicated
 	}
 	return reply, nil
 }
@@ -979,7 +987,8 @@ func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFil
 		args = append(args, strconv.Itoa(n), saturated)
 		args = append(args, counts...)
 		args = append(args, bitmaps...)
-		gen, err := scalableImportScript.Run(ctx, s.h.rdb, s.keys(S), args...).Uint64()
+		cmd, notReplicated := s.write(ctx, scalableImportScript, s.keys(S), args)
+		gen, err := cmd.Uint64()
 		if s.grown(err) {
 			continue
 		}
@@ -988,7 +997,7 @@ func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFil
 		}
 		s.h.seen.observe(gen)
 		s.n.Store(int64(n))
-		return nil
+		return notReplicated
 	}
 }
 
