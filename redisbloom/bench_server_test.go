@@ -229,11 +229,12 @@ func BenchmarkScalableServerCPU(b *testing.B) {
 // BenchmarkSingleKeys16 measures TestAndAdd of new keys, one key per call,
 // from 16 goroutines sharing one handle and one client (go-redis's default
 // pool), on a half-full filter: plain calls, one script call each, against
-// a Coalesced handle.
+// a Coalesced handle, and callers that each keep 8 calls in flight on a
+// pipeline of their own (TestAndAddPipelined, "pipelined-8").
 func BenchmarkSingleKeys16(b *testing.B) {
 	rdb := client(b)
 	f := halfFull(b, rdb)
-	for _, mode := range []string{"plain", "coalesced"} {
+	for _, mode := range []string{"plain", "coalesced", "pipelined-8"} {
 		b.Run(mode, func(b *testing.B) {
 			h := f
 			if mode == "coalesced" {
@@ -250,6 +251,29 @@ func BenchmarkSingleKeys16(b *testing.B) {
 					defer wg.Done()
 					key := []byte("single-" + mode + "-")
 					prefix := len(key)
+					if mode == "pipelined-8" {
+						keys := make([][]byte, 8)
+						pending := make([]*redisbloom.Pending, 0, 8)
+						for {
+							i := next.Add(8) - 8
+							if i >= int64(b.N) {
+								return
+							}
+							pipe := rdb.Pipeline()
+							pending = pending[:0]
+							for j := range min(8, int64(b.N)-i) {
+								keys[j] = strconv.AppendInt(append(keys[j][:0], key[:prefix]...), i+j, 10)
+								pending = append(pending, h.TestAndAddPipelined(ctx, pipe, keys[j]))
+							}
+							pipe.Exec(ctx)
+							for _, p := range pending {
+								if _, err := p.Result(ctx); err != nil {
+									b.Error(err)
+									return
+								}
+							}
+						}
+					}
 					for {
 						i := next.Add(1) - 1
 						if i >= int64(b.N) {
