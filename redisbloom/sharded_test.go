@@ -326,3 +326,66 @@ func TestShardedRoundTrips(t *testing.T) {
 		r.take()
 	})
 }
+
+// TestShardedPipelined queues single-key calls of a 6-shard filter on one
+// pipeline of a ClusterClient: the answers are those of the in-memory
+// shards fed the same keys in the same order, duplicates included.
+func TestShardedPipelined(t *testing.T) {
+	rdb := clusterClient(t)
+	ctx := context.Background()
+	const shards, capacity, p = 6, 30_000, 0.01
+	s, err := redisbloom.NewSharded(ctx, rdb, filterName(t, rdb), shards, capacity, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Delete(context.Background()) })
+	mem := make([]*bloom.BloomFilter, shards)
+	for i := range mem {
+		if mem[i], err = bloom.New(capacity/shards, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := keyRange("sp-", 0, 3000)
+	keys = append(keys, keys[:500]...)
+	pipe := rdb.Pipeline()
+	pending := make([]*redisbloom.Pending, len(keys))
+	for i, key := range keys {
+		if i%2 == 0 {
+			pending[i] = s.TestAndAddPipelined(ctx, pipe, key)
+		} else {
+			pending[i] = s.AddPipelined(ctx, pipe, key)
+		}
+	}
+	pipe.Exec(ctx)
+	for i, key := range keys {
+		want := mem[s.Shard(key)].TestAndAdd(key)
+		got, err := pending[i].Result(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 && got != want {
+			t.Fatalf("TestAndAddPipelined(%q) = %v, memory %v", key, got, want)
+		}
+	}
+	pipe = rdb.Pipeline()
+	probes := append(keyRange("sp-", 0, 100), keyRange("sp-absent-", 0, 1000)...)
+	for i, key := range probes {
+		pending[i] = s.TestPipelined(ctx, pipe, key)
+	}
+	pipe.Exec(ctx)
+	for i, key := range probes {
+		got, err := pending[i].Result(ctx)
+		if want := mem[s.Shard(key)].Test(key); err != nil || got != want {
+			t.Fatalf("TestPipelined(%q) = %v, %v; memory %v", key, got, err, want)
+		}
+	}
+	exported, err := s.Export(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range exported {
+		if !g.Equal(mem[i]) {
+			t.Fatalf("shard %d differs from memory", i)
+		}
+	}
+}
