@@ -230,27 +230,71 @@ func TestShardedKilledMaster(t *testing.T) {
 	t.Logf("%d calls failed", failed)
 }
 
+// shardedSet is what TestShardedSlotMigration needs of ShardedFilter and
+// ShardedScalableFilter.
+type shardedSet interface {
+	AddMany(ctx context.Context, keys [][]byte) error
+	TestMany(ctx context.Context, keys [][]byte) ([]bool, error)
+	Test(ctx context.Context, key []byte) (bool, error)
+	TestAndAddMany(ctx context.Context, keys [][]byte) ([]bool, error)
+	Shard(key []byte) int
+}
+
 // TestShardedSlotMigration moves the slot of one shard of a sharded filter
-// from one master of a private 3-master Cluster to another, as redis-cli
-// --cluster reshard does (CLUSTER SETSLOT IMPORTING and MIGRATING, MIGRATE
-// of the keys one at a time, CLUSTER SETSLOT NODE), and queries the filter
-// at every stage: TestMany, Test and TestAndAddMany of the added keys either
-// fail or report every key present, never a false "absent"; while the
-// shard's two keys are split between the masters the calls fail; once both
-// moved, go-redis follows ASK and then MOVED and the answers are right.
+// (fixed, and scalable grown to several sub-filters) from one master of a
+// private 3-master Cluster to another, as redis-cli --cluster reshard does
+// (CLUSTER SETSLOT IMPORTING and MIGRATING, MIGRATE of the keys, CLUSTER
+// SETSLOT NODE), and queries the filter at every stage: TestMany, Test and
+// TestAndAddMany of the added keys either fail or report every key
+// present, never a false "absent"; while the shard's keys are split between
+// the masters (the metadata moved first, then the bitmaps) the calls fail;
+// once all moved, go-redis follows ASK and then MOVED and the answers are
+// right.
 func TestShardedSlotMigration(t *testing.T) {
 	nodes, rdb := start3Masters(t)
 	ctx := context.Background()
-	s, err := redisbloom.NewSharded(ctx, rdb, "migrating", 3, 30_000, 0.01)
-	if err != nil {
-		t.Fatal(err)
+	for _, kind := range []string{"fixed", "scalable"} {
+		t.Run(kind, func(t *testing.T) {
+			var s shardedSet
+			var shardKeys []string // of shard 0, metadata first
+			keys := keyRange("mig-", 0, 10_000)
+			if kind == "fixed" {
+				f, err := redisbloom.NewSharded(ctx, rdb, "migrating", 3, 30_000, 0.01)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := f.AddMany(ctx, keys); err != nil {
+					t.Fatal(err)
+				}
+				name := f.Shards()[0].Name()
+				s, shardKeys = f, []string{"{" + name + "}:meta", "{" + name + "}:bits"}
+			} else {
+				f, err := redisbloom.NewShardedScalable(ctx, rdb, "migrating-scalable", 3, 3000, 0.01)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := f.AddMany(ctx, keys); err != nil {
+					t.Fatal(err)
+				}
+				shard := f.Shards()[0]
+				if shard.NumFilters() < 3 {
+					t.Fatalf("shard 0 has %d sub-filters", shard.NumFilters())
+				}
+				s, shardKeys = f, []string{"{" + shard.Name() + "}:meta"}
+				for j := range shard.NumFilters() {
+					shardKeys = append(shardKeys, "{"+shard.Name()+"}:s:"+strconv.Itoa(j))
+				}
+			}
+			migrateShard(t, rdb, nodes, s, keys, shardKeys)
+		})
 	}
-	keys := keyRange("mig-", 0, 10_000)
-	if err := s.AddMany(ctx, keys); err != nil {
-		t.Fatal(err)
-	}
-	shard := s.Shards()[0]
-	meta, bits := "{"+shard.Name()+"}:meta", "{"+shard.Name()+"}:bits"
+}
+
+// migrateShard moves the slot of shardKeys (metadata first) to another
+// master and checks s at every stage (see TestShardedSlotMigration).
+func migrateShard(t *testing.T, rdb *redis.ClusterClient, nodes []*server, s shardedSet, keys [][]byte, shardKeys []string) {
+	ctx := context.Background()
+	meta := shardKeys[0]
 	var inShard [][]byte
 	for _, key := range keys {
 		if s.Shard(key) == 0 {
@@ -335,12 +379,16 @@ func TestShardedSlotMigration(t *testing.T) {
 	}
 	dstHost, dstPort, _ := strings.Cut(dst.Options().Addr, ":")
 	do(src, "migrate", dstHost, dstPort, "", 0, 5000, "keys", meta)
-	if n := check("metadata moved, bitmap not"); n == 0 {
+	if n := check("metadata moved, bitmaps not"); n == 0 {
 		t.Errorf("every call succeeded with the shard's keys on two masters")
 	}
-	do(src, "migrate", dstHost, dstPort, "", 0, 5000, "keys", bits)
-	if n := check("both keys moved, slot still migrating (ASK)"); n != 0 {
-		t.Errorf("%d calls failed once both keys had moved", n)
+	args := []any{"migrate", dstHost, dstPort, "", 0, 5000, "keys"}
+	for _, k := range shardKeys[1:] {
+		args = append(args, k)
+	}
+	do(src, args...)
+	if n := check("all keys moved, slot still migrating (ASK)"); n != 0 {
+		t.Errorf("%d calls failed once all keys had moved", n)
 	}
 	for _, n := range nodes {
 		c := redis.NewClient(&redis.Options{Addr: n.addr()})
