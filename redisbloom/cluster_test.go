@@ -285,14 +285,16 @@ func TestShardedSlotMigration(t *testing.T) {
 					shardKeys = append(shardKeys, "{"+shard.Name()+"}:s:"+strconv.Itoa(j))
 				}
 			}
-			migrateShard(t, rdb, nodes, s, keys, shardKeys)
+			migrateShard(t, rdb, nodes, s, keys, shardKeys, kind == "scalable")
 		})
 	}
 }
 
 // migrateShard moves the slot of shardKeys (metadata first) to another
-// master and checks s at every stage (see TestShardedSlotMigration).
-func migrateShard(t *testing.T, rdb *redis.ClusterClient, nodes []*server, s shardedSet, keys [][]byte, shardKeys []string) {
+// master and checks s at every stage (see TestShardedSlotMigration);
+// growing is for a scalable filter, whose adds may fail while the slot is
+// migrating.
+func migrateShard(t *testing.T, rdb *redis.ClusterClient, nodes []*server, s shardedSet, keys [][]byte, shardKeys []string, growing bool) {
 	ctx := context.Background()
 	meta := shardKeys[0]
 	var inShard [][]byte
@@ -333,12 +335,13 @@ func migrateShard(t *testing.T, rdb *redis.ClusterClient, nodes []*server, s sha
 			t.Fatalf("%v on %s: %v", args, c.Options().Addr, err)
 		}
 	}
-	// check queries the filter a few times; it returns how many calls failed.
-	check := func(stage string) (failed int) {
+	// check queries the filter a few times; it returns how many reads
+	// (TestMany, Test) and writes (TestAndAddMany) failed.
+	check := func(stage string) (reads, writes int) {
 		t.Helper()
 		const rounds = 3
 		for range rounds {
-			ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			present, err := s.TestMany(ctx, keys)
 			if err == nil {
 				for i, ok := range present {
@@ -347,14 +350,15 @@ func migrateShard(t *testing.T, rdb *redis.ClusterClient, nodes []*server, s sha
 					}
 				}
 			} else {
-				failed++
+				reads++
 				t.Logf("%s: TestMany: %v", stage, err)
 			}
 			ok, err := s.Test(ctx, inShard[0])
 			if err == nil && !ok {
 				t.Fatalf("%s: Test: added key %q absent", stage, inShard[0])
 			} else if err != nil {
-				failed++
+				reads++
+				t.Logf("%s: Test: %v", stage, err)
 			}
 			again, err := s.TestAndAddMany(ctx, inShard)
 			if err == nil {
@@ -364,39 +368,46 @@ func migrateShard(t *testing.T, rdb *redis.ClusterClient, nodes []*server, s sha
 					}
 				}
 			} else {
-				failed++
+				writes++
+				t.Logf("%s: TestAndAddMany: %v", stage, err)
+				if growing && !strings.Contains(err.Error(), "TRYAGAIN") {
+					t.Errorf("%s: TestAndAddMany: %v, want TRYAGAIN", stage, err)
+				}
 			}
 			cancel()
 		}
-		t.Logf("%s: %d of %d calls failed", stage, failed, 3*rounds)
-		return failed
+		t.Logf("%s: %d of %d reads and %d of %d writes failed", stage, reads, 2*rounds, writes, rounds)
+		return reads, writes
 	}
 
 	do(dst, "cluster", "setslot", slot, "importing", srcID)
 	do(src, "cluster", "setslot", slot, "migrating", dstID)
-	if n := check("slot migrating, keys on the source"); n != 0 {
-		t.Errorf("%d calls failed while the keys were all on the source", n)
+	if r, w := check("slot migrating, keys on the source"); r+w != 0 {
+		t.Errorf("%d calls failed while the keys were all on the source", r+w)
 	}
 	dstHost, dstPort, _ := strings.Cut(dst.Options().Addr, ":")
 	do(src, "migrate", dstHost, dstPort, "", 0, 5000, "keys", meta)
-	if n := check("metadata moved, bitmaps not"); n == 0 {
-		t.Errorf("every call succeeded with the shard's keys on two masters")
+	if r, w := check("metadata moved, bitmaps not"); r == 0 || w == 0 {
+		t.Errorf("%d reads and %d writes failed with the shard's keys on two masters, want some of each", r, w)
 	}
 	args := []any{"migrate", dstHost, dstPort, "", 0, 5000, "keys"}
 	for _, k := range shardKeys[1:] {
 		args = append(args, k)
 	}
 	do(src, args...)
-	if n := check("all keys moved, slot still migrating (ASK)"); n != 0 {
-		t.Errorf("%d calls failed once all keys had moved", n)
+	// A scalable shard's add may name the next sub-filter's key, which
+	// exists nowhere yet: the importing master answers TRYAGAIN to a call
+	// naming keys it does not all hold (checked in check).
+	if r, w := check("all keys moved, slot still migrating (ASK)"); r != 0 || (w != 0 && !growing) {
+		t.Errorf("%d reads and %d writes failed once all keys had moved", r, w)
 	}
 	for _, n := range nodes {
 		c := redis.NewClient(&redis.Options{Addr: n.addr()})
 		do(c, "cluster", "setslot", slot, "node", dstID)
 		c.Close()
 	}
-	if n := check("slot moved (MOVED)"); n != 0 {
-		t.Errorf("%d calls failed after the migration", n)
+	if r, w := check("slot moved (MOVED)"); r+w != 0 {
+		t.Errorf("%d calls failed after the migration", r+w)
 	}
 	if m, err := rdb.MasterForKey(ctx, meta); err != nil || m.Options().Addr != dst.Options().Addr {
 		t.Errorf("shard 0 served by %v (%v) after the migration, want %s", m, err, dst.Options().Addr)
