@@ -51,7 +51,11 @@ func serverAddr(t testing.TB) string {
 // options.
 func newClient(t testing.TB, addr string, configure ...func(*redis.Options)) *redis.Client {
 	t.Helper()
-	opt := &redis.Options{Addr: addr}
+	// A script call over 200,000 keys can outlast go-redis's default 3 s
+	// read timeout under -race on a loaded machine, and the retry that
+	// follows answers "present" for keys the first attempt added (see the
+	// package doc, "Errors and retries"): tests wait instead.
+	opt := &redis.Options{Addr: addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
 	for _, c := range configure {
 		c(opt)
 	}
