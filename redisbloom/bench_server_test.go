@@ -123,18 +123,25 @@ func halfFull(b *testing.B, rdb *redis.Client) *redisbloom.Filter {
 }
 
 // BenchmarkServerCPU measures the fixed filter's batch calls on a half-full
-// filter of 10^7 keys at 1%: TestMany of absent keys with the previous
-// script (every position of every key) and the current one (position by
-// position, only for keys still in the running), and TestAndAddMany of new
-// keys with batches split into script calls of various sizes.
+// filter of 10^7 keys at 1%: TestMany of absent keys with the script of
+// two releases ago (all: every position of every key), the previous one
+// (early-stop: position by position, only for keys still in the running,
+// every position a decimal argument) and the current one (early stop, the
+// positions after each key's first packed into one argument), and
+// TestAndAddMany of new keys with batches split into script calls of
+// various sizes.
 func BenchmarkServerCPU(b *testing.B) {
 	rdb := client(b)
 	f := halfFull(b, rdb)
 	for _, size := range []int{1000, 10000} {
-		for _, path := range []string{"previous", "current"} {
-			b.Run(fmt.Sprintf("TestMany/absent/batch=%d/%s", size, path), func(b *testing.B) {
-				g := redisbloom.Tuned(f, path == "previous", 0)
-				measure(b, rdb, size, batchOf("absent-"+path, size), func(ctx context.Context, keys [][]byte) error {
+		for _, path := range []struct{ name, script string }{
+			{"all", redisbloom.TestAll},
+			{"early-stop", redisbloom.TestEarlyStop},
+			{"current", redisbloom.TestCurrent},
+		} {
+			b.Run(fmt.Sprintf("TestMany/absent/batch=%d/%s", size, path.name), func(b *testing.B) {
+				g := redisbloom.Tuned(f, path.script, 0)
+				measure(b, rdb, size, batchOf("absent-"+path.name, size), func(ctx context.Context, keys [][]byte) error {
 					_, err := g.TestMany(ctx, keys)
 					return err
 				})
@@ -145,7 +152,7 @@ func BenchmarkServerCPU(b *testing.B) {
 				continue // a batch of 1,000 keys is 7,000 positions
 			}
 			b.Run(fmt.Sprintf("TestAndAddMany/batch=%d/split=%d", size, split), func(b *testing.B) {
-				g := redisbloom.Tuned(f, false, split)
+				g := redisbloom.Tuned(f, redisbloom.TestCurrent, split)
 				measure(b, rdb, size, batchOf(fmt.Sprintf("new-%d-%d-", size, split), size), func(ctx context.Context, keys [][]byte) error {
 					_, err := g.TestAndAddMany(ctx, keys)
 					return err

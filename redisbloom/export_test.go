@@ -38,13 +38,62 @@ end
 return gentext .. ':' .. table.concat(out)
 `)
 
-// Tuned returns a copy of f that runs Test and TestMany with the script of
-// the previous release if legacyTest, and splits batches into script calls
-// of perScript positions if perScript > 0 (default maxPositionsPerScript).
-func Tuned(f *Filter, legacyTest bool, perScript int) *Filter {
+// earlyStopTestScript is testScript as it was before it took the positions
+// after each key's first packed into one argument (commit c8bdf09): every
+// position a decimal argument, read position by position. The benchmarks
+// run it side by side with the current one.
+var earlyStopTestScript = redis.NewScript(`#!lua flags=no-writes
+` + checkLua + `
+local k = tonumber(ARGV[4])
+local n = (#ARGV - 7) / k
+local alive = {}
+for i = 1, n do alive[i] = i end
+local args = {}
+for q = 1, math.min(n, 2600) do
+  args[3 * q - 2] = 'GET'
+  args[3 * q - 1] = 'u1'
+end
+for r = 8, 7 + k do
+  local still = {}
+  for first = 1, #alive, 2600 do
+    local last = math.min(#alive, first + 2599)
+    local q = 0
+    for x = first, last do
+      q = q + 1
+      args[3 * q] = ARGV[r + (alive[x] - 1) * k]
+    end
+    local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * q))
+    for x = first, last do
+      if got[x - first + 1] == 1 then still[#still + 1] = alive[x] end
+    end
+  end
+  alive = still
+  if #alive == 0 then break end
+end
+local out = {}
+for i = 1, n do out[i] = '0' end
+for _, i in ipairs(alive) do out[i] = '1' end
+return gentext .. ':' .. table.concat(out)
+`)
+
+// Test scripts for Tuned.
+const (
+	TestCurrent   = ""           // testScript
+	TestEarlyStop = "early-stop" // earlyStopTestScript
+	TestAll       = "all"        // legacyTestScript
+)
+
+// Tuned returns a copy of f that runs Test and TestMany with the script
+// named by test (one of the Test constants), and splits batches into script
+// calls of perScript positions if perScript > 0 (default
+// maxPositionsPerScript).
+func Tuned(f *Filter, test string, perScript int) *Filter {
 	g := *f
 	g.tune = &tuning{perScript: perScript}
-	if legacyTest {
+	switch test {
+	case TestEarlyStop:
+		g.tune.test = earlyStopTestScript
+	case TestAll:
 		g.tune.test = legacyTestScript
 	}
 	return &g

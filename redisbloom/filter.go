@@ -121,6 +121,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -836,30 +837,49 @@ func (f *Filter) roundTrip(ctx context.Context, s *redis.Script, readOnly bool, 
 	}
 	k := int(f.k)
 	per := max(1, f.positionsPerScript()/k) // keys per script call
-	// The positions as decimal strings, all in one string to allocate once.
-	text := make([]byte, 0, 11*k*len(keys))
-	ends := make([]int, 0, k*len(keys))
+	// The positions as decimal strings, all in one string to allocate once:
+	// every position, or for testScript the first of each key, with the
+	// others packed (4 bytes big-endian each) in rest.
+	packed := s == testScript
+	stride := k // decimal positions per key
+	if packed {
+		stride = 1
+	}
+	text := make([]byte, 0, 11*stride*len(keys))
+	ends := make([]int, 0, stride*len(keys))
+	var rest []byte
+	if packed {
+		rest = make([]byte, 0, 4*(k-1)*len(keys))
+	}
 	locs := make([]uint64, 0, k)
 	for _, key := range keys {
 		locs = bloom.AppendLocations(locs[:0], key, f.m, f.k, f.seed)
-		for _, p := range locs {
+		for i, p := range locs {
+			if packed && i > 0 {
+				rest = binary.BigEndian.AppendUint32(rest, uint32(p)) // p < MaxBits = 2^32
+				continue
+			}
 			text = strconv.AppendUint(text, p, 10)
 			ends = append(ends, len(text))
 		}
 	}
 	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
+	packs := unsafe.String(unsafe.SliceData(rest), len(rest))
 	// argv builds the calls' arguments afresh for each attempt: they carry
 	// the generation seen so far.
 	argv := func() [][]any {
 		var argv [][]any
 		for lo := 0; lo < len(keys); lo += per {
 			n := min(per, len(keys)-lo)
-			args := f.args(k*n, !readOnly)
+			args := f.args(stride*n+1, !readOnly)
+			if packed {
+				args = append(args, packs[4*(k-1)*lo:4*(k-1)*(lo+n)])
+			}
 			start := 0
 			if lo > 0 {
-				start = ends[k*lo-1]
+				start = ends[stride*lo-1]
 			}
-			for _, end := range ends[k*lo : k*(lo+n)] {
+			for _, end := range ends[stride*lo : stride*(lo+n)] {
 				args = append(args, all[start:end])
 				start = end
 			}
