@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/redisbloom"
@@ -235,47 +236,88 @@ func BenchmarkScalableServerCPU(b *testing.B) {
 // BenchmarkSingleKeys16 measures TestAndAdd of new keys, one key per call,
 // from 16 goroutines sharing one handle and one client (go-redis's default
 // pool), on a half-full filter: plain calls, one script call each, against
-// a Coalesced handle.
+// a Coalesced handle as it was before it yielded between batches
+// (coalesced-before) and as it is. The sub-benchmark alternating runs the
+// three in turn, ten slices of b.N/10 keys each, so that they share the
+// machine's load, and reports each one's keys/s and the ratios to plain.
 func BenchmarkSingleKeys16(b *testing.B) {
 	rdb := client(b)
 	f := halfFull(b, rdb)
-	for _, mode := range []string{"plain", "coalesced"} {
-		b.Run(mode, func(b *testing.B) {
-			h := f
-			if mode == "coalesced" {
-				h = f.Coalesced()
-			}
-			ctx := context.Background()
-			var next atomic.Int64
-			before, cpu := scriptUsec(b, rdb), serverCPU(b, rdb)
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					key := []byte("single-" + mode + "-")
-					prefix := len(key)
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(b.N) {
-							return
-						}
-						key = strconv.AppendInt(key[:prefix], i, 10)
-						if _, err := h.TestAndAdd(ctx, key); err != nil {
-							b.Error(err)
-							return
-						}
+	handles := map[string]*redisbloom.Filter{
+		"plain":            f,
+		"coalesced-before": redisbloom.CoalescedAsBefore(f),
+		"coalesced":        f.Coalesced(),
+	}
+	modes := []string{"plain", "coalesced-before", "coalesced"}
+	var round atomic.Int64
+	// run adds n new keys through h from 16 goroutines and returns the
+	// elapsed seconds.
+	run := func(b *testing.B, h *redisbloom.Filter, n int) float64 {
+		ctx := context.Background()
+		prefix := "single-" + strconv.FormatInt(round.Add(1), 10) + "-"
+		var next atomic.Int64
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				key := []byte(prefix)
+				for {
+					i := next.Add(1) - 1
+					if i >= int64(n) {
+						return
 					}
-				}()
+					key = strconv.AppendInt(key[:len(prefix)], i, 10)
+					if _, err := h.TestAndAdd(ctx, key); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start).Seconds()
+	}
+	for _, mode := range modes {
+		b.Run(mode, func(b *testing.B) {
+			h := handles[mode]
+			before, cpu := scriptUsec(b, rdb), serverCPU(b, rdb)
+			var batches, keys int64
+			if mode != "plain" {
+				batches, keys = redisbloom.CoalescedStats(h)
 			}
-			wg.Wait()
+			b.ResetTimer()
+			run(b, h, b.N)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 			b.ReportMetric((scriptUsec(b, rdb)-before)/float64(b.N), "server-us/key")
 			b.ReportMetric((serverCPU(b, rdb)-cpu)*1e6/float64(b.N), "cpu-us/key")
+			if mode != "plain" {
+				nb, nk := redisbloom.CoalescedStats(h)
+				b.ReportMetric(float64(nk-keys)/float64(nb-batches), "keys/batch")
+			}
 		})
 	}
+	b.Run("alternating", func(b *testing.B) {
+		secs := map[string]float64{}
+		cpus := map[string]float64{}
+		slice := max(1, b.N/10)
+		for range 10 {
+			for _, mode := range modes {
+				cpu := serverCPU(b, rdb)
+				secs[mode] += run(b, handles[mode], slice)
+				cpus[mode] += serverCPU(b, rdb) - cpu
+			}
+		}
+		keys := float64(10 * slice)
+		for _, mode := range modes {
+			b.ReportMetric(keys/secs[mode], mode+"-keys/s")
+			b.ReportMetric(cpus[mode]*1e6/keys, mode+"-cpu-us/key")
+		}
+		b.ReportMetric(secs["plain"]/secs["coalesced-before"], "before-x-plain")
+		b.ReportMetric(secs["plain"]/secs["coalesced"], "coalesced-x-plain")
+	})
 }
 
 // BenchmarkShardedCluster measures TestAndAddMany of new keys in batches of

@@ -99,6 +99,20 @@ func Tuned(f *Filter, test string, perScript int) *Filter {
 	return &g
 }
 
+// CoalescedAsBefore returns a Coalesced handle on f that does not yield to
+// the callers it answered before taking the next batch, as before.
+func CoalescedAsBefore(f *Filter) *Filter {
+	g := *f
+	g.tune = &tuning{noYield: true}
+	return g.Coalesced()
+}
+
+// CoalescedStats returns the batches a Coalesced handle sent and the keys
+// in them.
+func CoalescedStats(f *Filter) (batches, keys int64) {
+	return f.co.batches.Load(), f.co.keys.Load()
+}
+
 // MaxPositionsPerScript is the default split size.
 const MaxPositionsPerScript = maxPositionsPerScript
 

@@ -256,6 +256,7 @@ type Filter struct {
 type tuning struct {
 	test      *redis.Script
 	perScript int
+	noYield   bool // Coalesced: do not yield between batches (as before)
 }
 
 func (f *Filter) testScript() *redis.Script {
