@@ -141,19 +141,26 @@ func BenchmarkServerCPU(b *testing.B) {
 			{"current", redisbloom.TestCurrent},
 		} {
 			b.Run(fmt.Sprintf("TestMany/absent/batch=%d/%s", size, path.name), func(b *testing.B) {
-				g := redisbloom.Tuned(f, path.script, 0)
+				g := redisbloom.Tuned(f, path.script, false, 0)
 				measure(b, rdb, size, batchOf("absent-"+path.name, size), func(ctx context.Context, keys [][]byte) error {
 					_, err := g.TestMany(ctx, keys)
 					return err
 				})
 			})
 		}
+		b.Run(fmt.Sprintf("TestAndAddMany/batch=%d/previous", size), func(b *testing.B) {
+			g := redisbloom.Tuned(f, redisbloom.TestCurrent, true, 0)
+			measure(b, rdb, size, batchOf(fmt.Sprintf("new-%d-previous-", size), size), func(ctx context.Context, keys [][]byte) error {
+				_, err := g.TestAndAddMany(ctx, keys)
+				return err
+			})
+		})
 		for _, split := range []int{1750, 3500, redisbloom.MaxPositionsPerScript, 14000, 65536} {
 			if size == 1000 && split != redisbloom.MaxPositionsPerScript {
 				continue // a batch of 1,000 keys is 7,000 positions
 			}
 			b.Run(fmt.Sprintf("TestAndAddMany/batch=%d/split=%d", size, split), func(b *testing.B) {
-				g := redisbloom.Tuned(f, redisbloom.TestCurrent, split)
+				g := redisbloom.Tuned(f, redisbloom.TestCurrent, false, split)
 				measure(b, rdb, size, batchOf(fmt.Sprintf("new-%d-%d-", size, split), size), func(ctx context.Context, keys [][]byte) error {
 					_, err := g.TestAndAddMany(ctx, keys)
 					return err

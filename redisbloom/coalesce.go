@@ -117,7 +117,7 @@ func (c *coalescer) flush(w int) {
 		var r []byte
 		var err error
 		if w == 1 {
-			r, err = c.f.run(ctx, addScript, false, keys)
+			r, err = c.f.run(ctx, c.f.addScript(), false, keys)
 		} else {
 			r, err = c.f.run(ctx, c.f.testScript(), true, keys)
 		}

@@ -76,6 +76,51 @@ for _, i in ipairs(alive) do out[i] = '1' end
 return gentext .. ':' .. table.concat(out)
 `)
 
+// previousAddScript is addScript as it was before it took its BITFIELD
+// arguments packed for struct.unpack (commit c8bdf09): one decimal argument
+// per position. The benchmarks run it side by side with the current one.
+var previousAddScript = redis.NewScript(`#!lua
+` + checkLua + `
+local k = tonumber(ARGV[4])
+local n = (#ARGV - 7) / k
+local out = {}
+local j = 8
+local per = math.min(n, math.max(1, math.floor(1800 / k)))
+local args = {}
+for q = 1, per * k do
+  args[4 * q - 3] = 'SET'
+  args[4 * q - 2] = 'u1'
+  args[4 * q] = '1'
+end
+local fresh = 0
+for first = 1, n, per do
+  local last = math.min(n, first + per - 1)
+  local c = (last - first + 1) * k
+  for q = 1, c do
+    args[4 * q - 1] = ARGV[j]
+    j = j + 1
+  end
+  local old = redis.call('BITFIELD', KEYS[2], unpack(args, 1, 4 * c))
+  local o = 1
+  for key = first, last do
+    local present = '1'
+    for _ = 1, k do
+      if old[o] == 0 then present = '0' end
+      o = o + 1
+    end
+    if present == '0' then fresh = fresh + 1 end
+    out[key] = present
+  end
+end
+if fresh > 0 then
+  redis.call('HINCRBY', KEYS[1], 'count', fresh)
+  gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+elseif ARGV[7] == 'w' then
+  redis.call('HINCRBY', KEYS[1], 'gen', 0)
+end
+return gentext .. ':' .. table.concat(out)
+`)
+
 // Test scripts for Tuned.
 const (
 	TestCurrent   = ""           // testScript
@@ -84,12 +129,15 @@ const (
 )
 
 // Tuned returns a copy of f that runs Test and TestMany with the script
-// named by test (one of the Test constants), and splits batches into script
-// calls of perScript positions if perScript > 0 (default
-// maxPositionsPerScript).
-func Tuned(f *Filter, test string, perScript int) *Filter {
+// named by test (one of the Test constants), the writing calls with the
+// previous addScript if previousAdd, and splits batches into script calls
+// of perScript positions if perScript > 0 (default maxPositionsPerScript).
+func Tuned(f *Filter, test string, previousAdd bool, perScript int) *Filter {
 	g := *f
 	g.tune = &tuning{perScript: perScript}
+	if previousAdd {
+		g.tune.add = previousAddScript
+	}
 	switch test {
 	case TestEarlyStop:
 		g.tune.test = earlyStopTestScript

@@ -255,6 +255,7 @@ type Filter struct {
 // run, and the positions per script call.
 type tuning struct {
 	test      *redis.Script
+	add       *redis.Script
 	perScript int
 	noYield   bool // Coalesced: do not yield between batches (as before)
 }
@@ -264,6 +265,13 @@ func (f *Filter) testScript() *redis.Script {
 		return f.tune.test
 	}
 	return testScript
+}
+
+func (f *Filter) addScript() *redis.Script {
+	if f.tune != nil && f.tune.add != nil {
+		return f.tune.add
+	}
+	return addScript
 }
 
 func (f *Filter) positionsPerScript() int {
@@ -664,7 +672,7 @@ func (f *Filter) Add(ctx context.Context, key []byte) error {
 		_, err := f.co.do(ctx, true, key)
 		return err
 	}
-	_, err := f.run(ctx, addScript, false, [][]byte{key})
+	_, err := f.run(ctx, f.addScript(), false, [][]byte{key})
 	return err
 }
 
@@ -695,7 +703,7 @@ func (f *Filter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
 	if f.co != nil {
 		return f.co.do(ctx, true, key)
 	}
-	r, err := f.run(ctx, addScript, false, [][]byte{key})
+	r, err := f.run(ctx, f.addScript(), false, [][]byte{key})
 	if err != nil {
 		return false, err
 	}
@@ -707,7 +715,7 @@ func (f *Filter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
 // an error other than ErrNotFound, ErrCorrupt or ErrLost some, all or none
 // of the keys may have been added; retrying is safe.
 func (f *Filter) AddMany(ctx context.Context, keys [][]byte) error {
-	_, err := f.run(ctx, addScript, false, keys)
+	_, err := f.run(ctx, f.addScript(), false, keys)
 	return err
 }
 
@@ -730,7 +738,7 @@ func (f *Filter) TestMany(ctx context.Context, keys [][]byte) (present []bool, e
 // is reported present from its second occurrence on. It returns the errors
 // AddMany returns, with the same meaning.
 func (f *Filter) TestAndAddMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
-	r, err := f.run(ctx, addScript, false, keys)
+	r, err := f.run(ctx, f.addScript(), false, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -838,29 +846,51 @@ func (f *Filter) roundTrip(ctx context.Context, s *redis.Script, readOnly bool, 
 	}
 	k := int(f.k)
 	per := max(1, f.positionsPerScript()/k) // keys per script call
-	// The positions as decimal strings, all in one string to allocate once:
-	// every position, or for testScript the first of each key, with the
-	// others packed (4 bytes big-endian each) in rest.
-	packed := s == testScript
-	stride := k // decimal positions per key
-	if packed {
+	// The positions, all in one string to allocate once, as the script
+	// takes them: for addScript, BITFIELD's arguments for struct.unpack
+	// ("SET", "u1", the length of the decimal position in one byte, the
+	// position, "1"; ends[i] ends key i's); for testScript, the first
+	// position of each key in decimal (ends[i] ends key i's), the others
+	// packed in rest (4 bytes big-endian each); for the scripts of earlier
+	// releases in the benchmarks, every position in decimal (ends[k*i+j]
+	// ends position j of key i).
+	packAdd, packTest := s == addScript, s == testScript
+	stride := k // entries of ends per key
+	if packAdd || packTest {
 		stride = 1
 	}
-	text := make([]byte, 0, 11*stride*len(keys))
+	size := 11 * k * len(keys)
+	if packAdd {
+		size = 16 * k * len(keys)
+	}
+	text := make([]byte, 0, size)
 	ends := make([]int, 0, stride*len(keys))
 	var rest []byte
-	if packed {
+	if packTest {
 		rest = make([]byte, 0, 4*(k-1)*len(keys))
 	}
 	locs := make([]uint64, 0, k)
 	for _, key := range keys {
 		locs = bloom.AppendLocations(locs[:0], key, f.m, f.k, f.seed)
 		for i, p := range locs {
-			if packed && i > 0 {
+			switch {
+			case packAdd:
+				text = append(text, "SETu1"...)
+				at := len(text)
+				text = strconv.AppendUint(append(text, 0), p, 10)
+				text[at] = byte(len(text) - at - 1)
+				text = append(text, '1')
+				continue
+			case packTest && i > 0:
 				rest = binary.BigEndian.AppendUint32(rest, uint32(p)) // p < MaxBits = 2^32
 				continue
 			}
 			text = strconv.AppendUint(text, p, 10)
+			if !packTest || i == 0 {
+				ends = append(ends, len(text))
+			}
+		}
+		if packAdd {
 			ends = append(ends, len(text))
 		}
 	}
@@ -872,13 +902,18 @@ func (f *Filter) roundTrip(ctx context.Context, s *redis.Script, readOnly bool, 
 		var argv [][]any
 		for lo := 0; lo < len(keys); lo += per {
 			n := min(per, len(keys)-lo)
-			args := f.args(stride*n+1, !readOnly)
-			if packed {
-				args = append(args, packs[4*(k-1)*lo:4*(k-1)*(lo+n)])
-			}
 			start := 0
 			if lo > 0 {
 				start = ends[stride*lo-1]
+			}
+			if packAdd {
+				args := f.args(2, !readOnly)
+				argv = append(argv, append(args, all[start:ends[lo+n-1]], strconv.Itoa(n)))
+				continue
+			}
+			args := f.args(stride*n+1, !readOnly)
+			if packTest {
+				args = append(args, packs[4*(k-1)*lo:4*(k-1)*(lo+n)])
 			}
 			for _, end := range ends[stride*lo : stride*(lo+n)] {
 				args = append(args, all[start:end])
