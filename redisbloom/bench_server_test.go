@@ -123,51 +123,111 @@ func halfFull(b *testing.B, rdb *redis.Client) *redisbloom.Filter {
 	return f
 }
 
+// path is one contender of alternate: op run on batches of size new keys.
+type path struct {
+	name string
+	size int
+	op   func(ctx context.Context, keys [][]byte) error
+}
+
+// alternate runs the paths in turn, b.N rounds, so that they share whatever
+// load the machine has: in each round every path runs a block of 5 new
+// batches of its size, the order reversed every other round. It reports for
+// each path its keys/s and the server's CPU per key (INFO cpu, read before
+// and after each block) as name-keys/s and name-cpu-us/key. (Blocks, not
+// single batches: Lua collects one script's garbage during the next ones,
+// so alternating single calls charges each path with its predecessor's.)
+func alternate(b *testing.B, rdb *redis.Client, prefix string, paths []path) {
+	const block = 5
+	ctx := context.Background()
+	secs := make([]float64, len(paths))
+	cpus := make([]float64, len(paths))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for x := range paths {
+			j := x
+			if i%2 == 1 {
+				j = len(paths) - 1 - x
+			}
+			p := paths[j]
+			cpu := serverCPU(b, rdb)
+			var elapsed time.Duration
+			for r := 0; r < block; r++ {
+				keys := batchOf(prefix+p.name+"-", p.size)(block*i + r)
+				start := time.Now()
+				if err := p.op(ctx, keys); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(start)
+			}
+			secs[j] += elapsed.Seconds()
+			cpus[j] += serverCPU(b, rdb) - cpu
+		}
+	}
+	b.StopTimer()
+	for j, p := range paths {
+		keys := float64(block * b.N * p.size)
+		b.ReportMetric(keys/secs[j], p.name+"-keys/s")
+		b.ReportMetric(cpus[j]*1e6/keys, p.name+"-cpu-us/key")
+	}
+}
+
 // BenchmarkServerCPU measures the fixed filter's batch calls on a half-full
-// filter of 10^7 keys at 1%: TestMany of absent keys with the script of
-// two releases ago (all: every position of every key), the previous one
-// (early-stop: position by position, only for keys still in the running,
-// every position a decimal argument) and the current one (early stop, the
-// positions after each key's first packed into one argument), and
-// TestAndAddMany of new keys with batches split into script calls of
-// various sizes.
+// filter of 10^7 keys at 1%, the contenders alternating batch by batch
+// (alternate), in batches of 1,000 and 10,000 keys. TestMany of absent
+// keys: the script of two releases ago (all: every position of every key),
+// the previous one (early-stop: position by position, only for keys still
+// in the running, every position a decimal argument) and the current one
+// (early stop, the positions after each key's first packed into one
+// argument). TestAndAddMany of new keys: the previous script (one decimal
+// argument per position) and the current one (BITFIELD's arguments packed
+// for struct.unpack), and the current one with batches of 10,000 split
+// into script calls of other sizes than the default 7,000 positions.
 func BenchmarkServerCPU(b *testing.B) {
 	rdb := client(b)
 	f := halfFull(b, rdb)
-	for _, size := range []int{1000, 10000} {
-		for _, path := range []struct{ name, script string }{
-			{"all", redisbloom.TestAll},
-			{"early-stop", redisbloom.TestEarlyStop},
-			{"current", redisbloom.TestCurrent},
-		} {
-			b.Run(fmt.Sprintf("TestMany/absent/batch=%d/%s", size, path.name), func(b *testing.B) {
-				g := redisbloom.Tuned(f, path.script, false, 0)
-				measure(b, rdb, size, batchOf("absent-"+path.name, size), func(ctx context.Context, keys [][]byte) error {
-					_, err := g.TestMany(ctx, keys)
-					return err
-				})
-			})
-		}
-		b.Run(fmt.Sprintf("TestAndAddMany/batch=%d/previous", size), func(b *testing.B) {
-			g := redisbloom.Tuned(f, redisbloom.TestCurrent, true, 0)
-			measure(b, rdb, size, batchOf(fmt.Sprintf("new-%d-previous-", size), size), func(ctx context.Context, keys [][]byte) error {
-				_, err := g.TestAndAddMany(ctx, keys)
-				return err
-			})
-		})
-		for _, split := range []int{1750, 3500, redisbloom.MaxPositionsPerScript, 14000, 65536} {
-			if size == 1000 && split != redisbloom.MaxPositionsPerScript {
-				continue // a batch of 1,000 keys is 7,000 positions
-			}
-			b.Run(fmt.Sprintf("TestAndAddMany/batch=%d/split=%d", size, split), func(b *testing.B) {
-				g := redisbloom.Tuned(f, redisbloom.TestCurrent, false, split)
-				measure(b, rdb, size, batchOf(fmt.Sprintf("new-%d-%d-", size, split), size), func(ctx context.Context, keys [][]byte) error {
-					_, err := g.TestAndAddMany(ctx, keys)
-					return err
-				})
-			})
+	testMany := func(g *redisbloom.Filter) func(context.Context, [][]byte) error {
+		return func(ctx context.Context, keys [][]byte) error {
+			_, err := g.TestMany(ctx, keys)
+			return err
 		}
 	}
+	testAndAddMany := func(g *redisbloom.Filter) func(context.Context, [][]byte) error {
+		return func(ctx context.Context, keys [][]byte) error {
+			_, err := g.TestAndAddMany(ctx, keys)
+			return err
+		}
+	}
+	b.Run("TestMany/absent", func(b *testing.B) {
+		var paths []path
+		for _, size := range []int{1000, 10000} {
+			for _, c := range []struct{ name, script string }{
+				{"all", redisbloom.TestAll},
+				{"early-stop", redisbloom.TestEarlyStop},
+				{"current", redisbloom.TestCurrent},
+			} {
+				if size == 10000 && c.script == redisbloom.TestAll {
+					continue
+				}
+				g := redisbloom.Tuned(f, c.script, false, 0)
+				paths = append(paths, path{fmt.Sprintf("%s-%d", c.name, size), size, testMany(g)})
+			}
+		}
+		alternate(b, rdb, "absent-", paths)
+	})
+	b.Run("TestAndAddMany", func(b *testing.B) {
+		var paths []path
+		for _, size := range []int{1000, 10000} {
+			paths = append(paths,
+				path{fmt.Sprintf("previous-%d", size), size, testAndAddMany(redisbloom.Tuned(f, redisbloom.TestCurrent, true, 0))},
+				path{fmt.Sprintf("current-%d", size), size, testAndAddMany(f)})
+		}
+		for _, split := range []int{1750, 3500, 14000, 65536} {
+			g := redisbloom.Tuned(f, redisbloom.TestCurrent, false, split)
+			paths = append(paths, path{fmt.Sprintf("current-10000-split=%d", split), 10000, testAndAddMany(g)})
+		}
+		alternate(b, rdb, "new-", paths)
+	})
 }
 
 // BenchmarkScalableServerCPU compares a scalable filter grown from 1,000 to
