@@ -147,11 +147,12 @@ func Tuned(f *Filter, test string, previousAdd bool, perScript int) *Filter {
 	return &g
 }
 
-// CoalescedAsBefore returns a Coalesced handle on f that does not yield to
-// the callers it answered before taking the next batch, as before.
+// CoalescedAsBefore returns a Coalesced handle on f as it was before: it
+// does not yield to the callers it answered before taking the next batch,
+// and writes with previousAddScript.
 func CoalescedAsBefore(f *Filter) *Filter {
 	g := *f
-	g.tune = &tuning{noYield: true}
+	g.tune = &tuning{noYield: true, add: previousAddScript}
 	return g.Coalesced()
 }
 

@@ -123,14 +123,17 @@ local k = tonumber(ARGV[4])
 local s = ARGV[8]
 local n = tonumber(ARGV[9])
 local per = math.max(1, math.floor(1800 / k))
-local fmt = string.rep('c3c2Bc0c1', per * k)
 local unpackf = struct.unpack
 local out = {}
 local fresh = 0
 local at = 1
+local fmt, fmtc
 for first = 1, n, per do
   local last = math.min(n, first + per - 1)
-  if last - first + 1 < per then fmt = string.rep('c3c2Bc0c1', (last - first + 1) * k) end
+  local c = (last - first + 1) * k
+  if c ~= fmtc then
+    fmt, fmtc = string.rep('c3c2Bc0c1', c), c
+  end
   local args = {unpackf(fmt, s, at)}
   at = args[#args]
   args[#args] = nil
