@@ -253,8 +253,9 @@ type Filter struct {
 	tune *tuning
 }
 
-// tuning is what the benchmarks may override: the script Test and TestMany
-// run, and the positions per script call.
+// tuning is what the benchmarks may override: the scripts Test and TestMany
+// and the writing calls run, the positions per script call, and whether a
+// Coalesced handle yields between batches.
 type tuning struct {
 	test      *redis.Script
 	add       *redis.Script
@@ -888,9 +889,7 @@ func (f *Filter) roundTrip(ctx context.Context, s *redis.Script, readOnly bool, 
 				continue
 			}
 			text = strconv.AppendUint(text, p, 10)
-			if !packTest || i == 0 {
-				ends = append(ends, len(text))
-			}
+			ends = append(ends, len(text))
 		}
 		if packAdd {
 			ends = append(ends, len(text))

@@ -107,7 +107,9 @@ end
 // bit to the metadata's count field, increments gen if any bit was new, and
 // returns "gen:answers", one byte per key: '1' if all of its bits were
 // already set (probably present before), '0' if not. Each BITFIELD call
-// covers whole keys and at most 1800 positions (7200 arguments).
+// covers whole keys and at most 1800 positions (7200 arguments). The
+// arguments of every call are unpacked, and ARGV[8] found to hold exactly
+// those of n keys, before the first bit is set.
 //
 // ARGV[8] holds BITFIELD's own arguments for every position, ready for
 // struct.unpack: "SET", "u1", one byte giving the length of the decimal
@@ -124,22 +126,30 @@ local s = ARGV[8]
 local n = tonumber(ARGV[9])
 local per = math.max(1, math.floor(1800 / k))
 local unpackf = struct.unpack
-local out = {}
-local fresh = 0
+local calls = {}
 local at = 1
 local fmt, fmtc
 for first = 1, n, per do
-  local last = math.min(n, first + per - 1)
-  local c = (last - first + 1) * k
+  local c = (math.min(n, first + per - 1) - first + 1) * k
   if c ~= fmtc then
     fmt, fmtc = string.rep('c3c2Bc0c1', c), c
   end
   local args = {unpackf(fmt, s, at)}
   at = args[#args]
   args[#args] = nil
+  calls[#calls + 1] = args
+end
+if at ~= #s + 1 then
+  return redis.error_reply('ERR redisbloom: ' .. (#s + 1 - at) .. ' bytes left over after the positions of ' .. n .. ' keys')
+end
+local out = {}
+local fresh = 0
+local key = 0
+for _, args in ipairs(calls) do
   local old = redis.call('BITFIELD', KEYS[2], unpack(args))
   local o = 1
-  for key = first, last do
+  for _ = 1, #old / k do
+    key = key + 1
     local present = '1'
     for _ = 1, k do
       if old[o] == 0 then present = '0' end
@@ -148,9 +158,6 @@ for first = 1, n, per do
     if present == '0' then fresh = fresh + 1 end
     out[key] = present
   end
-end
-if at ~= #s + 1 then
-  return redis.error_reply('ERR redisbloom: ' .. (#s + 1 - at) .. ' bytes left over after the positions of ' .. n .. ' keys')
 end
 if fresh > 0 then
   redis.call('HINCRBY', KEYS[1], 'count', fresh)
