@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/redisbloom"
@@ -123,37 +124,111 @@ func halfFull(b *testing.B, rdb *redis.Client) *redisbloom.Filter {
 	return f
 }
 
+// path is one contender of alternate: op run on batches of size new keys.
+type path struct {
+	name string
+	size int
+	op   func(ctx context.Context, keys [][]byte) error
+}
+
+// alternate runs the paths in turn, b.N rounds, so that they share whatever
+// load the machine has: in each round every path runs a block of 5 new
+// batches of its size, the order reversed every other round. It reports for
+// each path its keys/s and the server's CPU per key (INFO cpu, read before
+// and after each block) as name-keys/s and name-cpu-us/key. (Blocks, not
+// single batches: Lua collects one script's garbage during the next ones,
+// so alternating single calls charges each path with its predecessor's.)
+func alternate(b *testing.B, rdb *redis.Client, prefix string, paths []path) {
+	const block = 5
+	ctx := context.Background()
+	secs := make([]float64, len(paths))
+	cpus := make([]float64, len(paths))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for x := range paths {
+			j := x
+			if i%2 == 1 {
+				j = len(paths) - 1 - x
+			}
+			p := paths[j]
+			cpu := serverCPU(b, rdb)
+			var elapsed time.Duration
+			for r := 0; r < block; r++ {
+				keys := batchOf(prefix+p.name+"-", p.size)(block*i + r)
+				start := time.Now()
+				if err := p.op(ctx, keys); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(start)
+			}
+			secs[j] += elapsed.Seconds()
+			cpus[j] += serverCPU(b, rdb) - cpu
+		}
+	}
+	b.StopTimer()
+	for j, p := range paths {
+		keys := float64(block * b.N * p.size)
+		b.ReportMetric(keys/secs[j], p.name+"-keys/s")
+		b.ReportMetric(cpus[j]*1e6/keys, p.name+"-cpu-us/key")
+	}
+}
+
 // BenchmarkServerCPU measures the fixed filter's batch calls on a half-full
-// filter of 10^7 keys at 1%: TestMany of absent keys with the previous
-// script (every position of every key) and the current one (position by
-// position, only for keys still in the running), and TestAndAddMany of new
-// keys with batches split into script calls of various sizes.
+// filter of 10^7 keys at 1%, the contenders alternating batch by batch
+// (alternate), in batches of 1,000 and 10,000 keys. TestMany of absent
+// keys: the script of two releases ago (all: every position of every key),
+// the previous one (early-stop: position by position, only for keys still
+// in the running, every position a decimal argument) and the current one
+// (early stop, the positions after each key's first packed into one
+// argument). TestAndAddMany of new keys: the previous script (one decimal
+// argument per position) and the current one (BITFIELD's arguments packed
+// for struct.unpack), and the current one with batches of 10,000 split
+// into script calls of other sizes than the default 7,000 positions.
 func BenchmarkServerCPU(b *testing.B) {
 	rdb := client(b)
 	f := halfFull(b, rdb)
-	for _, size := range []int{1000, 10000} {
-		for _, path := range []string{"previous", "current"} {
-			b.Run(fmt.Sprintf("TestMany/absent/batch=%d/%s", size, path), func(b *testing.B) {
-				g := redisbloom.Tuned(f, path == "previous", 0)
-				measure(b, rdb, size, batchOf("absent-"+path, size), func(ctx context.Context, keys [][]byte) error {
-					_, err := g.TestMany(ctx, keys)
-					return err
-				})
-			})
-		}
-		for _, split := range []int{1750, 3500, redisbloom.MaxPositionsPerScript, 14000, 65536} {
-			if size == 1000 && split != redisbloom.MaxPositionsPerScript {
-				continue // a batch of 1,000 keys is 7,000 positions
-			}
-			b.Run(fmt.Sprintf("TestAndAddMany/batch=%d/split=%d", size, split), func(b *testing.B) {
-				g := redisbloom.Tuned(f, false, split)
-				measure(b, rdb, size, batchOf(fmt.Sprintf("new-%d-%d-", size, split), size), func(ctx context.Context, keys [][]byte) error {
-					_, err := g.TestAndAddMany(ctx, keys)
-					return err
-				})
-			})
+	testMany := func(g *redisbloom.Filter) func(context.Context, [][]byte) error {
+		return func(ctx context.Context, keys [][]byte) error {
+			_, err := g.TestMany(ctx, keys)
+			return err
 		}
 	}
+	testAndAddMany := func(g *redisbloom.Filter) func(context.Context, [][]byte) error {
+		return func(ctx context.Context, keys [][]byte) error {
+			_, err := g.TestAndAddMany(ctx, keys)
+			return err
+		}
+	}
+	b.Run("TestMany/absent", func(b *testing.B) {
+		var paths []path
+		for _, size := range []int{1000, 10000} {
+			for _, c := range []struct{ name, script string }{
+				{"all", redisbloom.TestAll},
+				{"early-stop", redisbloom.TestEarlyStop},
+				{"current", redisbloom.TestCurrent},
+			} {
+				if size == 10000 && c.script == redisbloom.TestAll {
+					continue
+				}
+				g := redisbloom.Tuned(f, c.script, false, 0)
+				paths = append(paths, path{fmt.Sprintf("%s-%d", c.name, size), size, testMany(g)})
+			}
+		}
+		alternate(b, rdb, "absent-", paths)
+	})
+	b.Run("TestAndAddMany", func(b *testing.B) {
+		var paths []path
+		for _, size := range []int{1000, 10000} {
+			paths = append(paths,
+				path{fmt.Sprintf("previous-%d", size), size, testAndAddMany(redisbloom.Tuned(f, redisbloom.TestCurrent, true, 0))},
+				path{fmt.Sprintf("current-%d", size), size, testAndAddMany(f)})
+		}
+		for _, split := range []int{1750, 3500, 14000, 65536} {
+			g := redisbloom.Tuned(f, redisbloom.TestCurrent, false, split)
+			paths = append(paths, path{fmt.Sprintf("current-10000-split=%d", split), 10000, testAndAddMany(g)})
+		}
+		alternate(b, rdb, "new-", paths)
+	})
 }
 
 // BenchmarkScalableServerCPU compares a scalable filter grown from 1,000 to
@@ -228,72 +303,121 @@ func BenchmarkScalableServerCPU(b *testing.B) {
 
 // BenchmarkSingleKeys16 measures TestAndAdd of new keys, one key per call,
 // from 16 goroutines sharing one handle and one client (go-redis's default
-// pool), on a half-full filter: plain calls, one script call each, against
-// a Coalesced handle, and callers that each keep 8 calls in flight on a
-// pipeline of their own (TestAndAddPipelined, "pipelined-8").
+// pool), on a half-full filter: plain calls, one script call each, with the
+// previous add script (plain-before) and the current one, against a
+// Coalesced handle as it was before (coalesced-before: no yield between
+// batches, the previous add script) and as it is. The sub-benchmark
+// alternating runs the four in turn, ten slices of b.N/10 keys each, so
+// that they share the machine's load, and reports each one's keys/s and
+// the ratios of the coalesced ones to plain-before. pipelined-8 has each
+// caller keep 8 calls in flight on a pipeline of its own
+// (TestAndAddPipelined): one round trip per 8 keys, still one script call
+// per key.
 func BenchmarkSingleKeys16(b *testing.B) {
 	rdb := client(b)
 	f := halfFull(b, rdb)
-	for _, mode := range []string{"plain", "coalesced", "pipelined-8"} {
-		b.Run(mode, func(b *testing.B) {
-			h := f
-			if mode == "coalesced" {
-				h = f.Coalesced()
-			}
-			ctx := context.Background()
-			var next atomic.Int64
-			before, cpu := scriptUsec(b, rdb), serverCPU(b, rdb)
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					key := []byte("single-" + mode + "-")
-					prefix := len(key)
-					if mode == "pipelined-8" {
-						keys := make([][]byte, 8)
-						pending := make([]*redisbloom.Pending, 0, 8)
-						for {
-							i := next.Add(8) - 8
-							if i >= int64(b.N) {
+	handles := map[string]*redisbloom.Filter{
+		"plain-before":     redisbloom.Tuned(f, redisbloom.TestCurrent, true, 0),
+		"plain":            f,
+		"coalesced-before": redisbloom.CoalescedAsBefore(f),
+		"coalesced":        f.Coalesced(),
+	}
+	modes := []string{"plain-before", "plain", "coalesced-before", "coalesced", "pipelined-8"}
+	handles["pipelined-8"] = f
+	var round atomic.Int64
+	// run adds n new keys through h from 16 goroutines and returns the
+	// elapsed seconds.
+	run := func(b *testing.B, h *redisbloom.Filter, n int, pipelined bool) float64 {
+		ctx := context.Background()
+		prefix := "single-" + strconv.FormatInt(round.Add(1), 10) + "-"
+		var next atomic.Int64
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				key := []byte(prefix)
+				if pipelined {
+					var keys [8][]byte
+					pending := make([]*redisbloom.Pending, 0, len(keys))
+					for {
+						i := next.Add(8) - 8
+						if i >= int64(n) {
+							return
+						}
+						pipe := rdb.Pipeline()
+						pending = pending[:0]
+						for j := range min(8, int64(n)-i) {
+							keys[j] = strconv.AppendInt(append(keys[j][:0], prefix...), i+j, 10)
+							pending = append(pending, h.TestAndAddPipelined(ctx, pipe, keys[j]))
+						}
+						pipe.Exec(ctx)
+						for _, p := range pending {
+							if _, err := p.Result(ctx); err != nil {
+								b.Error(err)
 								return
 							}
-							pipe := rdb.Pipeline()
-							pending = pending[:0]
-							for j := range min(8, int64(b.N)-i) {
-								keys[j] = strconv.AppendInt(append(keys[j][:0], key[:prefix]...), i+j, 10)
-								pending = append(pending, h.TestAndAddPipelined(ctx, pipe, keys[j]))
-							}
-							pipe.Exec(ctx)
-							for _, p := range pending {
-								if _, err := p.Result(ctx); err != nil {
-									b.Error(err)
-									return
-								}
-							}
 						}
 					}
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(b.N) {
-							return
-						}
-						key = strconv.AppendInt(key[:prefix], i, 10)
-						if _, err := h.TestAndAdd(ctx, key); err != nil {
-							b.Error(err)
-							return
-						}
+				}
+				for {
+					i := next.Add(1) - 1
+					if i >= int64(n) {
+						return
 					}
-				}()
+					key = strconv.AppendInt(key[:len(prefix)], i, 10)
+					if _, err := h.TestAndAdd(ctx, key); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start).Seconds()
+	}
+	for _, mode := range modes {
+		b.Run(mode, func(b *testing.B) {
+			h := handles[mode]
+			before, cpu := scriptUsec(b, rdb), serverCPU(b, rdb)
+			var batches, keys int64
+			coalesced := strings.HasPrefix(mode, "coalesced")
+			if coalesced {
+				batches, keys = redisbloom.CoalescedStats(h)
 			}
-			wg.Wait()
+			b.ResetTimer()
+			run(b, h, b.N, mode == "pipelined-8")
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 			b.ReportMetric((scriptUsec(b, rdb)-before)/float64(b.N), "server-us/key")
 			b.ReportMetric((serverCPU(b, rdb)-cpu)*1e6/float64(b.N), "cpu-us/key")
+			if coalesced {
+				nb, nk := redisbloom.CoalescedStats(h)
+				b.ReportMetric(float64(nk-keys)/float64(nb-batches), "keys/batch")
+			}
 		})
 	}
+	b.Run("alternating", func(b *testing.B) {
+		secs := map[string]float64{}
+		cpus := map[string]float64{}
+		slice := max(1, b.N/10)
+		for range 10 {
+			for _, mode := range modes {
+				cpu := serverCPU(b, rdb)
+				secs[mode] += run(b, handles[mode], slice, mode == "pipelined-8")
+				cpus[mode] += serverCPU(b, rdb) - cpu
+			}
+		}
+		keys := float64(10 * slice)
+		for _, mode := range modes {
+			b.ReportMetric(keys/secs[mode], mode+"-keys/s")
+			b.ReportMetric(cpus[mode]*1e6/keys, mode+"-cpu-us/key")
+		}
+		b.ReportMetric(secs["plain-before"]/secs["coalesced-before"], "coalesced-before-x-plain-before")
+		b.ReportMetric(secs["plain-before"]/secs["coalesced"], "coalesced-x-plain-before")
+		b.ReportMetric(secs["plain-before"]/secs["pipelined-8"], "pipelined-8-x-plain-before")
+	})
 }
 
 // BenchmarkShardedCluster measures TestAndAddMany of new keys in batches of

@@ -38,16 +38,128 @@ end
 return gentext .. ':' .. table.concat(out)
 `)
 
-// Tuned returns a copy of f that runs Test and TestMany with the script of
-// the previous release if legacyTest, and splits batches into script calls
+// earlyStopTestScript is testScript as it was before it took the positions
+// after each key's first packed into one argument (commit c8bdf09): every
+// position a decimal argument, read position by position. The benchmarks
+// run it side by side with the current one.
+var earlyStopTestScript = redis.NewScript(`#!lua flags=no-writes
+` + checkLua + `
+local k = tonumber(ARGV[4])
+local n = (#ARGV - 7) / k
+local alive = {}
+for i = 1, n do alive[i] = i end
+local args = {}
+for q = 1, math.min(n, 2600) do
+  args[3 * q - 2] = 'GET'
+  args[3 * q - 1] = 'u1'
+end
+for r = 8, 7 + k do
+  local still = {}
+  for first = 1, #alive, 2600 do
+    local last = math.min(#alive, first + 2599)
+    local q = 0
+    for x = first, last do
+      q = q + 1
+      args[3 * q] = ARGV[r + (alive[x] - 1) * k]
+    end
+    local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * q))
+    for x = first, last do
+      if got[x - first + 1] == 1 then still[#still + 1] = alive[x] end
+    end
+  end
+  alive = still
+  if #alive == 0 then break end
+end
+local out = {}
+for i = 1, n do out[i] = '0' end
+for _, i in ipairs(alive) do out[i] = '1' end
+return gentext .. ':' .. table.concat(out)
+`)
+
+// previousAddScript is addScript as it was before it took its BITFIELD
+// arguments packed for struct.unpack (commit c8bdf09): one decimal argument
+// per position. The benchmarks run it side by side with the current one.
+var previousAddScript = redis.NewScript(`#!lua
+` + checkLua + `
+local k = tonumber(ARGV[4])
+local n = (#ARGV - 7) / k
+local out = {}
+local j = 8
+local per = math.min(n, math.max(1, math.floor(1800 / k)))
+local args = {}
+for q = 1, per * k do
+  args[4 * q - 3] = 'SET'
+  args[4 * q - 2] = 'u1'
+  args[4 * q] = '1'
+end
+local fresh = 0
+for first = 1, n, per do
+  local last = math.min(n, first + per - 1)
+  local c = (last - first + 1) * k
+  for q = 1, c do
+    args[4 * q - 1] = ARGV[j]
+    j = j + 1
+  end
+  local old = redis.call('BITFIELD', KEYS[2], unpack(args, 1, 4 * c))
+  local o = 1
+  for key = first, last do
+    local present = '1'
+    for _ = 1, k do
+      if old[o] == 0 then present = '0' end
+      o = o + 1
+    end
+    if present == '0' then fresh = fresh + 1 end
+    out[key] = present
+  end
+end
+if fresh > 0 then
+  redis.call('HINCRBY', KEYS[1], 'count', fresh)
+  gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+elseif ARGV[7] == 'w' then
+  redis.call('HINCRBY', KEYS[1], 'gen', 0)
+end
+return gentext .. ':' .. table.concat(out)
+`)
+
+// Test scripts for Tuned.
+const (
+	TestCurrent   = ""           // testScript
+	TestEarlyStop = "early-stop" // earlyStopTestScript
+	TestAll       = "all"        // legacyTestScript
+)
+
+// Tuned returns a copy of f that runs Test and TestMany with the script
+// named by test (one of the Test constants), the writing calls with the
+// previous addScript if previousAdd, and splits batches into script calls
 // of perScript positions if perScript > 0 (default maxPositionsPerScript).
-func Tuned(f *Filter, legacyTest bool, perScript int) *Filter {
+func Tuned(f *Filter, test string, previousAdd bool, perScript int) *Filter {
 	g := *f
 	g.tune = &tuning{perScript: perScript}
-	if legacyTest {
+	if previousAdd {
+		g.tune.add = previousAddScript
+	}
+	switch test {
+	case TestEarlyStop:
+		g.tune.test = earlyStopTestScript
+	case TestAll:
 		g.tune.test = legacyTestScript
 	}
 	return &g
+}
+
+// CoalescedAsBefore returns a Coalesced handle on f as it was before: it
+// does not yield to the callers it answered before taking the next batch,
+// and writes with previousAddScript.
+func CoalescedAsBefore(f *Filter) *Filter {
+	g := *f
+	g.tune = &tuning{noYield: true, add: previousAddScript}
+	return g.Coalesced()
+}
+
+// CoalescedStats returns the batches a Coalesced handle sent and the keys
+// in them.
+func CoalescedStats(f *Filter) (batches, keys int64) {
+	return f.co.batches.Load(), f.co.keys.Load()
 }
 
 // MaxPositionsPerScript is the default split size.

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"unsafe"
 
-	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -99,8 +96,9 @@ func (f *Filter) enqueue(ctx context.Context, pipe redis.Pipeliner, s *redis.Scr
 	case len(keys) == 0:
 		return q
 	}
-	var argv [][]any
-	argv, q.per = f.scriptArgs(keys, readOnly)
+	build, per := f.scriptArgs(s, readOnly, keys)
+	argv := build()
+	q.per = per
 	q.cmds = make([]*redis.Cmd, len(argv))
 	for i, args := range argv {
 		if readOnly {
@@ -110,38 +108,6 @@ func (f *Filter) enqueue(ctx context.Context, pipe redis.Pipeliner, s *redis.Scr
 		}
 	}
 	return q
-}
-
-// scriptArgs returns the arguments of the script calls over keys, one call
-// per maxPositionsPerScript positions, and the keys per call. They are
-// those roundTrip builds (checkLua's ARGV[1..7], then the positions as
-// decimal strings); the two are kept alike by TestPipelinedSameAsDirect,
-// which compares answers and exported bits.
-func (f *Filter) scriptArgs(keys [][]byte, readOnly bool) (argv [][]any, per int) {
-	k := int(f.k)
-	per = max(1, f.positionsPerScript()/k)
-	text := make([]byte, 0, 11*k*len(keys))
-	ends := make([]int, 0, k*len(keys))
-	locs := make([]uint64, 0, k)
-	for _, key := range keys {
-		locs = bloom.AppendLocations(locs[:0], key, f.m, f.k, f.seed)
-		for _, p := range locs {
-			text = strconv.AppendUint(text, p, 10)
-			ends = append(ends, len(text))
-		}
-	}
-	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
-	start := 0
-	for lo := 0; lo < len(keys); lo += per {
-		n := min(per, len(keys)-lo)
-		args := f.args(k*n, !readOnly)
-		for _, end := range ends[k*lo : k*(lo+n)] {
-			args = append(args, all[start:end])
-			start = end
-		}
-		argv = append(argv, args)
-	}
-	return argv, per
 }
 
 // result decodes the replies of q's script calls after the pipeline ran:
