@@ -2490,42 +2490,98 @@ func blockedFullRate(capacity, m uint64, k uint) float64 {
 }
 
 // Batch calls of blocked filters. A key's bits lie in one cache line, so a
-// round needs one prefetch per key (per sub-filter of a ScalableBloomFilter):
-// each round is hashed, the first word of every key's block is prefetched,
-// all at once, and only then are the keys tested or added, one after the
-// other, by the single-key code, so that the answers and the bits are those
-// of the loop of single calls by construction.
+// key needs one prefetch per filter. They run as a pipeline: round s+ahead is
+// hashed and the blocks of its keys are prefetched, all at once, while round
+// s, whose blocks were prefetched before, is tested or added, key after key
+// in order, so that the answers and the bits are those of the loop of single
+// calls by construction.
 
-// blockedRound is the round of the batch calls of a blocked filter, in keys.
-// Rounds of 16 measured best among 8, 16 and 32 at 10^7 keys (BenchmarkBlockedBatch).
-const blockedRound = 16
+// The rounds of the blocked batch calls, chosen by BenchmarkBlockedBatch at
+// 10^7 and 10^8 keys (p = 0.01), batches of 1,000 keys, side by side with
+// the loops of single calls (see the notes beside testManyBlocked).
+const (
+	// blockedRound is the round of the batch calls of a blocked filter,
+	// in keys.
+	blockedRound = 8
 
-// prefetchBlocks prefetches the block of every key hashed to h in f; idx is
-// scratch space at least as long as h.
-func prefetchBlocks(f *BloomFilter, h []hashed, idx []uint64) {
-	blocks := f.m / BlockBits
-	for i := range h {
-		idx[i] = blockOf(h[i].h1, blocks) * 8
-	}
-	prefetch.Words(f.words, idx[:len(h)])
+	// blockedAhead is how many rounds ahead of the one being tested or
+	// added the blocked batch calls hash and prefetch.
+	blockedAhead = 2
+
+	// blockedPrefetchBits is the size from which the batch calls of a
+	// blocked ScalableBloomFilter prefetch a sub-filter's blocks: smaller
+	// sub-filters stay in the core's own caches (1 MiB of L2 on the
+	// machine of README), where a prefetch costs more than it saves.
+	blockedPrefetchBits = 1 << 23
+)
+
+// blockedFlight is a round of a blocked batch call in the pipeline: n keys
+// hashed to h, and the first word of each one's block in the filter (of a
+// BloomFilter; not used for a ScalableBloomFilter).
+type blockedFlight struct {
+	n   int
+	h   [blockedRound]hashed
+	idx [blockedRound]uint64
 }
 
+// launch hashes keys, at most blockedRound, into r and prefetches their
+// blocks in f.
+func launch[K keyType](r *blockedFlight, f *BloomFilter, keys []K) {
+	r.n = len(keys)
+	hashRound(r.h[:], keys, f.seed)
+	blocks := f.m / BlockBits
+	for i := range r.n {
+		r.idx[i] = blockOf(r.h[i].h1, blocks) * 8
+	}
+	prefetch.Words(f.words, r.idx[:r.n])
+}
+
+// holdsMask reports whether blk has every bit of m set.
+func holdsMask(blk, m *[8]uint64) bool {
+	return m[0]&^blk[0]|m[1]&^blk[1]|m[2]&^blk[2]|m[3]&^blk[3]|
+		m[4]&^blk[4]|m[5]&^blk[5]|m[6]&^blk[6]|m[7]&^blk[7] == 0
+}
+
+// addMasked is addBlocked for a key whose block, blk, and mask, m, the
+// batch calls already have.
+func (f *BloomFilter) addMasked(blk, m *[8]uint64) (present bool) {
+	if holdsMask(blk, m) {
+		return true
+	}
+	for i := range blk {
+		blk[i] |= m[i]
+	}
+	f.count++
+	return false
+}
+
+// testManyBlocked is testMany for a blocked filter. It tests a key's whole
+// mask at once, without a branch per bit: on a prefetched block that beat
+// stopping at the first clear bit (testBlocked), whose branch an absent key
+// mispredicts about every other time.
 func testManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
-	var (
-		h   [blockedRound]hashed
-		idx [blockedRound]uint64
-	)
-	for start := 0; start < len(keys); start += blockedRound {
-		round := keys[start:min(start+blockedRound, len(keys))]
-		hashRound(h[:], round, f.seed)
-		prefetchBlocks(f, h[:len(round)], idx[:])
-		out := results[start : start+len(round)]
-		for i := range out {
-			if f.conc == nil {
-				out[i] = f.testBlocked(h[i].h1, h[i].h2)
-			} else {
-				out[i] = f.testBlockedConcurrent(h[i].h1, h[i].h2)
+	var ring [blockedAhead + 1]blockedFlight // round s is in ring[s%(blockedAhead+1)]
+	k := f.k
+	rounds := (len(keys) + blockedRound - 1) / blockedRound
+	for s := range rounds + blockedAhead {
+		if s < rounds {
+			lo := s * blockedRound
+			launch(&ring[s%(blockedAhead+1)], f, keys[lo:min(lo+blockedRound, len(keys))])
+		}
+		if s < blockedAhead {
+			continue
+		}
+		r := &ring[(s-blockedAhead)%(blockedAhead+1)]
+		out := results[(s-blockedAhead)*blockedRound:][:r.n]
+		if f.conc != nil {
+			for i := range out {
+				out[i] = f.testBlockedConcurrent(r.h[i].h1, r.h[i].h2)
 			}
+			continue
+		}
+		for i := range out {
+			m := blockMask(r.h[i].h2, k)
+			out[i] = holdsMask((*[8]uint64)(f.words[r.idx[i]:]), &m)
 		}
 	}
 	return results
@@ -2533,16 +2589,27 @@ func testManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) []bool
 
 // addManyBlocked is addMany for a blocked filter.
 func addManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) {
-	var (
-		h   [blockedRound]hashed
-		idx [blockedRound]uint64
-	)
-	for start := 0; start < len(keys); start += blockedRound {
-		round := keys[start:min(start+blockedRound, len(keys))]
-		hashRound(h[:], round, f.seed)
-		prefetchBlocks(f, h[:len(round)], idx[:])
-		for i := range round {
-			present := f.add(h[i].h1, h[i].h2)
+	var ring [blockedAhead + 1]blockedFlight
+	k := f.k
+	rounds := (len(keys) + blockedRound - 1) / blockedRound
+	for s := range rounds + blockedAhead {
+		if s < rounds {
+			lo := s * blockedRound
+			launch(&ring[s%(blockedAhead+1)], f, keys[lo:min(lo+blockedRound, len(keys))])
+		}
+		if s < blockedAhead {
+			continue
+		}
+		r := &ring[(s-blockedAhead)%(blockedAhead+1)]
+		start := (s - blockedAhead) * blockedRound
+		for i := range r.n {
+			var present bool
+			if f.conc != nil {
+				present = f.add(r.h[i].h1, r.h[i].h2)
+			} else {
+				m := blockMask(r.h[i].h2, k)
+				present = f.addMasked((*[8]uint64)(f.words[r.idx[i]:]), &m)
+			}
 			if results != nil {
 				results[start+i] = present
 			}
@@ -2550,46 +2617,131 @@ func addManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) {
 	}
 }
 
-// scalableTestManyBlocked is scalableTestMany for blocked sub-filters: each
-// round prefetches the key's block in every sub-filter before it tests any
-// key.
-func scalableTestManyBlocked[K keyType](s *ScalableBloomFilter, keys []K, results []bool) []bool {
-	var (
-		h   [blockedRound]hashed
-		idx [blockedRound]uint64
-	)
-	for start := 0; start < len(keys); start += blockedRound {
-		round := keys[start:min(start+blockedRound, len(keys))]
-		hashRound(h[:], round, s.seed)
-		filters, _ := s.subFilters()
-		for _, f := range filters {
-			prefetchBlocks(f, h[:len(round)], idx[:])
+// blockSeq walks the in-block candidates of blockMask one at a time, so that
+// one walk gives the masks of several k: the mask of k positions is made of
+// the first k distinct candidates, so it is the start of the walk that
+// makes the mask of any larger k (TestBlockSeqMatchesBlockMask).
+type blockSeq struct {
+	h2, w, seed uint64
+	left        int
+	n           uint // distinct positions in m
+	m           [8]uint64
+}
+
+func newBlockSeq(h2 uint64) blockSeq { return blockSeq{h2: h2, w: h2, seed: h2, left: 7} }
+
+// maskOf returns the mask of the first k positions, blockMask(h2, k),
+// walking on from where the last call stopped if k is not smaller.
+func (s *blockSeq) maskOf(k uint) *[8]uint64 {
+	if k < s.n {
+		*s = newBlockSeq(s.h2)
+	}
+	for s.n < k {
+		if s.left == 0 {
+			s.seed += golden
+			s.w, s.left = splitmix(s.seed), 7
 		}
-		out := results[start : start+len(round)]
+		p := s.w
+		s.w >>= 9
+		s.left--
+		i, bit := p>>6&7, uint64(1)<<(p&63)
+		if s.m[i]&bit == 0 {
+			s.m[i] |= bit
+			s.n++
+		}
+	}
+	return &s.m
+}
+
+// anyHoldsSeq reports whether any of the blocked filters holds the key
+// hashed to (h1, h2). It tests them oldest first, the order in which their
+// k grow, so that one walk of the key's in-block sequence makes every
+// filter's mask; each filter costs a multiply for its block and eight
+// loads, without a branch per bit. Loads are atomic for concurrent filters
+// (plain loads on amd64).
+func anyHoldsSeq(filters []*BloomFilter, h1, h2 uint64) bool {
+	seq := newBlockSeq(h2)
+	for _, f := range filters {
+		m := seq.maskOf(f.k)
+		blk := f.block(blockOf(h1, f.m/BlockBits))
+		var miss uint64
+		for i := range blk {
+			miss |= m[i] &^ atomic.LoadUint64(&blk[i])
+		}
+		if miss == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// launchScalable hashes keys, at most blockedRound, into r and prefetches
+// their blocks in every sub-filter of at least blockedPrefetchBits bits.
+// idx is not used.
+func launchScalable[K keyType](r *blockedFlight, s *ScalableBloomFilter, keys []K) {
+	r.n = len(keys)
+	hashRound(r.h[:], keys, s.seed)
+	filters, _ := s.subFilters()
+	var idx [blockedRound]uint64
+	for _, f := range filters {
+		if f.m < blockedPrefetchBits {
+			continue
+		}
+		blocks := f.m / BlockBits
+		for i := range r.n {
+			idx[i] = blockOf(r.h[i].h1, blocks) * 8
+		}
+		prefetch.Words(f.words, idx[:r.n])
+	}
+}
+
+// scalableTestManyBlocked is scalableTestMany for blocked sub-filters, with
+// the pipeline of testManyBlocked across the large sub-filters.
+func scalableTestManyBlocked[K keyType](s *ScalableBloomFilter, keys []K, results []bool) []bool {
+	var ring [blockedAhead + 1]blockedFlight
+	rounds := (len(keys) + blockedRound - 1) / blockedRound
+	for t := range rounds + blockedAhead {
+		if t < rounds {
+			lo := t * blockedRound
+			launchScalable(&ring[t%(blockedAhead+1)], s, keys[lo:min(lo+blockedRound, len(keys))])
+		}
+		if t < blockedAhead {
+			continue
+		}
+		r := &ring[(t-blockedAhead)%(blockedAhead+1)]
+		out := results[(t-blockedAhead)*blockedRound:][:r.n]
+		filters, _ := s.subFilters()
 		for i := range out {
-			out[i] = s.test(h[i].h1, h[i].h2)
+			out[i] = anyHoldsSeq(filters, r.h[i].h1, r.h[i].h2)
 		}
 	}
 	return results
 }
 
-// scalableAddManyBlocked is scalableAddMany for blocked sub-filters, with the
-// prefetches of scalableTestManyBlocked. Growth within a round happens where
-// the loop of single calls grows: the keys go through testAndAdd in order.
+// scalableAddManyBlocked is scalableAddMany for blocked sub-filters, with
+// the pipeline of scalableTestManyBlocked. Growth happens where the loop of
+// single calls grows: the keys are tested and inserted in order.
 func scalableAddManyBlocked[K keyType](s *ScalableBloomFilter, keys []K, results []bool) {
-	var (
-		h   [blockedRound]hashed
-		idx [blockedRound]uint64
-	)
-	for start := 0; start < len(keys); start += blockedRound {
-		round := keys[start:min(start+blockedRound, len(keys))]
-		hashRound(h[:], round, s.seed)
-		filters, _ := s.subFilters()
-		for _, f := range filters {
-			prefetchBlocks(f, h[:len(round)], idx[:])
+	var ring [blockedAhead + 1]blockedFlight
+	rounds := (len(keys) + blockedRound - 1) / blockedRound
+	for t := range rounds + blockedAhead {
+		if t < rounds {
+			lo := t * blockedRound
+			launchScalable(&ring[t%(blockedAhead+1)], s, keys[lo:min(lo+blockedRound, len(keys))])
 		}
-		for i := range round {
-			present := s.testAndAdd(h[i].h1, h[i].h2)
+		if t < blockedAhead {
+			continue
+		}
+		r := &ring[(t-blockedAhead)%(blockedAhead+1)]
+		start := (t - blockedAhead) * blockedRound
+		for i := range r.n {
+			h1, h2 := r.h[i].h1, r.h[i].h2
+			var present bool
+			if s.conc != nil {
+				present = s.testAndAdd(h1, h2)
+			} else if present = anyHoldsSeq(s.filters, h1, h2); !present {
+				s.insert(h1, h2)
+			}
 			if results != nil {
 				results[start+i] = present
 			}

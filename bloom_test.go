@@ -4395,6 +4395,35 @@ func TestBlockedScalableBatchMatchesLoop(t *testing.T) {
 	}
 }
 
+// TestBlockSeqMatchesBlockMask: one walk of blockSeq gives blockMask(h2, k)
+// for every k, growing or not, which the batch calls of a blocked
+// ScalableBloomFilter rely on to make all sub-filters' masks from one walk.
+func TestBlockSeqMatchesBlockMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 3))
+	for range 2000 {
+		h2 := rng.Uint64()
+		seq := newBlockSeq(h2)
+		for range 12 {
+			k := uint(1 + rng.IntN(int(MaxHashes)))
+			if rng.IntN(2) == 0 {
+				k = uint(1 + rng.IntN(20))
+			}
+			if got, want := *seq.maskOf(k), blockMask(h2, k); got != want {
+				t.Fatalf("h2 = %#x, k = %d: blockSeq gives %x, blockMask %x", h2, k, got, want)
+			}
+		}
+	}
+	// Prefixes: the mask of k holds the mask of every smaller k.
+	for k := uint(2); k <= MaxHashes; k++ {
+		a, b := blockMask(0x1234567, k-1), blockMask(0x1234567, k)
+		for i := range a {
+			if a[i]&^b[i] != 0 {
+				t.Fatalf("blockMask(k=%d) is not within blockMask(k=%d)", k-1, k)
+			}
+		}
+	}
+}
+
 func TestBlockedBatchDoesNotAllocate(t *testing.T) {
 	inRounds(t, true)
 	for _, concurrent := range []bool{false, true} {
