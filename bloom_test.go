@@ -1426,13 +1426,14 @@ type batchOps interface {
 }
 
 // inRounds makes the batch calls of BloomFilter go in rounds whatever the
-// filter's size (on) or only from batchMinBits (off), until the test ends.
+// filter's size (on) or only from batchMinBits, or blockedBatchMinBits
+// (off), until the test ends.
 func inRounds(t testing.TB, on bool) {
-	saved := batchMinBits
+	saved, savedBlocked := batchMinBits, blockedBatchMinBits
 	if on {
-		batchMinBits = 0
+		batchMinBits, blockedBatchMinBits = 0, 0
 	}
-	t.Cleanup(func() { batchMinBits = saved })
+	t.Cleanup(func() { batchMinBits, blockedBatchMinBits = saved, savedBlocked })
 }
 
 // batchVsLoop runs one batch call, chosen by op, with keys on a and the loop
@@ -4359,9 +4360,9 @@ func TestBlockedBatchMatchesLoop(t *testing.T) {
 			}
 		})
 	}
-	// Above batchMinBits, as they run by default.
-	a, _ := NewWithSize(batchMinBits+BlockBits, 7, Blocked())
-	b, _ := NewWithSize(batchMinBits+BlockBits, 7, Blocked())
+	// Above blockedBatchMinBits, as they run by default.
+	a, _ := NewWithSize(blockedBatchMinBits+BlockBits, 7, Blocked())
+	b, _ := NewWithSize(blockedBatchMinBits+BlockBits, 7, Blocked())
 	randomBatches(t, rand.New(rand.NewPCG(1, 2)), a, b, 8, 1000, 2000)
 }
 
