@@ -594,7 +594,7 @@ func testOne(f *BloomFilter, h1, h2 uint64) bool {
 // plain loads.
 func anyHolds(filters []*BloomFilter, h1, h2 uint64, deep uint64) bool {
 	if filters[0].blocked {
-		return anyHoldsBlocked(filters, h1, h2)
+		return anyHoldsSeq(filters, h1, h2)
 	}
 	for len(filters) > 64 {
 		if anyHolds(filters[len(filters)-64:], h1, h2, deep) {
