@@ -2482,24 +2482,26 @@ func blockedFullRate(capacity, m uint64, k uint) float64 {
 // The rounds of the blocked batch calls, chosen at 10^7 and 10^8 keys
 // (p = 0.01, 9.9 bits per key), batches of 1,000 16-byte keys, every variant
 // and the loop of Test interleaved chunk by chunk in one process, medians of
-// 5 and 9 repetitions on the shared 2-vCPU machine of README (the other
-// jobs on it move single figures by 15-30%, so only large differences
-// count). Rounds of 16 keys two rounds ahead and of 8 keys two or four ahead
-// came out within that noise of each other (16/2 at 0.80-0.99x the time of
-// 8/2 in 7 of 8 figures); rounds of 32 one ahead 1.2-1.4x, 16 three ahead
-// 1.1-1.4x, 2 eight ahead 1.0-1.5x. The loop of Test took 3.9-5.6x the time
-// of the rounds for absent keys and 2.8-4.6x for present keys. Testing the
-// whole mask of every key (blockMask) instead of first its two first
-// candidates measured 0.8-1.3x, for absent keys mostly slower. Testing those
-// two candidates of every key of a round first, without a branch, then the
-// whole mask of the keys still in the running, measured 0.86-0.95x the time
-// of testing both key by key, with a branch after the two candidates, for
-// absent keys, and 0.92-1.13x for present keys (two runs, 9 repetitions). The rounds of 16 this pipeline replaced, which hashed, prefetched
+// 5 or 9 repetitions on the shared 2-vCPU machine of README (the other jobs
+// on it move single figures by 15-30%, so only large differences count).
+// Rounds of 16 keys two rounds ahead and of 8 keys two or four ahead came
+// out within that noise of each other (16/2 took 0.63-0.99x the time of 8/2
+// in two runs, 0.99-1.17x in a third); rounds of 32 one ahead 1.2-1.4x, of
+// 16 three ahead 1.1-1.4x, of 2 eight ahead 1.0-1.5x. The loop of Test took
+// 3.7-5.6x the time of the rounds for absent keys and 2.8-4.6x for present
+// keys. The rounds of 16 this pipeline replaced, which hashed, prefetched
 // and tested one round at a time with testBlocked, measured 0.96-1.12x its
 // time (10^7 and 10^8 keys, absent and present): within the noise. On this
 // machine the batch calls are bound by the work per key (murmur3 a third of
 // it, the block's test a fifth), not by the misses; the pipeline keeps them
 // overlapped where the memory is slower.
+//
+// Testing the whole mask of every key (blockMask) instead of first its two
+// first candidates measured 0.8-1.3x, for absent keys mostly slower. Testing
+// those two candidates of every key of a round first, without a branch, then
+// the whole mask of the keys still in the running, measured 0.86-0.95x the
+// time of testing both key by key with a branch after the two candidates for
+// absent keys, and 0.92-1.13x for present keys (two runs, 9 repetitions).
 const (
 	// blockedRound is the round of the batch calls of a blocked filter,
 	// in keys.
@@ -2523,7 +2525,7 @@ const (
 
 // The rounds of the blocked ScalableBloomFilter's batch calls were chosen
 // like those above, on a filter grown from 1,000 to 10^7 keys at p = 0.01
-// (22 sub-filters of 2-13,000 KiB), TestMany of absent keys against the
+// (21 sub-filters of 2-8,700 KiB), TestMany of absent keys against the
 // loop of Test of one classic filter of 10^7 keys, interleaved (time
 // ratios, medians of 7 or 9 repetitions, in four runs). Prefetching only
 // the sub-filters from 2^23 bits (1 MiB, the L2 cache), as the first version
