@@ -869,6 +869,20 @@ const (
 // rounds on small filters.
 var batchMinBits uint64 = 1 << 24
 
+// blockedBatchMinBits is batchMinBits for blocked filters, whose rounds cost
+// one prefetch per key: they already beat the loop of single calls on a
+// filter of 10^6 keys, 1.2-1.9 MiB, once it no longer fits the 1 MiB L2
+// cache of the machine of README (see the notes beside testManyBlocked).
+var blockedBatchMinBits uint64 = 1 << 23
+
+// batchMin returns the size from which the batch calls of f go in rounds.
+func (f *BloomFilter) batchMin() uint64 {
+	if f.blocked {
+		return blockedBatchMinBits
+	}
+	return batchMinBits
+}
+
 // The alive mask of a TestMany round has a bit per key.
 var _ [64 - testRound]struct{}
 
@@ -904,7 +918,7 @@ func testMany[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
 	if len(keys) != 0 && f.k == 0 {
 		panic(errZeroValue)
 	}
-	if f.m < batchMinBits {
+	if f.m < f.batchMin() {
 		for i, key := range keys {
 			h1, h2 := murmur3.Sum128WithSeed(keyBytes(key), f.seed)
 			if f.conc == nil {
@@ -983,7 +997,7 @@ func addMany[K keyType](f *BloomFilter, keys []K, results []bool) {
 	if len(keys) != 0 && f.k == 0 {
 		panic(errZeroValue)
 	}
-	if f.m < batchMinBits {
+	if f.m < f.batchMin() {
 		for i, key := range keys {
 			present := f.add(murmur3.Sum128WithSeed(keyBytes(key), f.seed))
 			if results != nil {
@@ -2431,37 +2445,6 @@ func (f *BloomFilter) Blocked() bool { return f.blocked }
 // (see Blocked).
 func (s *ScalableBloomFilter) Blocked() bool { return s.blocked }
 
-// anyHoldsBlocked is anyHolds for blocked sub-filters: it reads the first
-// word of the key's block in every sub-filter before it tests any, so that
-// their cache misses overlap, then tests the sub-filters newest first. The
-// in-block positions of a key are the same sequence in every sub-filter, so
-// the mask of a smaller k is a prefix of it; it is rebuilt per distinct k.
-func anyHoldsBlocked(filters []*BloomFilter, h1, h2 uint64) bool {
-	var touch uint64
-	for _, f := range filters {
-		touch |= atomic.LoadUint64(&f.words[blockOf(h1, f.m/BlockBits)*8])
-	}
-	var m [8]uint64
-	k := uint(0)
-	for j := len(filters) - 1; j >= 0; j-- {
-		f := filters[j]
-		if f.k != k {
-			m, k = blockMask(h2, f.k), f.k
-		}
-		blk := f.block(blockOf(h1, f.m/BlockBits))
-		var miss uint64
-		for i := range blk {
-			miss |= m[i] &^ atomic.LoadUint64(&blk[i])
-		}
-		if miss == 0 {
-			return true
-		}
-	}
-	// The loads of the first loop only warm the caches; their result is
-	// used so that they stay.
-	return touch == 1 && len(filters) == 0
-}
-
 // blockedFullRate is fullRate for a blocked sub-filter: its false-positive
 // rate when its count reaches capacity, a little above, never below. After t
 // random keys the rate is r(t) = BlockedFalsePositiveRate(m, k, t) (keys
@@ -2490,59 +2473,184 @@ func blockedFullRate(capacity, m uint64, k uint) float64 {
 }
 
 // Batch calls of blocked filters. A key's bits lie in one cache line, so a
-// round needs one prefetch per key (per sub-filter of a ScalableBloomFilter):
-// each round is hashed, the first word of every key's block is prefetched,
-// all at once, and only then are the keys tested or added, one after the
-// other, by the single-key code, so that the answers and the bits are those
-// of the loop of single calls by construction.
+// key needs one prefetch per filter. They run as a pipeline: round s+ahead is
+// hashed and the blocks of its keys are prefetched, all at once, while round
+// s, whose blocks were prefetched before, is tested or added, key after key
+// in order, so that the answers and the bits are those of the loop of single
+// calls by construction.
 
-// blockedRound is the round of the batch calls of a blocked filter, in keys.
-// Rounds of 16 measured best among 8, 16 and 32 at 10^7 keys (BenchmarkBlockedBatch).
-const blockedRound = 16
+// The rounds of the blocked batch calls, chosen at 10^7 and 10^8 keys
+// (p = 0.01, 9.9 bits per key), batches of 1,000 16-byte keys, every variant
+// and the loop of Test interleaved chunk by chunk in one process, medians of
+// 5 or 9 repetitions on the shared 2-vCPU machine of README (the other jobs
+// on it move single figures by 15-30%, so only large differences count).
+// Rounds of 16 keys two rounds ahead and of 8 keys two or four ahead came
+// out within that noise of each other (16/2 took 0.63-0.99x the time of 8/2
+// in two runs, 0.99-1.17x in a third); rounds of 32 one ahead 1.2-1.4x, of
+// 16 three ahead 1.1-1.4x, of 2 eight ahead 1.0-1.5x. The loop of Test took
+// 3.7-5.6x the time of the rounds for absent keys and 2.8-4.6x for present
+// keys. The rounds of 16 this pipeline replaced, which hashed, prefetched
+// and tested one round at a time with testBlocked, measured 0.96-1.12x its
+// time (10^7 and 10^8 keys, absent and present): within the noise. On this
+// machine the batch calls are bound by the work per key (murmur3 a third of
+// it, the block's test a fifth), not by the misses; the pipeline keeps them
+// overlapped where the memory is slower.
+//
+// Testing the whole mask of every key (blockMask) instead of first its two
+// first candidates measured 0.8-1.3x, for absent keys mostly slower. Testing
+// those two candidates of every key of a round first, without a branch, then
+// the whole mask of the keys still in the running, measured 0.86-0.95x the
+// time of testing both key by key with a branch after the two candidates for
+// absent keys, and 0.92-1.13x for present keys (two runs, 9 repetitions).
+const (
+	// blockedRound is the round of the batch calls of a blocked filter,
+	// in keys.
+	blockedRound = 16
 
-// prefetchBlocks prefetches the block of every key hashed to h in f; idx is
-// scratch space at least as long as h.
-func prefetchBlocks(f *BloomFilter, h []hashed, idx []uint64) {
-	blocks := f.m / BlockBits
-	for i := range h {
-		idx[i] = blockOf(h[i].h1, blocks) * 8
-	}
-	prefetch.Words(f.words, idx[:len(h)])
+	// blockedAhead is how many rounds ahead of the one being tested or
+	// added the blocked batch calls hash and prefetch.
+	blockedAhead = 2
+
+	// scalableRound and scalableAhead are blockedRound and blockedAhead
+	// for a blocked ScalableBloomFilter, whose keys need a block in every
+	// sub-filter: keys one at a time, four ahead.
+	scalableRound = 1
+	scalableAhead = 4
+
+	// blockedPrefetchBits is the size from which the batch calls of a
+	// blocked ScalableBloomFilter prefetch a sub-filter's blocks: smaller
+	// sub-filters fit the 32 KiB L1 cache of a core.
+	blockedPrefetchBits = 1 << 18
+)
+
+// The rounds of the blocked ScalableBloomFilter's batch calls were chosen
+// like those above, on a filter grown from 1,000 to 10^7 keys at p = 0.01
+// (21 sub-filters of 2-8,700 KiB), TestMany of absent keys against the
+// loop of Test of one classic filter of 10^7 keys, interleaved (time
+// ratios, medians of 7 or 9 repetitions, in four runs). Prefetching only
+// the sub-filters from 2^23 bits (1 MiB, the L2 cache), as the first version
+// did, measured 2.3-2.5x in rounds of 16 or 4; from 2^18 bits, keys one at
+// a time four ahead, 1.3-1.7x, and 1.0-1.2x once the first pass of
+// anyHoldsSeq read two bits per sub-filter instead of the whole block (the
+// first version, which built each distinct k's mask with blockMask,
+// measured the same as the single walk of blockSeq: the misses dominate).
+// With that first pass: rounds of 1 four ahead 0.97-1.21x, of 2 two to four
+// ahead 1.08-1.14x, of 4 one or two ahead 1.22-1.33x, of 8 two ahead
+// 1.00-1.69x, of 16 two ahead from 2^23 bits 1.28x; from 2^16 bits about
+// the same as from 2^18, from 2^20 1.72x, every sub-filter 1.30x.
+
+// blockedFlight is a round of a blocked batch call in the pipeline: n keys
+// hashed to h, and the first word of each one's block in the filter (of a
+// BloomFilter; not used for a ScalableBloomFilter).
+type blockedFlight struct {
+	n   int
+	h   [blockedRound]hashed
+	idx [blockedRound]uint64
 }
 
+// launch hashes keys, at most blockedRound, into r and prefetches their
+// blocks in f.
+func launch[K keyType](r *blockedFlight, f *BloomFilter, keys []K) {
+	r.n = len(keys)
+	hashRound(r.h[:], keys, f.seed)
+	blocks := f.m / BlockBits
+	for i := range r.n {
+		r.idx[i] = blockOf(r.h[i].h1, blocks) * 8
+	}
+	prefetch.Words(f.words, r.idx[:r.n])
+}
+
+// holdsMask reports whether blk has every bit of m set.
+func holdsMask(blk, m *[8]uint64) bool {
+	return m[0]&^blk[0]|m[1]&^blk[1]|m[2]&^blk[2]|m[3]&^blk[3]|
+		m[4]&^blk[4]|m[5]&^blk[5]|m[6]&^blk[6]|m[7]&^blk[7] == 0
+}
+
+// addMasked is addBlocked for a key whose block, blk, and mask, m, the
+// batch calls already have.
+func (f *BloomFilter) addMasked(blk, m *[8]uint64) (present bool) {
+	if holdsMask(blk, m) {
+		return true
+	}
+	for i := range blk {
+		blk[i] |= m[i]
+	}
+	f.count++
+	return false
+}
+
+// testManyBlocked is testMany for a blocked filter.
 func testManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
-	var (
-		h   [blockedRound]hashed
-		idx [blockedRound]uint64
-	)
-	for start := 0; start < len(keys); start += blockedRound {
-		round := keys[start:min(start+blockedRound, len(keys))]
-		hashRound(h[:], round, f.seed)
-		prefetchBlocks(f, h[:len(round)], idx[:])
-		out := results[start : start+len(round)]
-		for i := range out {
-			if f.conc == nil {
-				out[i] = f.testBlocked(h[i].h1, h[i].h2)
-			} else {
-				out[i] = f.testBlockedConcurrent(h[i].h1, h[i].h2)
+	var ring [blockedAhead + 1]blockedFlight // round s is in ring[s%(blockedAhead+1)]
+	k := f.k
+	rounds := (len(keys) + blockedRound - 1) / blockedRound
+	for s := range rounds + blockedAhead {
+		if s < rounds {
+			lo := s * blockedRound
+			launch(&ring[s%(blockedAhead+1)], f, keys[lo:min(lo+blockedRound, len(keys))])
+		}
+		if s < blockedAhead {
+			continue
+		}
+		r := &ring[(s-blockedAhead)%(blockedAhead+1)]
+		out := results[(s-blockedAhead)*blockedRound:][:r.n]
+		if f.conc != nil {
+			for i := range out {
+				out[i] = f.testBlockedConcurrent(r.h[i].h1, r.h[i].h2)
 			}
+			continue
+		}
+		// First pass: the first two in-block candidates of every key,
+		// without a branch on the bits. For k >= 2 both are positions of
+		// the key (the second may repeat the first), and they rule out
+		// most absent keys. Second pass: the whole mask of the keys still
+		// in the running.
+		var alive uint64
+		w := f.words
+		for i := range out {
+			h2, b := r.h[i].h2, r.idx[i]
+			p0, p1 := h2&(BlockBits-1), h2>>9&(BlockBits-1)
+			if k == 1 {
+				p1 = p0
+			}
+			alive |= (w[b+p0>>6] >> (p0 & 63) & (w[b+p1>>6] >> (p1 & 63)) & 1) << i
+			out[i] = false
+		}
+		for ; alive != 0; alive &= alive - 1 {
+			i := bits.TrailingZeros64(alive)
+			m := blockMask(r.h[i].h2, k)
+			out[i] = holdsMask((*[8]uint64)(w[r.idx[i]:]), &m)
 		}
 	}
 	return results
 }
 
+// The alive mask of a round of testManyBlocked has a bit per key.
+var _ [64 - blockedRound]struct{}
+
 // addManyBlocked is addMany for a blocked filter.
 func addManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) {
-	var (
-		h   [blockedRound]hashed
-		idx [blockedRound]uint64
-	)
-	for start := 0; start < len(keys); start += blockedRound {
-		round := keys[start:min(start+blockedRound, len(keys))]
-		hashRound(h[:], round, f.seed)
-		prefetchBlocks(f, h[:len(round)], idx[:])
-		for i := range round {
-			present := f.add(h[i].h1, h[i].h2)
+	var ring [blockedAhead + 1]blockedFlight
+	k := f.k
+	rounds := (len(keys) + blockedRound - 1) / blockedRound
+	for s := range rounds + blockedAhead {
+		if s < rounds {
+			lo := s * blockedRound
+			launch(&ring[s%(blockedAhead+1)], f, keys[lo:min(lo+blockedRound, len(keys))])
+		}
+		if s < blockedAhead {
+			continue
+		}
+		r := &ring[(s-blockedAhead)%(blockedAhead+1)]
+		start := (s - blockedAhead) * blockedRound
+		for i := range r.n {
+			var present bool
+			if f.conc != nil {
+				present = f.add(r.h[i].h1, r.h[i].h2)
+			} else {
+				m := blockMask(r.h[i].h2, k)
+				present = f.addMasked((*[8]uint64)(f.words[r.idx[i]:]), &m)
+			}
 			if results != nil {
 				results[start+i] = present
 			}
@@ -2550,46 +2658,166 @@ func addManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) {
 	}
 }
 
-// scalableTestManyBlocked is scalableTestMany for blocked sub-filters: each
-// round prefetches the key's block in every sub-filter before it tests any
-// key.
-func scalableTestManyBlocked[K keyType](s *ScalableBloomFilter, keys []K, results []bool) []bool {
-	var (
-		h   [blockedRound]hashed
-		idx [blockedRound]uint64
-	)
-	for start := 0; start < len(keys); start += blockedRound {
-		round := keys[start:min(start+blockedRound, len(keys))]
-		hashRound(h[:], round, s.seed)
-		filters, _ := s.subFilters()
-		for _, f := range filters {
-			prefetchBlocks(f, h[:len(round)], idx[:])
+// blockSeq walks the in-block candidates of blockMask one at a time, so that
+// one walk gives the masks of several k: the mask of k positions is made of
+// the first k distinct candidates, so it is the start of the walk that
+// makes the mask of any larger k (TestBlockSeqMatchesBlockMask).
+type blockSeq struct {
+	h2, w, seed uint64
+	left        int
+	n           uint // distinct positions in m
+	m           [8]uint64
+}
+
+func newBlockSeq(h2 uint64) blockSeq { return blockSeq{h2: h2, w: h2, seed: h2, left: 7} }
+
+// maskOf returns the mask of the first k positions, blockMask(h2, k),
+// walking on from where the last call stopped if k is not smaller.
+func (s *blockSeq) maskOf(k uint) *[8]uint64 {
+	if k < s.n {
+		*s = newBlockSeq(s.h2)
+	}
+	for s.n < k {
+		if s.left == 0 {
+			s.seed += golden
+			s.w, s.left = splitmix(s.seed), 7
 		}
-		out := results[start : start+len(round)]
+		p := s.w
+		s.w >>= 9
+		s.left--
+		i, bit := p>>6&7, uint64(1)<<(p&63)
+		if s.m[i]&bit == 0 {
+			s.m[i] |= bit
+			s.n++
+		}
+	}
+	return &s.m
+}
+
+// anyHoldsSeq reports whether any of the blocked filters, oldest first,
+// holds the key hashed to (h1, h2). The first two in-block candidates of a
+// key are the same in every filter, and for k >= 2 both are positions (the
+// second may repeat the first): a first pass reads those two bits in every
+// filter, without a branch on them, so that the cache misses of all
+// filters are in flight at once and an absent key is usually ruled out
+// there (each filter's bits are about half set at capacity). The filters
+// still in the running are then tested in full, oldest first, the order in
+// which their k grow, so that one walk of the key's in-block sequence
+// (blockSeq) makes all their masks. Loads are atomic for concurrent
+// filters (plain loads on amd64).
+func anyHoldsSeq(filters []*BloomFilter, h1, h2 uint64) bool {
+	seq := newBlockSeq(h2)
+	p0, p1 := h2&(BlockBits-1), h2>>9&(BlockBits-1)
+	for len(filters) > 0 {
+		chunk := filters[:min(len(filters), 64)]
+		filters = filters[len(chunk):]
+		var alive uint64 // bit j: chunk[j] may hold the key
+		for j, f := range chunk {
+			q := p1
+			if f.k == 1 {
+				q = p0
+			}
+			blk := f.block(blockOf(h1, f.m/BlockBits))
+			hold := atomic.LoadUint64(&blk[p0>>6]) >> (p0 & 63) & (atomic.LoadUint64(&blk[q>>6]) >> (q & 63)) & 1
+			alive |= hold << j
+		}
+		for ; alive != 0; alive &= alive - 1 {
+			f := chunk[bits.TrailingZeros64(alive)]
+			m := seq.maskOf(f.k)
+			blk := f.block(blockOf(h1, f.m/BlockBits))
+			var miss uint64
+			for i := range blk {
+				miss |= m[i] &^ atomic.LoadUint64(&blk[i])
+			}
+			if miss == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// scalableFlight is a round of a blocked ScalableBloomFilter's batch call
+// in the pipeline: n keys hashed to h.
+type scalableFlight struct {
+	n int
+	h [scalableRound]hashed
+}
+
+// launchScalable hashes keys, at most scalableRound, into r and prefetches
+// their blocks in every sub-filter of at least blockedPrefetchBits bits, in
+// one call to prefetch.Pointers rather than one prefetch.Words per
+// sub-filter (0.82-0.88x the time per absent key, two runs side by side).
+func launchScalable[K keyType](r *scalableFlight, s *ScalableBloomFilter, keys []K) {
+	r.n = len(keys)
+	hashRound(r.h[:], keys, s.seed)
+	filters, _ := s.subFilters()
+	var ps [64]*uint64
+	n := 0
+	for _, f := range filters {
+		if f.m < blockedPrefetchBits {
+			continue
+		}
+		blocks := f.m / BlockBits
+		for i := range r.n {
+			if n == len(ps) {
+				prefetch.Pointers(ps[:])
+				n = 0
+			}
+			ps[n] = &f.words[blockOf(r.h[i].h1, blocks)*8]
+			n++
+		}
+	}
+	prefetch.Pointers(ps[:n])
+}
+
+// scalableTestManyBlocked is scalableTestMany for blocked sub-filters, with
+// the pipeline of testManyBlocked across the sub-filters.
+func scalableTestManyBlocked[K keyType](s *ScalableBloomFilter, keys []K, results []bool) []bool {
+	var ring [scalableAhead + 1]scalableFlight
+	rounds := (len(keys) + scalableRound - 1) / scalableRound
+	for t := range rounds + scalableAhead {
+		if t < rounds {
+			lo := t * scalableRound
+			launchScalable(&ring[t%(scalableAhead+1)], s, keys[lo:min(lo+scalableRound, len(keys))])
+		}
+		if t < scalableAhead {
+			continue
+		}
+		r := &ring[(t-scalableAhead)%(scalableAhead+1)]
+		out := results[(t-scalableAhead)*scalableRound:][:r.n]
+		filters, _ := s.subFilters()
 		for i := range out {
-			out[i] = s.test(h[i].h1, h[i].h2)
+			out[i] = anyHoldsSeq(filters, r.h[i].h1, r.h[i].h2)
 		}
 	}
 	return results
 }
 
-// scalableAddManyBlocked is scalableAddMany for blocked sub-filters, with the
-// prefetches of scalableTestManyBlocked. Growth within a round happens where
-// the loop of single calls grows: the keys go through testAndAdd in order.
+// scalableAddManyBlocked is scalableAddMany for blocked sub-filters, with
+// the pipeline of scalableTestManyBlocked. Growth happens where the loop of
+// single calls grows: the keys are tested and inserted in order.
 func scalableAddManyBlocked[K keyType](s *ScalableBloomFilter, keys []K, results []bool) {
-	var (
-		h   [blockedRound]hashed
-		idx [blockedRound]uint64
-	)
-	for start := 0; start < len(keys); start += blockedRound {
-		round := keys[start:min(start+blockedRound, len(keys))]
-		hashRound(h[:], round, s.seed)
-		filters, _ := s.subFilters()
-		for _, f := range filters {
-			prefetchBlocks(f, h[:len(round)], idx[:])
+	var ring [scalableAhead + 1]scalableFlight
+	rounds := (len(keys) + scalableRound - 1) / scalableRound
+	for t := range rounds + scalableAhead {
+		if t < rounds {
+			lo := t * scalableRound
+			launchScalable(&ring[t%(scalableAhead+1)], s, keys[lo:min(lo+scalableRound, len(keys))])
 		}
-		for i := range round {
-			present := s.testAndAdd(h[i].h1, h[i].h2)
+		if t < scalableAhead {
+			continue
+		}
+		r := &ring[(t-scalableAhead)%(scalableAhead+1)]
+		start := (t - scalableAhead) * scalableRound
+		for i := range r.n {
+			h1, h2 := r.h[i].h1, r.h[i].h2
+			var present bool
+			if s.conc != nil {
+				present = s.testAndAdd(h1, h2)
+			} else if present = anyHoldsSeq(s.filters, h1, h2); !present {
+				s.insert(h1, h2)
+			}
 			if results != nil {
 				results[start+i] = present
 			}

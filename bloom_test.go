@@ -1426,13 +1426,14 @@ type batchOps interface {
 }
 
 // inRounds makes the batch calls of BloomFilter go in rounds whatever the
-// filter's size (on) or only from batchMinBits (off), until the test ends.
+// filter's size (on) or only from batchMinBits, or blockedBatchMinBits
+// (off), until the test ends.
 func inRounds(t testing.TB, on bool) {
-	saved := batchMinBits
+	saved, savedBlocked := batchMinBits, blockedBatchMinBits
 	if on {
-		batchMinBits = 0
+		batchMinBits, blockedBatchMinBits = 0, 0
 	}
-	t.Cleanup(func() { batchMinBits = saved })
+	t.Cleanup(func() { batchMinBits, blockedBatchMinBits = saved, savedBlocked })
 }
 
 // batchVsLoop runs one batch call, chosen by op, with keys on a and the loop
@@ -4359,9 +4360,9 @@ func TestBlockedBatchMatchesLoop(t *testing.T) {
 			}
 		})
 	}
-	// Above batchMinBits, as they run by default.
-	a, _ := NewWithSize(batchMinBits+BlockBits, 7, Blocked())
-	b, _ := NewWithSize(batchMinBits+BlockBits, 7, Blocked())
+	// Above blockedBatchMinBits, as they run by default.
+	a, _ := NewWithSize(blockedBatchMinBits+BlockBits, 7, Blocked())
+	b, _ := NewWithSize(blockedBatchMinBits+BlockBits, 7, Blocked())
 	randomBatches(t, rand.New(rand.NewPCG(1, 2)), a, b, 8, 1000, 2000)
 }
 
@@ -4392,6 +4393,35 @@ func TestBlockedScalableBatchMatchesLoop(t *testing.T) {
 	}
 	if maxGrowth < 2 {
 		t.Errorf("no batch made a filter grow more than %d times", maxGrowth)
+	}
+}
+
+// TestBlockSeqMatchesBlockMask: one walk of blockSeq gives blockMask(h2, k)
+// for every k, growing or not, which the batch calls of a blocked
+// ScalableBloomFilter rely on to make all sub-filters' masks from one walk.
+func TestBlockSeqMatchesBlockMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 3))
+	for range 2000 {
+		h2 := rng.Uint64()
+		seq := newBlockSeq(h2)
+		for range 12 {
+			k := uint(1 + rng.IntN(int(MaxHashes)))
+			if rng.IntN(2) == 0 {
+				k = uint(1 + rng.IntN(20))
+			}
+			if got, want := *seq.maskOf(k), blockMask(h2, k); got != want {
+				t.Fatalf("h2 = %#x, k = %d: blockSeq gives %x, blockMask %x", h2, k, got, want)
+			}
+		}
+	}
+	// Prefixes: the mask of k holds the mask of every smaller k.
+	for k := uint(2); k <= MaxHashes; k++ {
+		a, b := blockMask(0x1234567, k-1), blockMask(0x1234567, k)
+		for i := range a {
+			if a[i]&^b[i] != 0 {
+				t.Fatalf("blockMask(k=%d) is not within blockMask(k=%d)", k-1, k)
+			}
+		}
 	}
 }
 

@@ -594,7 +594,7 @@ func testOne(f *BloomFilter, h1, h2 uint64) bool {
 // plain loads.
 func anyHolds(filters []*BloomFilter, h1, h2 uint64, deep uint64) bool {
 	if filters[0].blocked {
-		return anyHoldsBlocked(filters, h1, h2)
+		return anyHoldsSeq(filters, h1, h2)
 	}
 	for len(filters) > 64 {
 		if anyHolds(filters[len(filters)-64:], h1, h2, deep) {
@@ -684,13 +684,19 @@ func (s *ScalableBloomFilter) testAndAdd(h1, h2 uint64) bool {
 	if s.test(h1, h2) {
 		return true
 	}
+	s.insert(h1, h2)
+	return false
+}
+
+// insert adds the key hashed to (h1, h2), which tested absent, to the newest
+// sub-filter of s, not concurrent, after growing s if that one is full.
+func (s *ScalableBloomFilter) insert(h1, h2 uint64) {
 	newest := s.filters[len(s.filters)-1]
 	if newest.count >= newest.capacity && !s.saturated {
 		s.grow()
 		newest = s.filters[len(s.filters)-1]
 	}
 	newest.add(h1, h2)
-	return false
 }
 
 // testAndAddConcurrent is testAndAdd for a concurrent filter. A key that

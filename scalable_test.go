@@ -727,6 +727,131 @@ func BenchmarkScalableBatch(b *testing.B) {
 	})
 }
 
+// BenchmarkBlockedScalableBatch measures issue 14's targets for a
+// ScalableBloomFilter with Blocked grown from 1,000 to 10^7 keys at p = 0.01,
+// side by side with the reference, one classic BloomFilter sized for 10^7
+// keys and holding the same keys, in batches of benchBatch 16-byte keys on
+// alternate chunks (the order swapped every time). TestAbsent reports the
+// median over chunks of TestMany's time per absent key over the reference's
+// single-key Test on the same keys ("x-reference", target <= 1.5); b.N
+// counts passes over 2^20 absent keys.
+// AddGrowth grows three filters together, chunk by chunk: the blocked
+// scalable one by AddMany, another by a loop of Add, and the reference by a
+// loop of Add; it reports AddMany's time over the loop's ("x-own-Add",
+// target <= 2) and over the reference's ("x-reference"), as medians over the
+// chunks. Both report bits per key of the blocked scalable filter at 10^7
+// keys beside the classic default's with as many sub-filters (computed from
+// their sizes).
+//
+//	go test -run XXX -bench BlockedScalableBatch -benchtime 1x
+func BenchmarkBlockedScalableBatch(b *testing.B) {
+	const n, p = 10_000_000, 0.01
+	keyAt := func(buf []byte, i uint64) []byte { return keyOf(buf, 0, i*0x9E3779B97F4A7C15) }
+	// classicBits returns the bits per key of n keys in the classic
+	// default's first filters sub-filters.
+	classicBits := func(filters int) float64 {
+		s := mustScalable(b, 1000, p)
+		var bits uint64
+		for i := range filters {
+			_, _, m, _, err := s.subSize(i)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bits += m
+		}
+		return float64(bits) / n
+	}
+	chunk := make([][]byte, benchBatch)
+	for i := range chunk {
+		chunk[i] = make([]byte, 16)
+	}
+	fill := func(c int) [][]byte {
+		for i := range chunk {
+			keyAt(chunk[i], uint64(c*benchBatch+i))
+		}
+		return chunk
+	}
+	// timed runs first and second on alternate calls and returns their times.
+	flip := 0
+	timed := func(first, second func()) (t1, t2 float64) {
+		flip++
+		if flip&1 == 0 {
+			t2, t1 = timed2(second, first)
+			return t1, t2
+		}
+		return timed2(first, second)
+	}
+	b.Run("AddGrowth", func(b *testing.B) {
+		var own, ref []float64
+		var s *ScalableBloomFilter
+		for range b.N {
+			s = mustScalable(b, 1000, p, Blocked())
+			loop := mustScalable(b, 1000, p, Blocked())
+			reference := mustNew(b, n, p)
+			for c := 0; c*benchBatch < n; c++ {
+				keys := fill(c)
+				tBatch, tLoop := timed(func() { s.AddMany(keys) }, func() {
+					for _, k := range keys {
+						loop.Add(k)
+					}
+				})
+				tRef, _ := timed(func() {
+					for _, k := range keys {
+						reference.Add(k)
+					}
+				}, func() {})
+				own, ref = append(own, tBatch/tLoop), append(ref, tBatch/tRef)
+			}
+			if !s.Equal(loop) {
+				b.Fatal("the filters grown by Add and by AddMany differ")
+			}
+		}
+		b.ReportMetric(median(own), "x-own-Add")
+		b.ReportMetric(median(ref), "x-reference")
+		b.ReportMetric(float64(s.Bits())/n, "bits/key")
+		b.ReportMetric(classicBits(s.NumFilters()), "classic-bits/key")
+	})
+	b.Run("TestAbsent", func(b *testing.B) {
+		s := mustScalable(b, 1000, p, Blocked())
+		reference := mustNew(b, n, p)
+		for c := 0; c*benchBatch < n; c++ {
+			keys := fill(c)
+			s.AddMany(keys)
+			reference.AddMany(keys)
+		}
+		absent := benchKeys(1, 1<<20)
+		results := make([]bool, benchBatch)
+		var ratio, tS, tR []float64
+		b.ResetTimer()
+		for range b.N { // all 2^20 absent keys
+			for c := range len(absent) / benchBatch {
+				keys := absent[c*benchBatch : (c+1)*benchBatch]
+				batch, single := timed(func() { s.TestMany(keys, results) }, func() {
+					for _, k := range keys {
+						sink = reference.Test(k)
+					}
+				})
+				ratio, tS, tR = append(ratio, batch/single), append(tS, batch/benchBatch), append(tR, single/benchBatch)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(median(tS), "TestMany-ns/key")
+		b.ReportMetric(median(tR), "reference-ns/key")
+		b.ReportMetric(median(ratio), "x-reference")
+		b.ReportMetric(float64(s.Bits())/n, "bits/key")
+		b.ReportMetric(classicBits(s.NumFilters()), "classic-bits/key")
+	})
+}
+
+// timed2 runs first, then second, and returns their times in ns.
+func timed2(first, second func()) (t1, t2 float64) {
+	t0 := time.Now()
+	first()
+	t := time.Now()
+	second()
+	return float64(t.Sub(t0).Nanoseconds()), float64(time.Since(t).Nanoseconds())
+}
+
 // TestScalableDefaults computes the table in README: bits per key averaged
 // over final sizes from 10^4 to 10^7 keys (301 log-spaced sizes), starting at
 // 1,000 keys with p = 0.01, for the growth settings the defaults were chosen

@@ -133,8 +133,9 @@ func printBlocked(w io.Writer, fixed *fixedResults, grow *growResults) {
 			pairedRatio(b.testAbsent, single.testAbsent), pairedRatio(b.testPresent, single.testPresent), pairedRatio(b.add, single.add))
 		if bb != nil {
 			fmt.Fprintf(w, " Batch calls: TestMany of absent keys %.2fx the reference's single-key Test (target <= 1.5), present %.2fx; "+
-				"AddMany %.2fx the blocked filter's own single-key Add (target <= 2).",
-				pairedRatio(bb.testAbsent, single.testAbsent), pairedRatio(bb.testPresent, single.testPresent), pairedRatio(bb.add, b.add))
+				"AddMany %.2fx the blocked filter's own single-key Add (target <= 2) and %.2fx the reference's.",
+				pairedRatio(bb.testAbsent, single.testAbsent), pairedRatio(bb.testPresent, single.testPresent), pairedRatio(bb.add, b.add),
+				pairedRatio(bb.add, single.add))
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w)

@@ -44,7 +44,11 @@ type fixedResults struct {
 func runFixedAll(o options) *fixedResults {
 	res := &fixedResults{sample: o.absent, reps: o.reps, runs: make(map[config]map[string]*fixedRun)}
 	for _, n := range o.sizes {
-		for _, kind := range []keyKind{randomKeys, urlKeys} {
+		for _, kind := range o.kinds {
+			if kind == urlKeys && n > maxURLKeys {
+				progress("keys: skipping %s URL-like keys: more than %s do not fit the 32-bit offsets of a keySet", count(n), count(maxURLKeys))
+				continue
+			}
 			t0 := time.Now()
 			present := genKeys(kind, n, 1)
 			absent := genKeys(kind, o.absent, 2)

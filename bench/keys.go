@@ -21,6 +21,11 @@ func (ks *keySet) key(i int) []byte { return ks.buf[ks.off[i]:ks.off[i+1]] }
 // meanLen returns the average key length in bytes.
 func (ks *keySet) meanLen() float64 { return float64(len(ks.buf)) / float64(ks.len()) }
 
+// maxURLKeys is the most URL-like keys a keySet holds: about 60 bytes each,
+// at most 64, within the 4 GiB its 32-bit offsets reach. 16-byte random
+// keys reach 2^28, beyond the 10^8 the benchmark goes to.
+const maxURLKeys = 50_000_000
+
 // keyKind names a way of generating keys.
 type keyKind int
 

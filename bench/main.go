@@ -10,6 +10,10 @@
 // n = 10^6 and finishes in under a minute; the full run adds n = 10^7 and a
 // scalable growth to 10^7 keys and takes under ten minutes on two cores.
 //
+// Larger filters, up to 2*10^8 keys, take -n; at 10^8 keys (-n 1e8 -keys
+// random) the 16-byte keys take 2 GiB and each filter 120-210 MiB, and a
+// repetition of blocked, blockedbatch, ours and blobloom takes minutes.
+//
 // Every number is a median over -reps repetitions. Within a repetition the
 // implementations run one after the other (round robin, starting at a
 // different one each time), so slow drifts of the machine hit all of them
@@ -33,7 +37,8 @@ type options struct {
 	reps   int
 	absent int // absent keys per false-positive measurement
 	sizes  []int
-	growTo int // scalable growth: final number of keys
+	kinds  []keyKind // keys of the fixed-size filters
+	growTo int       // scalable growth: final number of keys
 }
 
 func main() {
@@ -44,6 +49,7 @@ func main() {
 	implList := flag.String("impls", "", "comma-separated fixed-size implementations to run (default all): ours,oursbatch,lowerbound,bitsandblooms,boomfilters,blobloom,source,map")
 	sizeList := flag.String("n", "", "comma-separated numbers of keys for the fixed-size filters (default 1e6,1e7; quick 1e6)")
 	rateList := flag.String("p", "", "comma-separated error rates for the fixed-size filters (default 0.01,0.001)")
+	keyList := flag.String("keys", "", "comma-separated kinds of keys for the fixed-size filters (default random,url; url only up to 5e7 keys, whose ~60 bytes each must fit 4 GiB)")
 	scalable := flag.Bool("scalable", true, "measure the scalable filters")
 	flag.Parse()
 	if o.reps == 0 {
@@ -67,7 +73,7 @@ func main() {
 		o.sizes, o.growTo = []int{1_000_000}, 1_000_000
 		slowSample = 2000
 	}
-	if err := selectRuns(&o, *implList, *sizeList, *rateList); err != nil {
+	if err := selectRuns(&o, *implList, *sizeList, *rateList, *keyList); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
@@ -80,9 +86,24 @@ func main() {
 	report(os.Stdout, o, fixed, grow, time.Since(start))
 }
 
-// selectRuns narrows the run to the implementations, sizes and error rates
-// given as comma-separated lists; empty lists keep the defaults.
-func selectRuns(o *options, impls, sizes, rates string) error {
+// selectRuns narrows the run to the implementations, sizes, error rates and
+// kinds of keys given as comma-separated lists; empty lists keep the
+// defaults.
+func selectRuns(o *options, impls, sizes, rates, kinds string) error {
+	o.kinds = []keyKind{randomKeys, urlKeys}
+	if kinds != "" {
+		o.kinds = nil
+		for _, s := range strings.Split(kinds, ",") {
+			switch strings.TrimSpace(s) {
+			case "random":
+				o.kinds = append(o.kinds, randomKeys)
+			case "url":
+				o.kinds = append(o.kinds, urlKeys)
+			default:
+				return fmt.Errorf("unknown kind of keys %q: want random or url", s)
+			}
+		}
+	}
 	if impls != "" {
 		var keep []fixedImpl
 		for _, name := range strings.Split(impls, ",") {
@@ -98,8 +119,8 @@ func selectRuns(o *options, impls, sizes, rates string) error {
 		o.sizes = nil
 		for _, s := range strings.Split(sizes, ",") {
 			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || f < 1 || f > 1e9 {
-				return fmt.Errorf("bad size %q: want a number of keys in [1, 1e9]", s)
+			if err != nil || f < 1 || f > 2e8 {
+				return fmt.Errorf("bad size %q: want a number of keys in [1, 2e8]", s)
 			}
 			o.sizes = append(o.sizes, int(f))
 		}

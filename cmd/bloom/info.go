@@ -17,6 +17,8 @@ With -json it prints one JSON object instead, with these fields (null where
 one does not apply to the kind of filter or is unknown):
   file, file_bytes      the file's name and size
   kind                  "fixed" or "scalable"
+  layout                "classic" or "blocked" (every key's bits in one
+                        512-bit block; scalable: of every sub-filter)
   bits, bytes           the size of the bit arrays in memory
   hashes                bit positions per key (fixed only)
   seed                  the hash seed
@@ -38,6 +40,7 @@ type filterInfo struct {
 	File               string   `json:"file"`
 	FileBytes          int64    `json:"file_bytes"`
 	Kind               string   `json:"kind"`
+	Layout             string   `json:"layout"`
 	Bits               uint64   `json:"bits"`
 	Bytes              uint64   `json:"bytes"`
 	Hashes             *uint    `json:"hashes"`
@@ -58,13 +61,21 @@ type filterInfo struct {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// layoutName names the layout of a filter for info.
+func layoutName(blocked bool) string {
+	if blocked {
+		return "blocked"
+	}
+	return "classic"
+}
+
 // describe gathers the info of loaded, read from path.
 func describe(path string, size int64, loaded any) filterInfo {
 	in := filterInfo{File: path, FileBytes: size}
 	var count distinctCount
 	switch f := loaded.(type) {
 	case *bloom.BloomFilter:
-		in.Kind = "fixed"
+		in.Kind, in.Layout = "fixed", layoutName(f.Blocked())
 		in.Bits, in.Bytes = f.Bits(), (f.Bits()+63)/64*8
 		in.Hashes = ptrTo(f.Hashes())
 		in.Seed = f.Seed()
@@ -75,7 +86,7 @@ func describe(path string, size int64, loaded any) filterInfo {
 		in.Saturated = !count.known
 		in.full = f.IsFull()
 	case *bloom.ScalableBloomFilter:
-		in.Kind = "scalable"
+		in.Kind, in.Layout = "scalable", layoutName(f.Blocked())
 		in.Bits, in.Bytes = f.Bits(), (f.Bits()+7)/8
 		in.Seed = f.Seed()
 		in.Capacity, in.InitialCapacity = f.Capacity(), ptrTo(f.InitialCapacity())
@@ -140,6 +151,7 @@ func runInfo(e *env, args []string) error {
 	switch in.Kind {
 	case "fixed":
 		row("kind", "fixed-size Bloom filter")
+		row("layout", "%s", in.Layout)
 		row("bits", "%s (%s bytes)", thousands(in.Bits), thousands(in.Bytes))
 		row("hashes", "%d", *in.Hashes)
 		row("seed", "%#08x", in.Seed)
@@ -157,6 +169,7 @@ func runInfo(e *env, args []string) error {
 		}
 	case "scalable":
 		row("kind", "scalable Bloom filter")
+		row("layout", "%s", in.Layout)
 		row("sub-filters", "%d", *in.SubFilters)
 		row("bits", "%s (%s bytes)", thousands(in.Bits), thousands(in.Bytes))
 		row("seed", "%#08x", in.Seed)

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"encoding"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/bloomfilters/bloom"
 )
 
 // TestInfoScalableFillRatio checks that info finds the library's
@@ -29,5 +34,57 @@ func TestInfoScalableFillRatio(t *testing.T) {
 	}
 	if got.EstimatedCount == nil || *got.EstimatedCount != 4 {
 		t.Errorf("estimated_count = %v, want 4", got.EstimatedCount)
+	}
+}
+
+// TestInfoLayout checks that info names the layout of fixed-size and
+// scalable filters, classic and blocked, in text and in JSON.
+func TestInfoLayout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, kind, layout string
+		make               func() (encoding.BinaryMarshaler, error)
+	}{
+		{"fixed-classic", "fixed", "classic", func() (encoding.BinaryMarshaler, error) { return bloom.New(1000, 0.01) }},
+		{"fixed-blocked", "fixed", "blocked", func() (encoding.BinaryMarshaler, error) {
+			return bloom.New(1000, 0.01, bloom.Blocked())
+		}},
+		{"scalable-classic", "scalable", "classic", func() (encoding.BinaryMarshaler, error) {
+			return bloom.NewScalable(100, 0.01)
+		}},
+		{"scalable-blocked", "scalable", "blocked", func() (encoding.BinaryMarshaler, error) {
+			return bloom.NewScalable(100, 0.01, bloom.Blocked())
+		}},
+	} {
+		f, err := c.make()
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, c.name+".bf")
+		if err := os.WriteFile(path, enc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := runBloom(t, "", "info", "-json", path)
+		r.want(t, 0, nil)
+		var got struct {
+			Kind   string `json:"kind"`
+			Layout string `json:"layout"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Kind != c.kind || got.Layout != c.layout {
+			t.Errorf("%s: info -json says kind %q, layout %q", c.name, got.Kind, got.Layout)
+		}
+		r = runBloom(t, "", "info", path)
+		r.want(t, 0, nil)
+		if !strings.Contains(r.stdout, "layout:") || !strings.Contains(r.stdout, c.layout+"\n") {
+			t.Errorf("%s: info prints no layout %s:\n%s", c.name, c.layout, r.stdout)
+		}
 	}
 }

@@ -20,3 +20,15 @@ func Words(w []uint64, idx []uint64) uint64 {
 	}
 	return words(&w[0], idx)
 }
+
+// Pointers hints that *p will soon be read, for every p in ps; every p must
+// be non-nil. It is Words for loads from several slices at once: one call
+// instead of one per slice.
+//
+// The result means nothing, as for Words.
+func Pointers(ps []*uint64) uint64 {
+	if len(ps) == 0 {
+		return 0
+	}
+	return pointers(ps)
+}

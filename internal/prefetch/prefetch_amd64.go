@@ -6,3 +6,8 @@ package prefetch
 //
 //go:noescape
 func words(base *uint64, idx []uint64) uint64
+
+// pointers issues PREFETCHT0 for *p for every p in ps.
+//
+//go:noescape
+func pointers(ps []*uint64) uint64

@@ -20,3 +20,21 @@ loop:
 done:
 	MOVQ $0, ret+32(FP)
 	RET
+
+// func pointers(ps []*uint64) uint64
+TEXT ·pointers(SB), NOSPLIT, $0-32
+	MOVQ ps_base+0(FP), SI
+	MOVQ ps_len+8(FP), CX
+	TESTQ CX, CX
+	JZ   pdone
+
+ploop:
+	MOVQ       (SI), DX
+	PREFETCHT0 (DX)
+	ADDQ       $8, SI
+	DECQ       CX
+	JNZ        ploop
+
+pdone:
+	MOVQ $0, ret+24(FP)
+	RET

@@ -15,3 +15,14 @@ func words(base *uint64, idx []uint64) uint64 {
 	}
 	return or
 }
+
+// pointers loads *p for every p in ps and returns their OR, like words.
+//
+//go:noinline
+func pointers(ps []*uint64) uint64 {
+	var or uint64
+	for _, p := range ps {
+		or |= *p
+	}
+	return or
+}

@@ -20,6 +20,17 @@ func TestWords(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { Words(w, idx) }); n != 0 {
 		t.Errorf("Words allocates %v times", n)
 	}
+	ps := []*uint64{&w[0], &w[999], &w[17]}
+	Pointers(ps)
+	Pointers(nil)
+	for i := range w {
+		if w[i] != before[i] {
+			t.Fatalf("w[%d] changed by Pointers", i)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { Pointers(ps) }); n != 0 {
+		t.Errorf("Pointers allocates %v times", n)
+	}
 }
 
 func BenchmarkWords(b *testing.B) {
