@@ -111,8 +111,8 @@ import (
 	"unsafe"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/bloomfilters/bloom/internal/prefetch"
-	"github.com/spaolacci/murmur3"
 )
 
 const (
@@ -552,7 +552,7 @@ func AppendLocations(dst []uint64, key []byte, bits uint64, hashes uint, seed ui
 	// purpose: a shared helper measured about 8% slower on Test of present
 	// keys. TestGoldenLocations, TestNoFalseNegatives and
 	// TestScalableSideBySideProbing keep the copies in step.
-	h1, h2 := murmur3.Sum128WithSeed(key, seed)
+	h1, h2 := murmur.Sum128(key, seed)
 	return appendPositions(dst, h1, h2, bits, hashes)
 }
 
@@ -725,19 +725,19 @@ func (f *BloomFilter) addConcurrent(h1, h2 uint64) (present bool) {
 // Add inserts key. Afterwards Test(key) reports true. It hashes key once and
 // does not allocate.
 func (f *BloomFilter) Add(key []byte) {
-	f.add(murmur3.Sum128WithSeed(key, f.seed))
+	f.add(murmur.Sum128(key, f.seed))
 }
 
 // AddString inserts key, like Add, without copying or allocating.
 func (f *BloomFilter) AddString(key string) {
-	f.add(murmur3.Sum128WithSeed(bytesOf(key), f.seed))
+	f.add(murmur.Sum128(bytesOf(key), f.seed))
 }
 
 // Test reports whether key may be in the filter: false means key was
 // definitely never added; true means it probably was (it is wrong with a
 // probability of about EstimatedErrorRate).
 func (f *BloomFilter) Test(key []byte) bool {
-	h1, h2 := murmur3.Sum128WithSeed(key, f.seed)
+	h1, h2 := murmur.Sum128(key, f.seed)
 	if f.conc == nil {
 		return f.test(h1, h2)
 	}
@@ -746,7 +746,7 @@ func (f *BloomFilter) Test(key []byte) bool {
 
 // TestString is Test for a string key, without copying or allocating.
 func (f *BloomFilter) TestString(key string) bool {
-	h1, h2 := murmur3.Sum128WithSeed(bytesOf(key), f.seed)
+	h1, h2 := murmur.Sum128(bytesOf(key), f.seed)
 	if f.conc == nil {
 		return f.test(h1, h2)
 	}
@@ -759,13 +759,13 @@ func (f *BloomFilter) TestString(key string) bool {
 // filter, of several goroutines calling it at once with the same new key,
 // exactly one gets false.
 func (f *BloomFilter) TestAndAdd(key []byte) bool {
-	return f.add(murmur3.Sum128WithSeed(key, f.seed))
+	return f.add(murmur.Sum128(key, f.seed))
 }
 
 // TestAndAddString is TestAndAdd for a string key, without copying or
 // allocating.
 func (f *BloomFilter) TestAndAddString(key string) bool {
-	return f.add(murmur3.Sum128WithSeed(bytesOf(key), f.seed))
+	return f.add(murmur.Sum128(bytesOf(key), f.seed))
 }
 
 // Batch calls.
@@ -798,7 +798,7 @@ type hashed struct{ h1, h2 uint64 }
 func hashRound[K keyType](h []hashed, keys []K, seed uint32) {
 	h = h[:len(keys)]
 	for i, k := range keys {
-		h[i].h1, h[i].h2 = murmur3.Sum128WithSeed(keyBytes(k), seed)
+		h[i].h1, h[i].h2 = murmur.Sum128(keyBytes(k), seed)
 	}
 }
 
@@ -906,7 +906,7 @@ func testMany[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
 	}
 	if f.m < batchMinBits {
 		for i, key := range keys {
-			h1, h2 := murmur3.Sum128WithSeed(keyBytes(key), f.seed)
+			h1, h2 := murmur.Sum128(keyBytes(key), f.seed)
 			if f.conc == nil {
 				results[i] = f.test(h1, h2)
 			} else {
@@ -985,7 +985,7 @@ func addMany[K keyType](f *BloomFilter, keys []K, results []bool) {
 	}
 	if f.m < batchMinBits {
 		for i, key := range keys {
-			present := f.add(murmur3.Sum128WithSeed(keyBytes(key), f.seed))
+			present := f.add(murmur.Sum128(keyBytes(key), f.seed))
 			if results != nil {
 				results[i] = present
 			}
@@ -2263,7 +2263,7 @@ func AppendBlockedLocations(dst []uint64, key []byte, bits uint64, hashes uint, 
 	if bits < BlockBits || bits%BlockBits != 0 || hashes == 0 || hashes > MaxHashes {
 		return dst
 	}
-	h1, h2 := murmur3.Sum128WithSeed(key, seed)
+	h1, h2 := murmur.Sum128(key, seed)
 	base := blockOf(h1, bits/BlockBits) * BlockBits
 	w, state, left := h2, h2, 7
 	var seen [8]uint64
