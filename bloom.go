@@ -2222,13 +2222,25 @@ func blockOf(h1, blocks uint64) uint64 {
 // are the 9-bit fields of h2, then of splitmix(h2 + i*golden) for i = 1, 2,
 // ..., seven per word from the low bits up, and a candidate already taken is
 // skipped. AppendBlockedLocations documents the same sequence; testBlocked
-// writes it out again, to stop at the first clear bit.
+// and addBlocked write it out again, without a mask.
 func blockMask(h2 uint64, k uint) (m [8]uint64) {
-	w, seed, left := h2, h2, 7
+	if w1, ok := firstDistinct(h2, k); ok {
+		n := min(k, fieldsPerWord)
+		for j := range n {
+			p := h2 >> (9 * j)
+			m[p>>6&7] |= 1 << (p & 63)
+		}
+		for j := range k - n {
+			p := w1 >> (9 * j)
+			m[p>>6&7] |= 1 << (p & 63)
+		}
+		return m
+	}
+	w, seed, left := h2, h2, fieldsPerWord
 	for n := uint(0); n < k; {
 		if left == 0 {
 			seed += golden
-			w, left = splitmix(seed), 7
+			w, left = splitmix(seed), fieldsPerWord
 		}
 		p := w
 		w >>= 9
@@ -2240,6 +2252,59 @@ func blockMask(h2 uint64, k uint) (m [8]uint64) {
 		}
 	}
 	return m
+}
+
+// fieldsPerWord is the number of 9-bit candidates a 64-bit word gives.
+const fieldsPerWord = 7
+
+// fieldLows has the lowest bit of each of the seven 9-bit fields of a word
+// set, fieldHighs the highest.
+const (
+	fieldLows  = 0x0040201008040201
+	fieldHighs = fieldLows << 8
+)
+
+// zeroFields returns a value that is nonzero if and only if some field of x
+// whose highest bit is in highs is zero: the zero-byte test of Hacker's
+// Delight (6-1) with 9-bit fields. A borrow out of a zero field can flag the
+// field above it too, but only when a field below is zero already.
+func zeroFields(x, highs uint64) uint64 {
+	return (x - fieldLows) &^ x & highs
+}
+
+// firstDistinct reports whether the first k candidates of the in-block
+// sequence (see blockMask) are distinct, so that they are the key's
+// positions, for k <= 2*fieldsPerWord, and returns the second word of
+// candidates, w1 = splitmix(h2 + golden), when k needs it: the key's
+// positions are then the first min(k, 7) fields of h2 and the first k-7 of
+// w1. It returns false for larger k, and otherwise with a probability of
+// about k(k-1)/1024, when the callers take the general loop.
+//
+// The checks compare fields in parallel, without a branch: field i of
+// h2 ^ h2>>(9d) is zero if and only if candidates i and i+d are equal, and
+// h2 ^ c*fieldLows has a zero field where h2 has c.
+func firstDistinct(h2 uint64, k uint) (w1 uint64, ok bool) {
+	if k > 2*fieldsPerWord {
+		return 0, false
+	}
+	n := min(k, fieldsPerWord)
+	highs := fieldHighs & (uint64(1)<<(9*n) - 1) // the first n fields
+	var zero uint64
+	for s := uint(9); s < 9*n; s += 9 {
+		zero |= zeroFields(h2^h2>>s, highs>>s)
+	}
+	if k > fieldsPerWord {
+		w1 = splitmix(h2 + golden)
+		n1 := k - fieldsPerWord
+		highs1 := fieldHighs & (uint64(1)<<(9*n1) - 1)
+		for s := uint(9); s < 9*n1; s += 9 {
+			zero |= zeroFields(w1^w1>>s, highs1>>s)
+		}
+		for j := range n1 {
+			zero |= zeroFields(h2^(w1>>(9*j)&(BlockBits-1))*fieldLows, fieldHighs)
+		}
+	}
+	return w1, zero == 0
 }
 
 // AppendBlockedLocations appends to dst the hashes bit positions, each in
@@ -2292,63 +2357,82 @@ func (f *BloomFilter) block(b uint64) *[8]uint64 {
 // addBlocked is add for a blocked filter that is not concurrent.
 func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 	blk := f.block(blockOf(h1, f.m/BlockBits))
-	m := blockMask(h2, f.k)
-	fresh := m[0]&^blk[0] | m[1]&^blk[1] | m[2]&^blk[2] | m[3]&^blk[3] |
-		m[4]&^blk[4] | m[5]&^blk[5] | m[6]&^blk[6] | m[7]&^blk[7]
+	k := f.k
+	var fresh uint64
+	if w1, ok := firstDistinct(h2, k); ok {
+		// The usual case, about 97% of keys at k = 6: k distinct positions
+		// straight from the fields, each read, or-ed into fresh and set in
+		// its word. Measured against building blockMask and or-ing all 8
+		// words: fewer instructions, and no branch per candidate.
+		n := min(k, fieldsPerWord)
+		for j := range n {
+			p := h2 >> (9 * j)
+			i, bit := p>>6&7, uint64(1)<<(p&63)
+			fresh |= bit &^ blk[i]
+			blk[i] |= bit
+		}
+		for j := range k - n {
+			p := w1 >> (9 * j)
+			i, bit := p>>6&7, uint64(1)<<(p&63)
+			fresh |= bit &^ blk[i]
+			blk[i] |= bit
+		}
+	} else {
+		m := blockMask(h2, k)
+		for i := range blk {
+			fresh |= m[i] &^ blk[i]
+			blk[i] |= m[i]
+		}
+	}
 	if fresh == 0 {
 		return true
 	}
-	blk[0] |= m[0]
-	blk[1] |= m[1]
-	blk[2] |= m[2]
-	blk[3] |= m[3]
-	blk[4] |= m[4]
-	blk[5] |= m[5]
-	blk[6] |= m[6]
-	blk[7] |= m[7]
 	f.count++
 	return false
 }
 
-// testBlocked is test for a blocked filter that is not concurrent. It tests
-// the positions of blockMask one by one and stops at the first clear bit,
-// which for an absent key is usually the first or second: a candidate
-// repeated is skipped as blockMask skips it, so that k distinct positions
-// are tested.
+// testBlocked is test for a blocked filter that is not concurrent.
+//
+// It first tests the first min(k, 7) candidates, the fields of h2, all of
+// them and without a branch between them, and answers false if one is
+// clear: they are positions of the key even when some repeat. So the one
+// branch that waits for the block's cache miss is taken the same way for
+// almost every absent key (false, but for a false positive) and for every
+// present one (true), and the processor, predicting it right, goes on to
+// the next keys and their cache misses. An early exit at the first clear
+// bit, as blobloom does and this function did, mispredicts about once per
+// absent key, since about half the bits of a full filter are set, and each
+// misprediction throws away the work begun on the keys after it.
+//
+// For keys that pass, firstDistinct says whether those candidates, and the
+// next k-7 when k > 7, are the key's positions; the rest of the rare cases
+// goes through blockMask.
 func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 	blk := f.block(blockOf(h1, f.m/BlockBits))
-	// The first two candidates are positions of every key with k >= 2 (the
-	// second may repeat the first, and is then set if the first is), and
-	// rule out most absent keys: test them first, without a branch between
-	// them, before the loop sets up. The loop tests them again, from the
-	// cache.
-	p0, p1 := h2, h2>>9
-	if f.k == 1 {
-		p1 = p0
+	k := f.k
+	n := min(k, fieldsPerWord)
+	all := uint64(1)
+	for j := range n {
+		p := h2 >> (9 * j)
+		all &= blk[p>>6&7] >> (p & 63)
 	}
-	if blk[p0>>6&7]>>(p0&63)&(blk[p1>>6&7]>>(p1&63))&1 == 0 {
+	if all&1 == 0 {
 		return false
 	}
-	var seen [8]uint64
-	w, seed, left := h2, h2, 7
-	for n := uint(0); n < f.k; {
-		if left == 0 {
-			seed += golden
-			w, left = splitmix(seed), 7
+	w1, ok := firstDistinct(h2, k)
+	if !ok {
+		m := blockMask(h2, k)
+		var miss uint64
+		for i := range blk {
+			miss |= m[i] &^ blk[i]
 		}
-		p := w
-		w >>= 9
-		left--
-		i, bit := p>>6&7, uint64(1)<<(p&63)
-		if blk[i]&bit == 0 {
-			return false
-		}
-		if seen[i]&bit == 0 {
-			seen[i] |= bit
-			n++
-		}
+		return miss == 0
 	}
-	return true
+	for j := range k - n {
+		p := w1 >> (9 * j)
+		all &= blk[p>>6&7] >> (p & 63)
+	}
+	return all&1 != 0
 }
 
 // testBlockedConcurrent is testBlocked with atomic loads.
