@@ -13,6 +13,9 @@ var nan = math.NaN()
 
 var errorRates = []float64{0.01, 0.001}
 
+// keyKinds are the kinds of keys the fixed-size filters are measured with.
+var keyKinds = []keyKind{randomKeys, urlKeys}
+
 // config is one fixed-size scenario.
 type config struct {
 	n    int
@@ -44,7 +47,7 @@ type fixedResults struct {
 func runFixedAll(o options) *fixedResults {
 	res := &fixedResults{sample: o.absent, reps: o.reps, runs: make(map[config]map[string]*fixedRun)}
 	for _, n := range o.sizes {
-		for _, kind := range []keyKind{randomKeys, urlKeys} {
+		for _, kind := range keyKinds {
 			t0 := time.Now()
 			present := genKeys(kind, n, 1)
 			absent := genKeys(kind, o.absent, 2)

@@ -44,6 +44,7 @@ func main() {
 	implList := flag.String("impls", "", "comma-separated fixed-size implementations to run (default all): ours,oursbatch,lowerbound,bitsandblooms,boomfilters,blobloom,source,map")
 	sizeList := flag.String("n", "", "comma-separated numbers of keys for the fixed-size filters (default 1e6,1e7; quick 1e6)")
 	rateList := flag.String("p", "", "comma-separated error rates for the fixed-size filters (default 0.01,0.001)")
+	keyList := flag.String("keys", "", "comma-separated key kinds for the fixed-size filters (default random,url): random is 16 random bytes, url about 60 bytes")
 	scalable := flag.Bool("scalable", true, "measure the scalable filters")
 	flag.Parse()
 	if o.reps == 0 {
@@ -67,7 +68,7 @@ func main() {
 		o.sizes, o.growTo = []int{1_000_000}, 1_000_000
 		slowSample = 2000
 	}
-	if err := selectRuns(&o, *implList, *sizeList, *rateList); err != nil {
+	if err := selectRuns(&o, *implList, *sizeList, *rateList, *keyList); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
@@ -80,9 +81,9 @@ func main() {
 	report(os.Stdout, o, fixed, grow, time.Since(start))
 }
 
-// selectRuns narrows the run to the implementations, sizes and error rates
-// given as comma-separated lists; empty lists keep the defaults.
-func selectRuns(o *options, impls, sizes, rates string) error {
+// selectRuns narrows the run to the implementations, sizes, error rates and
+// key kinds given as comma-separated lists; empty lists keep the defaults.
+func selectRuns(o *options, impls, sizes, rates, keys string) error {
 	if impls != "" {
 		var keep []fixedImpl
 		for _, name := range strings.Split(impls, ",") {
@@ -112,6 +113,19 @@ func selectRuns(o *options, impls, sizes, rates string) error {
 				return fmt.Errorf("bad error rate %q: want a number in (0, 1)", s)
 			}
 			errorRates = append(errorRates, p)
+		}
+	}
+	if keys != "" {
+		keyKinds = nil
+		for _, s := range strings.Split(keys, ",") {
+			switch strings.TrimSpace(s) {
+			case "random":
+				keyKinds = append(keyKinds, randomKeys)
+			case "url":
+				keyKinds = append(keyKinds, urlKeys)
+			default:
+				return fmt.Errorf("bad key kind %q: want random or url", s)
+			}
 		}
 	}
 	return nil
