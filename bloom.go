@@ -2288,6 +2288,7 @@ const fieldsPerWord = 7
 const (
 	fieldLows  = 0x0040201008040201
 	fieldHighs = fieldLows << 8
+	fieldBits  = 1<<63 - 1 // the bits of the seven fields
 )
 
 // zeroFields returns a value that is nonzero if and only if some field of x
@@ -2298,37 +2299,61 @@ func zeroFields(x, highs uint64) uint64 {
 	return (x - fieldLows) &^ x & highs
 }
 
+// pairMasks[k][d-1], for k <= 7 and d = 1, 2, 3, has the highest bit of
+// field i set when fields i and (i+d) mod 7 are both among the first k:
+// the pairs that distinctFields compares in its round d. Every pair of the
+// seven fields is (i+d) mod 7 apart for one d in 1..3.
+var pairMasks = func() (t [fieldsPerWord + 1][3]uint64) {
+	for k := range t {
+		for d := range 3 {
+			for i := range k {
+				if (i+d+1)%fieldsPerWord < k {
+					t[k][d] |= 1 << (9*i + 8)
+				}
+			}
+		}
+	}
+	return t
+}()
+
+// distinctFields reports whether the first k <= 7 fields of w are distinct;
+// the bit of w above its fields, bit 63, must be clear. Round d compares
+// every field i with field (i+d) mod 7, all at once: w xor w rotated by d
+// fields has a zero field where the two are equal. It is small enough to be
+// inlined (cost 80 of 80: masking bit 63 here would cross that).
+func distinctFields(w uint64, k uint) bool {
+	m := pairMasks[k&7]
+	x1 := w ^ (w>>9 | w<<54)
+	x2 := w ^ (w>>18 | w<<45)
+	x3 := w ^ (w>>27 | w<<36)
+	return (x1-fieldLows)&^x1&m[0]|(x2-fieldLows)&^x2&m[1]|(x3-fieldLows)&^x3&m[2] == 0
+}
+
 // firstDistinct reports whether the first k candidates of the in-block
 // sequence (see blockMask) are distinct, so that they are the key's
 // positions, for k <= 2*fieldsPerWord, and returns the second word of
 // candidates, w1 = splitmix(h2 + golden), when k needs it: the key's
 // positions are then the first min(k, 7) fields of h2 and the first k-7 of
 // w1. It returns false for larger k, and otherwise with a probability of
-// about k(k-1)/1024, when the callers take the general loop.
-//
-// The checks compare fields in parallel, without a branch: field i of
-// h2 ^ h2>>(9d) is zero if and only if candidates i and i+d are equal, and
-// h2 ^ c*fieldLows has a zero field where h2 has c.
+// about k(k-1)/1024, when the callers take the general loop. Callers check
+// k <= 7 with distinctFields first, which inlines.
 func firstDistinct(h2 uint64, k uint) (w1 uint64, ok bool) {
-	if k > 2*fieldsPerWord {
+	if k <= fieldsPerWord {
+		return 0, distinctFields(h2&fieldBits, k)
+	}
+	if k > 2*fieldsPerWord || !distinctFields(h2&fieldBits, fieldsPerWord) {
 		return 0, false
 	}
-	n := min(k, fieldsPerWord)
-	highs := fieldHighs & (uint64(1)<<(9*n) - 1) // the first n fields
-	var zero uint64
-	for s := uint(9); s < 9*n; s += 9 {
-		zero |= zeroFields(h2^h2>>s, highs>>s)
+	w1 = splitmix(h2 + golden)
+	n1 := k - fieldsPerWord
+	if !distinctFields(w1&fieldBits, n1) {
+		return 0, false
 	}
-	if k > fieldsPerWord {
-		w1 = splitmix(h2 + golden)
-		n1 := k - fieldsPerWord
-		highs1 := fieldHighs & (uint64(1)<<(9*n1) - 1)
-		for s := uint(9); s < 9*n1; s += 9 {
-			zero |= zeroFields(w1^w1>>s, highs1>>s)
-		}
-		for j := range n1 {
-			zero |= zeroFields(h2^(w1>>(9*j)&(BlockBits-1))*fieldLows, fieldHighs)
-		}
+	// Field j of w1 against all seven of h2: h2 ^ c*fieldLows has a zero
+	// field where h2 has c.
+	var zero uint64
+	for j := range n1 {
+		zero |= zeroFields(h2^(w1>>(9*j)&(BlockBits-1))*fieldLows, fieldHighs)
 	}
 	return w1, zero == 0
 }
@@ -2385,7 +2410,12 @@ func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 	blk := f.block(blockOf(h1, f.m/BlockBits))
 	k := f.k
 	var fresh uint64
-	if w1, ok := firstDistinct(h2, k); ok {
+	var w1 uint64
+	ok := k <= fieldsPerWord && distinctFields(h2&fieldBits, k)
+	if !ok && k > fieldsPerWord {
+		w1, ok = firstDistinct(h2, k)
+	}
+	if ok {
 		// The usual case, about 97% of keys at k = 6: k distinct positions
 		// straight from the fields, each read, or-ed into fresh and set in
 		// its word. Measured against building blockMask and or-ing all 8
@@ -2443,6 +2473,9 @@ func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 	}
 	if all&1 == 0 {
 		return false
+	}
+	if k <= fieldsPerWord && distinctFields(h2&fieldBits, k) {
+		return true
 	}
 	w1, ok := firstDistinct(h2, k)
 	if !ok {

@@ -40,30 +40,32 @@ func Sum128(key []byte, seed uint32) (h1, h2 uint64) {
 		h2 = (bits.RotateLeft64(h2, 31)+h1)*5 + 0x38495ab5
 		p = p[16:]
 	}
-	var k1, k2 uint64
-	switch {
-	case len(p) == 0:
-	case n >= 16:
-		// The tail is the last r bytes of the last 16 of key, read as one
-		// 128-bit little-endian number hi:lo shifted right by s = 128-8r.
-		// Go defines shifts by 64 or more to give 0, which covers s >= 64.
-		t := key[n-16:]
-		lo, hi := binary.LittleEndian.Uint64(t), binary.LittleEndian.Uint64(t[8:16])
-		s := uint(128 - 8*len(p))
-		k1 = lo>>s | hi<<(64-s) | hi>>(s-64)
-		k2 = hi >> s
-	case n >= 8:
-		k1 = binary.LittleEndian.Uint64(p)
-		k2 = binary.LittleEndian.Uint64(p[n-8:]) >> (128 - 8*uint(n))
-	case n >= 4:
-		// Two overlapping 4-byte loads; the overlap ORs equal bytes.
-		k1 = uint64(binary.LittleEndian.Uint32(p)) | uint64(binary.LittleEndian.Uint32(p[n-4:]))<<(8*uint(n-4))
-	default:
-		// 1 to 3 bytes: first, middle and last, which overlap as needed.
-		k1 = uint64(p[0]) | uint64(p[n/2])<<(8*uint(n/2)) | uint64(p[n-1])<<(8*uint(n-1))
+	if r := len(p); r != 0 {
+		var k1, k2 uint64
+		switch {
+		case n >= 16:
+			// The tail is the last r bytes of the last 16 of key, read as
+			// one 128-bit little-endian number hi:lo shifted right by
+			// s = 128-8r. Go defines shifts by 64 or more to give 0, which
+			// covers s >= 64.
+			t := key[n-16:]
+			lo, hi := binary.LittleEndian.Uint64(t), binary.LittleEndian.Uint64(t[8:16])
+			s := uint(128 - 8*r)
+			k1 = lo>>s | hi<<(64-s) | hi>>(s-64)
+			k2 = hi >> s
+		case n >= 8:
+			k1 = binary.LittleEndian.Uint64(key)
+			k2 = binary.LittleEndian.Uint64(key[n-8:]) >> (128 - 8*uint(n))
+		case n >= 4:
+			// Two overlapping 4-byte loads; the overlap ORs equal bytes.
+			k1 = uint64(binary.LittleEndian.Uint32(key)) | uint64(binary.LittleEndian.Uint32(key[n-4:]))<<(8*uint(n-4))
+		default:
+			// 1 to 3 bytes: first, middle and last, which overlap as needed.
+			k1 = uint64(key[0]) | uint64(key[n/2])<<(8*uint(n/2)) | uint64(key[n-1])<<(8*uint(n-1))
+		}
+		h1 ^= bits.RotateLeft64(k1*c1, 31) * c2
+		h2 ^= bits.RotateLeft64(k2*c2, 33) * c1
 	}
-	h1 ^= bits.RotateLeft64(k1*c1, 31) * c2
-	h2 ^= bits.RotateLeft64(k2*c2, 33) * c1
 
 	h1 ^= uint64(n)
 	h2 ^= uint64(n)
