@@ -30,17 +30,17 @@ func Sum128(key []byte, seed uint32) (h1, h2 uint64) {
 	// result to spaolacci's for every length up to 300 and random keys.
 	h1, h2 = uint64(seed), uint64(seed)
 	n := len(key)
-	p := key
-	for len(p) >= 16 {
-		k1 := binary.LittleEndian.Uint64(p)
-		k2 := binary.LittleEndian.Uint64(p[8:16])
+	i := 0
+	for ; i <= n-16; i += 16 {
+		b := (*[16]byte)(key[i:])
+		k1 := binary.LittleEndian.Uint64(b[:8])
+		k2 := binary.LittleEndian.Uint64(b[8:])
 		h1 ^= bits.RotateLeft64(k1*c1, 31) * c2
 		h1 = (bits.RotateLeft64(h1, 27)+h2)*5 + 0x52dce729
 		h2 ^= bits.RotateLeft64(k2*c2, 33) * c1
 		h2 = (bits.RotateLeft64(h2, 31)+h1)*5 + 0x38495ab5
-		p = p[16:]
 	}
-	if r := len(p); r != 0 {
+	if r := n - i; r != 0 {
 		var k1, k2 uint64
 		switch {
 		case n >= 16:
