@@ -2299,16 +2299,16 @@ func zeroFields(x, highs uint64) uint64 {
 	return (x - fieldLows) &^ x & highs
 }
 
-// pairMasks[k][d-1], for k <= 7 and d = 1, 2, 3, has the highest bit of
+// pairMasks[d-1][k], for k <= 7 and d = 1, 2, 3, has the highest bit of
 // field i set when fields i and (i+d) mod 7 are both among the first k:
 // the pairs that distinctFields compares in its round d. Every pair of the
 // seven fields is (i+d) mod 7 apart for one d in 1..3.
-var pairMasks = func() (t [fieldsPerWord + 1][3]uint64) {
-	for k := range t {
-		for d := range 3 {
+var pairMasks = func() (t [3][fieldsPerWord + 1]uint64) {
+	for d := range t {
+		for k := range t[d] {
 			for i := range k {
 				if (i+d+1)%fieldsPerWord < k {
-					t[k][d] |= 1 << (9*i + 8)
+					t[d][k] |= 1 << (9*i + 8)
 				}
 			}
 		}
@@ -2322,11 +2322,11 @@ var pairMasks = func() (t [fieldsPerWord + 1][3]uint64) {
 // fields has a zero field where the two are equal. It is small enough to be
 // inlined (cost 80 of 80: masking bit 63 here would cross that).
 func distinctFields(w uint64, k uint) bool {
-	m := pairMasks[k&7]
+	k &= 7
 	x1 := w ^ (w>>9 | w<<54)
 	x2 := w ^ (w>>18 | w<<45)
 	x3 := w ^ (w>>27 | w<<36)
-	return (x1-fieldLows)&^x1&m[0]|(x2-fieldLows)&^x2&m[1]|(x3-fieldLows)&^x3&m[2] == 0
+	return (x1-fieldLows)&^x1&pairMasks[0][k]|(x2-fieldLows)&^x2&pairMasks[1][k]|(x3-fieldLows)&^x3&pairMasks[2][k] == 0
 }
 
 // firstDistinct reports whether the first k candidates of the in-block
