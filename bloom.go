@@ -2453,17 +2453,19 @@ func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 // It first tests the first min(k, 7) candidates, the fields of h2, all of
 // them and without a branch between them, and answers false if one is
 // clear: they are positions of the key even when some repeat. So the one
-// branch that waits for the block's cache miss is taken the same way for
-// almost every absent key (false, but for a false positive) and for every
-// present one (true), and the processor, predicting it right, goes on to
-// the next keys and their cache misses. An early exit at the first clear
-// bit, as blobloom does and this function did, mispredicts about once per
-// absent key, since about half the bits of a full filter are set, and each
-// misprediction throws away the work begun on the keys after it.
+// branch on the block's bits goes the same way for almost every absent key
+// (false, but for a false positive) and for every present one (true).
+// For keys that pass, distinctFields (or firstDistinct, k > 7) says whether
+// those candidates, and the next k-7 when k > 7, are the key's positions;
+// the rare rest goes through blockMask.
 //
-// For keys that pass, firstDistinct says whether those candidates, and the
-// next k-7 when k > 7, are the key's positions; the rest of the rare cases
-// goes through blockMask.
+// Measured against an early exit at each candidate (which mispredicts about
+// once per absent key, as half the bits of a full filter are set): in the
+// cache, 10^5 keys, absent keys cost 0.7-0.8x blobloom's time instead of
+// about 1x; at 10^7 keys, where the number of cache misses in flight
+// decides, the two were within the noise of each other (blocked/blobloom
+// 1.33 and 1.31 branch-free, 1.30 and 1.26 with early exits, 16-byte keys at
+// p = 0.01 and 0.001, one paired run).
 func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 	blk := f.block(blockOf(h1, f.m/BlockBits))
 	k := f.k
