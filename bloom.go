@@ -2419,8 +2419,10 @@ func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 	if ok {
 		// The usual case, about 97% of keys at k = 6: k distinct positions
 		// straight from the fields, each read, or-ed into fresh and set in
-		// its word. Measured against building blockMask and or-ing all 8
-		// words: fewer instructions, and no branch per candidate.
+		// its word, without the branch per candidate of blockMask's loop.
+		// With the hash, this cut Add at 10^7 16-byte keys from 1.60x
+		// blobloom's time to 1.37-1.40x at p = 0.01 (it did not move
+		// 1.56-1.58x at 0.001 out of the noise).
 		n := min(k, fieldsPerWord)
 		for p := h2; n > 0; n-- {
 			i, bit := p>>6&7, uint64(1)<<(p&63)
