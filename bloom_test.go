@@ -4492,3 +4492,109 @@ func BenchmarkBlockedBatch(b *testing.B) {
 		perKey(b)
 	})
 }
+
+// TestBlockedFastPath checks the branch-free paths of the blocked layout
+// (firstDistinct, and blockMask, testBlocked and addBlocked through it)
+// against the candidate sequence written out with a map, for every k up to
+// 20 and MaxHashes, on random hashes and on hashes whose fields repeat.
+func TestBlockedFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 2))
+	ref := func(h2 uint64, k uint) (m [8]uint64, firstK []uint64) {
+		seen := map[uint64]bool{}
+		x, n := h2, uint(0)
+		for tt := uint64(0); n < k; tt++ {
+			if tt > 0 {
+				x = splitmix(h2 + tt*golden)
+			}
+			for j := 0; j < 7 && n < k; j++ {
+				q := x >> (9 * j) & 511
+				if uint(len(firstK)) < k {
+					firstK = append(firstK, q)
+				}
+				if !seen[q] {
+					seen[q] = true
+					m[q>>6] |= 1 << (q & 63)
+					n++
+				}
+			}
+		}
+		return m, firstK
+	}
+	hashes := make([]uint64, 0, 30000)
+	for range 20000 {
+		hashes = append(hashes, rng.Uint64())
+	}
+	for range 10000 {
+		// Copy one field onto another, so that candidates repeat.
+		h := rng.Uint64()
+		i, j := rng.IntN(7), rng.IntN(7)
+		f := h >> (9 * i) & 511
+		h = h&^(511<<(9*j)) | f<<(9*j)
+		hashes = append(hashes, h)
+	}
+	ks := []uint{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 20, MaxHashes}
+	for _, k := range ks {
+		f, _ := NewWithSize(4*BlockBits, k, Blocked())
+		for _, h2 := range hashes {
+			want, firstK := ref(h2, k)
+			if got := blockMask(h2, k); got != want {
+				t.Fatalf("k=%d h2=%#x: blockMask %x, sequence %x", k, h2, got, want)
+			}
+			distinct := k <= 14
+			seen := map[uint64]bool{}
+			for _, q := range firstK {
+				distinct = distinct && !seen[q]
+				seen[q] = true
+			}
+			if _, ok := firstDistinct(h2, k); ok != distinct {
+				t.Fatalf("k=%d h2=%#x: firstDistinct %v, want %v", k, h2, ok, distinct)
+			}
+			// testBlocked on a block holding the key's bits but one, all
+			// of them, and all of them plus random others.
+			h1 := rng.Uint64()
+			blk := f.block(blockOf(h1, 4))
+			var rnd [8]uint64
+			for i := range rnd {
+				rnd[i] = rng.Uint64() & rng.Uint64()
+			}
+			drop := rng.IntN(int(k))
+			for i := range blk {
+				blk[i] = want[i]
+			}
+			for i, n := 0, 0; i < 8; i++ {
+				for w := want[i]; w != 0; w &= w - 1 {
+					if n == drop {
+						blk[i] &^= w & -w
+					}
+					n++
+				}
+			}
+			if f.testBlocked(h1, h2) {
+				t.Fatalf("k=%d h2=%#x: testBlocked true with a position clear", k, h2)
+			}
+			for i := range blk {
+				blk[i] = rnd[i]
+			}
+			missing := false
+			for i := range blk {
+				missing = missing || want[i]&^rnd[i] != 0
+			}
+			if got := f.testBlocked(h1, h2); got != !missing {
+				t.Fatalf("k=%d h2=%#x: testBlocked %v on random bits, want %v", k, h2, got, !missing)
+			}
+			f.count = 0
+			if present := f.addBlocked(h1, h2); present != !missing || f.count != map[bool]uint64{true: 1}[missing] {
+				t.Fatalf("k=%d h2=%#x: addBlocked %v count %d, want %v", k, h2, present, f.count, !missing)
+			}
+			for i := range blk {
+				if blk[i] != rnd[i]|want[i] {
+					t.Fatalf("k=%d h2=%#x: addBlocked left word %d %#x, want %#x", k, h2, i, blk[i], rnd[i]|want[i])
+				}
+			}
+			if !f.testBlocked(h1, h2) {
+				t.Fatalf("k=%d h2=%#x: testBlocked false after addBlocked", k, h2)
+			}
+			clear(blk[:])
+		}
+	}
+}

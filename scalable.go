@@ -12,7 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/spaolacci/murmur3"
+	"github.com/bloomfilters/bloom/internal/murmur"
 )
 
 // growth says how a ScalableBloomFilter sizes each new sub-filter.
@@ -786,12 +786,12 @@ func (s *ScalableBloomFilter) growConcurrent(c *chain) *chain {
 // Add inserts key unless it tests present already. It hashes key once, and
 // does not allocate unless it adds a sub-filter.
 func (s *ScalableBloomFilter) Add(key []byte) {
-	s.testAndAdd(murmur3.Sum128WithSeed(key, s.seed))
+	s.testAndAdd(murmur.Sum128(key, s.seed))
 }
 
 // AddString is Add for a string key, without copying it.
 func (s *ScalableBloomFilter) AddString(key string) {
-	s.testAndAdd(murmur3.Sum128WithSeed(bytesOf(key), s.seed))
+	s.testAndAdd(murmur.Sum128(bytesOf(key), s.seed))
 }
 
 // Test reports whether key may be in the filter: false means key was
@@ -799,12 +799,12 @@ func (s *ScalableBloomFilter) AddString(key string) {
 // error of at most ErrorRate. It looks at the newest sub-filter first and
 // costs O(k) per sub-filter in the worst case.
 func (s *ScalableBloomFilter) Test(key []byte) bool {
-	return s.test(murmur3.Sum128WithSeed(key, s.seed))
+	return s.test(murmur.Sum128(key, s.seed))
 }
 
 // TestString is Test for a string key, without copying it.
 func (s *ScalableBloomFilter) TestString(key string) bool {
-	return s.test(murmur3.Sum128WithSeed(bytesOf(key), s.seed))
+	return s.test(murmur.Sum128(bytesOf(key), s.seed))
 }
 
 // TestAndAdd reports whether key was probably present before the call, and
@@ -812,12 +812,12 @@ func (s *ScalableBloomFilter) TestString(key string) bool {
 // Concurrent filter, of several goroutines calling it at once with the same
 // new key, exactly one gets false.
 func (s *ScalableBloomFilter) TestAndAdd(key []byte) bool {
-	return s.testAndAdd(murmur3.Sum128WithSeed(key, s.seed))
+	return s.testAndAdd(murmur.Sum128(key, s.seed))
 }
 
 // TestAndAddString is TestAndAdd for a string key, without copying it.
 func (s *ScalableBloomFilter) TestAndAddString(key string) bool {
-	return s.testAndAdd(murmur3.Sum128WithSeed(bytesOf(key), s.seed))
+	return s.testAndAdd(murmur.Sum128(bytesOf(key), s.seed))
 }
 
 // Batch calls: the batch calls of BloomFilter, for the chain of sub-filters.
@@ -835,7 +835,7 @@ func scalableTestMany[K keyType](s *ScalableBloomFilter, keys []K, results []boo
 		return scalableTestManyBlocked(s, keys, results)
 	}
 	for i, key := range keys {
-		results[i] = s.test(murmur3.Sum128WithSeed(keyBytes(key), s.seed))
+		results[i] = s.test(murmur.Sum128(keyBytes(key), s.seed))
 	}
 	return results
 }
@@ -848,7 +848,7 @@ func scalableAddMany[K keyType](s *ScalableBloomFilter, keys []K, results []bool
 		return
 	}
 	for i, key := range keys {
-		present := s.testAndAdd(murmur3.Sum128WithSeed(keyBytes(key), s.seed))
+		present := s.testAndAdd(murmur.Sum128(keyBytes(key), s.seed))
 		if results != nil {
 			results[i] = present
 		}

@@ -79,6 +79,7 @@ func TestHugePagesBackLargeWords(t *testing.T) {
 		runtime.GC()
 	}
 }
+
 // BenchmarkRandomLoads reads words of a 128 MiB slice (about the bits of a
 // filter of 10^8 keys at 1%) at random, independent loads as a batch of
 // keys makes them, from make and from Words, alternating within each
