@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
@@ -30,12 +31,14 @@ const shardedScalableFormatName = "redisbloom-sharded-scalable/1"
 // metadata {name}:sharded (a hash: format "redisbloom-sharded-scalable/1",
 // shards, initial_capacity, error_rate, seed) records the parameters.
 //
-// Batch calls group the keys by shard and call the shards concurrently, one
-// goroutine each: a batch takes one round trip per shard (more when a shard
-// grows during the call, see ScalableFilter.AddMany), all in flight at
-// once, not one per node as ShardedFilter's batches. The trade-offs of S are
-// ShardedFilter's; a shard also grows in steps of its own size, so more
-// shards mean more, smaller sub-filters at a given number of keys.
+// Batch calls group the keys by shard and queue every shard's first script
+// call on one pipeline, which a Cluster client splits by node: a batch that
+// makes no shard grow, with up to 7,000 positions per shard, takes one round
+// trip per node, the nodes concurrently, as ShardedFilter's batches do. Only
+// the shards whose reply asks for more (see AddMany) make further calls,
+// concurrently. The trade-offs of S are ShardedFilter's; a shard also grows
+// in steps of its own size, so more shards mean more, smaller sub-filters at
+// a given number of keys.
 //
 // It is safe for concurrent use. A zero ShardedScalableFilter is not
 // usable: its methods return an error.
@@ -290,6 +293,35 @@ func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, add boo
 		}
 	}
 	return out, nil
+}
+
+// WithWait returns a handle on the same sharded scalable filter whose
+// writes (Add, TestAndAdd, AddMany, TestAndAddMany, Import) return only
+// after at least replicas replicas of each shard's master acknowledged
+// them, with Redis's WAIT, or an error wrapping ErrNotReplicated after
+// timeout: each shard of the handle is that shard's
+// ScalableFilter.WithWait(replicas, timeout), which says what it promises
+// and what it costs. A batch write then makes each shard's calls on the
+// connection of its master, each followed by WAIT, the shards concurrently:
+// one round trip per script call of each shard, not one per node. Reads are
+// unchanged. It returns ScalableFilter.WithWait's errors
+// (bloom.ErrInvalidParameter for replicas < 1, a timeout under a
+// millisecond or a client other than a *redis.Client or
+// *redis.ClusterClient).
+func (s *ShardedScalableFilter) WithWait(replicas int, timeout time.Duration) (*ShardedScalableFilter, error) {
+	if s.rdb == nil {
+		return nil, errZeroShardedScalable
+	}
+	g := *s
+	g.shards = make([]*ScalableFilter, len(s.shards))
+	for i, f := range s.shards {
+		w, err := f.WithWait(replicas, timeout)
+		if err != nil {
+			return nil, err
+		}
+		g.shards[i] = w
+	}
+	return &g, nil
 }
 
 // enqueue adds the prepared script call c to pipe, by its SHA1 (EVALSHA, or
