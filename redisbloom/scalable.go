@@ -498,15 +498,26 @@ func (s *ScalableFilter) prepare(ctx context.Context, add bool, keys [][]byte) (
 			per += int(z.k)
 		}
 	}
-	batch := keys[:min(len(keys), max(1, scalablePositionsPerScript/max(per, 1)))]
+	batchOf := func(per int) int { return min(len(keys), max(1, scalablePositionsPerScript/max(per, 1))) }
+	size := batchOf(per)
 	if S > n0 {
 		// The next sub-filter's positions are needed only if the
 		// newest can fill during the call; a call that finds it
 		// full without them stops, and the next round sends them.
-		if r := s.room.Load(); r == -1 || r >= int64(len(batch)) {
+		// Without them, a call takes more keys if the newest has room
+		// for all of them.
+		next := 0
+		if z := s.size(S - 1); z.ok {
+			next = int(z.k)
+		}
+		switch r := s.room.Load(); {
+		case r == -1 || r >= int64(batchOf(per-next)):
+			S, size = n0, batchOf(per-next)
+		case r >= int64(size):
 			S = n0
 		}
 	}
+	batch := keys[:size]
 	// Keys present in a copy are present: answered here.
 	local := make([]bool, len(batch))
 	var sent [][]byte

@@ -255,7 +255,11 @@ func TestShardedScalableRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Delete(context.Background()) })
-		if _, err := s.TestAndAddMany(ctx, keyRange("warm-", 0, 600)); err != nil { // warms the script cache
+		warm := keyRange("warm-", 0, 600)
+		if _, err := s.TestAndAddMany(ctx, warm); err != nil { // warms the script cache
+			t.Fatal(err)
+		}
+		if _, err := s.TestMany(ctx, warm); err != nil {
 			t.Fatal(err)
 		}
 		for i, op := range ops {
@@ -296,6 +300,9 @@ func TestShardedScalableRoundTrips(t *testing.T) {
 		}
 		warm := keyRange("warm-", 0, 600)
 		if _, err := s.TestAndAddMany(ctx, warm); err != nil { // warms the script caches
+			t.Fatal(err)
+		}
+		if _, err := s.TestMany(ctx, warm); err != nil {
 			t.Fatal(err)
 		}
 		feed(warm)
