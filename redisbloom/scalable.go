@@ -842,9 +842,9 @@ func (s *ScalableFilter) TestAndAdd(ctx context.Context, key []byte) (bool, erro
 
 // AddMany inserts every key of keys, in order, as Add would one by one. It
 // takes one script call, atomic, and one round trip per 7,000 positions
-// (keys times the hashes of every sub-filter, the next one included), and
-// one more each time the filter grows past the sub-filter after the newest
-// the handle has seen. After an error other than
+// (keys times the hashes of every sub-filter, and of the next one when the
+// newest may fill during the call), and one more each time the filter grows
+// past the sub-filter after the newest the handle has seen. After an error other than
 // ErrNotFound, ErrCorrupt or ErrLost some, all or none of the keys may have
 // been added; retrying is safe.
 func (s *ScalableFilter) AddMany(ctx context.Context, keys [][]byte) error {

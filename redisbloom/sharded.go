@@ -36,7 +36,8 @@ const shardSeedOffset = 0x9E3779B9
 // tested in one shard) and it needs about as many bits as one unsharded
 // filter. Batch calls group the keys by shard and send every group in one
 // pipeline, which a Cluster client splits by node: one round trip per
-// node, the nodes concurrently.
+// node, the nodes concurrently (the writes of a handle made by WithWait:
+// one per shard, the shards concurrently).
 //
 // Shard i is the Filter named name/i/c, for the first c from 0 up whose
 // hash tag puts it in the i-th of S equal ranges of the 16384 Cluster slots,

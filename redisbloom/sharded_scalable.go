@@ -185,10 +185,11 @@ func (s *ShardedScalableFilter) TestAndAdd(ctx context.Context, key []byte) (boo
 // nodes concurrently: a batch takes one round trip per node when no shard
 // needs a second call. A shard makes more calls, its own, the shards
 // concurrently, when its group has more than one script call's positions
-// (7,000: some 500 keys at 1% when the call carries the next sub-filter's
-// positions, 1,000 when it does not), when it grows past the next
-// sub-filter during the call, or when another client grew it since the
-// handle's last call. Keys of one shard are added in their order; each
+// (7,000: 700 keys at 1% while a shard has one sub-filter, fewer as
+// sub-filters add hashes, about half as many when the newest may fill
+// during the call, which then carries the next one's positions too), when
+// it grows past the next sub-filter during the call, or when another
+// client grew it since the handle's last call. Keys of one shard are added in their order; each
 // script call is atomic, not the batch as a whole.
 func (s *ShardedScalableFilter) AddMany(ctx context.Context, keys [][]byte) error {
 	_, err := s.many(ctx, keys, true)
