@@ -429,21 +429,6 @@ func BenchmarkSingleKeys16(b *testing.B) {
 func BenchmarkShardedCluster(b *testing.B) {
 	rdb := clusterClient(b)
 	ctx := context.Background()
-	nodeUsec := func() map[string][2]float64 {
-		out := map[string][2]float64{}
-		var mu sync.Mutex
-		err := rdb.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-			v := [2]float64{scriptUsec(b, c), serverCPU(b, c) * 1e6}
-			mu.Lock()
-			out[c.Options().Addr] = v
-			mu.Unlock()
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return out
-	}
 	// "per-shard" is the batch path before issue 15 item 2 was finished: one
 	// goroutine, so one round trip, per shard; "per-node" is TestAndAddMany
 	// now, one pipeline split by node.
@@ -462,58 +447,108 @@ func BenchmarkShardedCluster(b *testing.B) {
 			testAndAddMany := s.TestAndAddMany
 			if run.path == "per-shard" {
 				testAndAddMany = func(ctx context.Context, keys [][]byte) ([]bool, error) {
-					return perShard(ctx, s, keys)
+					return perShard(ctx, s.Shards(), s.Shard, keys)
 				}
 			}
-			var next atomic.Int64
-			before := nodeUsec()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(b.N) {
-							return
-						}
-						if _, err := testAndAddMany(ctx, keyRange("cl-"+strconv.FormatInt(i, 10)+"-", 0, benchBatch)); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			keys := float64(b.N * benchBatch)
-			var total, most, cpu, mostCPU float64
-			for addr, v := range nodeUsec() {
-				d, c := v[0]-before[addr][0], v[1]-before[addr][1]
-				total += d
-				most = max(most, d)
-				cpu += c
-				mostCPU = max(mostCPU, c)
-			}
-			b.ReportMetric(keys/b.Elapsed().Seconds(), "keys/s")
-			b.ReportMetric(total/keys, "server-us/key")
-			b.ReportMetric(most/keys, "max-node-us/key")
-			b.ReportMetric(cpu/keys, "cpu-us/key")
-			b.ReportMetric(mostCPU/keys, "max-node-cpu-us/key")
+			clusterBatches(b, rdb, testAndAddMany)
 		})
 	}
 }
 
-// perShard is ShardedFilter.TestAndAddMany as it was before one pipeline
-// per node: the keys grouped by shard, each group sent by a goroutine of
-// its own, one round trip per shard.
-func perShard(ctx context.Context, s *redisbloom.ShardedFilter, keys [][]byte) ([]bool, error) {
-	shards := s.Shards()
+// BenchmarkShardedScalableCluster is BenchmarkShardedCluster for a
+// ShardedScalableFilter of 6 shards whose initial capacity (10^7 keys in
+// all) the benchmark does not outgrow: "per-shard" is its batch path before
+// its first script calls shared a pipeline (a goroutine per shard),
+// "per-node" TestAndAddMany now.
+func BenchmarkShardedScalableCluster(b *testing.B) {
+	rdb := clusterClient(b)
+	ctx := context.Background()
+	for _, path := range []string{"per-shard", "per-node"} {
+		b.Run("shards=6/"+path, func(b *testing.B) {
+			s, err := redisbloom.NewShardedScalable(ctx, rdb, filterName(b, rdb), 6, benchCapacity, benchErrorRate)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { s.Delete(context.Background()) })
+			testAndAddMany := s.TestAndAddMany
+			if path == "per-shard" {
+				testAndAddMany = func(ctx context.Context, keys [][]byte) ([]bool, error) {
+					return perShard(ctx, s.Shards(), s.Shard, keys)
+				}
+			}
+			clusterBatches(b, rdb, testAndAddMany)
+		})
+	}
+}
+
+// clusterBatches runs testAndAddMany over b.N batches of benchBatch new keys
+// from 4 goroutines and reports keys/s and the server CPU per key, summed
+// over rdb's masters and on the busiest one.
+func clusterBatches(b *testing.B, rdb *redis.ClusterClient, testAndAddMany func(context.Context, [][]byte) ([]bool, error)) {
+	ctx := context.Background()
+	nodeUsec := func() map[string][2]float64 {
+		out := map[string][2]float64{}
+		var mu sync.Mutex
+		err := rdb.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			v := [2]float64{scriptUsec(b, c), serverCPU(b, c) * 1e6}
+			mu.Lock()
+			out[c.Options().Addr] = v
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return out
+	}
+	var next atomic.Int64
+	before := nodeUsec()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(b.N) {
+					return
+				}
+				if _, err := testAndAddMany(ctx, keyRange("cl-"+strconv.FormatInt(i, 10)+"-", 0, benchBatch)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	keys := float64(b.N * benchBatch)
+	var total, most, cpu, mostCPU float64
+	for addr, v := range nodeUsec() {
+		d, c := v[0]-before[addr][0], v[1]-before[addr][1]
+		total += d
+		most = max(most, d)
+		cpu += c
+		mostCPU = max(mostCPU, c)
+	}
+	b.ReportMetric(keys/b.Elapsed().Seconds(), "keys/s")
+	b.ReportMetric(total/keys, "server-us/key")
+	b.ReportMetric(most/keys, "max-node-us/key")
+	b.ReportMetric(cpu/keys, "cpu-us/key")
+	b.ReportMetric(mostCPU/keys, "max-node-cpu-us/key")
+}
+
+// perShard is a sharded filter's TestAndAddMany as it was before one
+// pipeline per node: the keys grouped by shard, each group sent by a
+// goroutine of its own, one round trip (or more) per shard.
+func perShard[F interface {
+	TestAndAddMany(context.Context, [][]byte) ([]bool, error)
+}](ctx context.Context, shards []F, shardOf func([]byte) int, keys [][]byte) ([]bool, error) {
 	groups := make([][][]byte, len(shards))
 	index := make([][]int, len(shards))
 	for i, key := range keys {
-		j := s.Shard(key)
+		j := shardOf(key)
 		groups[j] = append(groups[j], key)
 		index[j] = append(index[j], i)
 	}

@@ -447,111 +447,165 @@ func (s *ScalableFilter) run(ctx context.Context, add bool, keys [][]byte) ([]by
 	if s.h.rdb == nil {
 		return nil, errZeroScalable
 	}
-	out := make([]byte, 0, len(keys))
-	var locs []uint64
+	return s.resume(ctx, add, keys, make([]byte, 0, len(keys)))
+}
+
+// resume is run for keys whose answers are to follow those of out: it makes
+// the script calls one after the other, each prepared from the replies of
+// the ones before.
+func (s *ScalableFilter) resume(ctx context.Context, add bool, keys [][]byte, out []byte) ([]byte, error) {
 	for len(keys) > 0 {
-		copies, epoch, err := s.copies.current(ctx, s)
+		c, err := s.prepare(ctx, add, keys)
 		if err != nil {
 			return nil, err
 		}
-		S := s.subFilters(add)
-		n0 := int(s.n.Load())
-		C := min(len(copies), S)
-		per := 0 // positions per key sent
-		for j := C; j < S; j++ {
-			if z := s.size(j); z.ok {
-				per += int(z.k)
-			}
+		reply, err := s.send(ctx, c)
+		var done int
+		if out, done, err = s.finish(c, reply, err, out); err != nil {
+			return nil, err
 		}
-		batch := keys[:min(len(keys), max(1, scalablePositionsPerScript/max(per, 1)))]
-		if S > n0 {
-			// The next sub-filter's positions are needed only if the
-			// newest can fill during the call; a call that finds it
-			// full without them stops, and the next round sends them.
-			if r := s.room.Load(); r == -1 || r >= int64(len(batch)) {
-				S = n0
-			}
+		keys = keys[done:]
+	}
+	return out, nil
+}
+
+// scalableCall is one script call of run, prepared: its batch (a prefix of
+// the keys left), the keys of the batch answered from copies of full
+// sub-filters (local) and those sent, and the sizes of S sub-filters, the
+// first C tested on the copies of import epoch epoch.
+type scalableCall struct {
+	add   bool
+	batch [][]byte
+	local []bool
+	sent  [][]byte
+	S, C  int
+	n0    int // sub-filters the handle had seen
+	epoch string
+}
+
+// prepare chooses the next script call over (a prefix of) keys, at least one.
+func (s *ScalableFilter) prepare(ctx context.Context, add bool, keys [][]byte) (*scalableCall, error) {
+	copies, epoch, err := s.copies.current(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	S := s.subFilters(add)
+	n0 := int(s.n.Load())
+	C := min(len(copies), S)
+	per := 0 // positions per key sent
+	for j := C; j < S; j++ {
+		if z := s.size(j); z.ok {
+			per += int(z.k)
 		}
-		// Keys present in a copy are present: answered here.
-		local := make([]bool, len(batch))
-		var sent [][]byte
-		for i, key := range batch {
-			for j := range C {
-				z := s.size(j)
-				locs = bloom.AppendLocations(locs[:0], key, z.m, z.k, s.seed)
-				if allSet(copies[j], locs) {
-					local[i] = true
-					break
-				}
-			}
-			if !local[i] {
-				sent = append(sent, key)
-			}
+	}
+	batchOf := func(per int) int { return min(len(keys), max(1, scalablePositionsPerScript/max(per, 1))) }
+	size := batchOf(per)
+	if S > n0 {
+		// The next sub-filter's positions are needed only if the
+		// newest can fill during the call; a call that finds it
+		// full without them stops, and the next round sends them.
+		// Without them, a call takes more keys if the newest has room
+		// for all of them.
+		next := 0
+		if z := s.size(S - 1); z.ok {
+			next = int(z.k)
 		}
-		// The call is made even when every key was answered here: it
-		// checks that the filter still exists and that the copies are
-		// those of its current import epoch.
-		var answers string
-		{
-			var reply string
-			err := s.h.retryStale(ctx, func() error {
-				var err error
-				reply, err = s.call(ctx, add, S, C, epoch, sent)
-				return err
-			})
-			if s.grown(err) {
-				continue
-			}
-			if redis.HasErrorPrefix(err, errEpochPrefix) {
-				s.copies.drop()
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			gen, rest, ok1 := strings.Cut(reply, ":")
-			nText, a, ok2 := strings.Cut(rest, ":")
-			n, err := strconv.Atoi(nText)
-			room := int64(-2)
-			if add && ok2 {
-				var roomText string
-				roomText, a, ok2 = strings.Cut(a, ":")
-				room, err = strconv.ParseInt(roomText, 10, 64)
-			}
-			if !ok1 || !ok2 || err != nil || n < 1 || len(a) > len(sent) {
-				return nil, fmt.Errorf("redisbloom: filter %q: malformed script reply", s.h.name)
-			}
-			if err := s.h.observe(gen); err != nil {
-				return nil, err
-			}
-			before := s.n.Swap(int64(n))
-			if add {
-				s.room.Store(room)
-			}
-			// No answer is progress only if the filter grew or the call
-			// lacked the next sub-filter's positions (room is now 0).
-			if len(a) == 0 && len(sent) > 0 && (!add || (int64(n) == before && S > n0)) {
-				return nil, fmt.Errorf("redisbloom: filter %q: script answered for no key", s.h.name)
-			}
-			answers = a
+		switch r := s.room.Load(); {
+		case r == -1 || r >= int64(batchOf(per-next)):
+			S, size = n0, batchOf(per-next)
+		case r >= int64(size):
+			S = n0
 		}
-		// The batch's answers, up to the first sent key the script did not
-		// get to.
-		done := 0
-		for i := range batch {
-			if local[i] {
-				out = append(out, '1')
-			} else if done < len(answers) {
-				out = append(out, answers[done])
-				done++
-			} else {
-				batch = batch[:i]
+	}
+	batch := keys[:size]
+	// Keys present in a copy are present: answered here.
+	local := make([]bool, len(batch))
+	var sent [][]byte
+	var locs []uint64
+	for i, key := range batch {
+		for j := range C {
+			z := s.size(j)
+			locs = bloom.AppendLocations(locs[:0], key, z.m, z.k, s.seed)
+			if allSet(copies[j], locs) {
+				local[i] = true
 				break
 			}
 		}
-		keys = keys[len(batch):]
+		if !local[i] {
+			sent = append(sent, key)
+		}
 	}
-	return out, nil
+	// The call is made even when every key was answered here: it checks
+	// that the filter still exists and that the copies are those of its
+	// current import epoch.
+	return &scalableCall{add: add, batch: batch, local: local, sent: sent, S: S, C: C, n0: n0, epoch: epoch}, nil
+}
+
+// send makes the prepared call c and returns the script's reply, sending a
+// read again that a lagging replica refused (retryStale).
+func (s *ScalableFilter) send(ctx context.Context, c *scalableCall) (string, error) {
+	var reply string
+	err := s.h.retryStale(ctx, func() error {
+		var err error
+		reply, err = s.call(ctx, c.add, c.S, c.C, c.epoch, c.sent)
+		return err
+	})
+	return reply, err
+}
+
+// finish takes the reply of the prepared call c, or its error, and appends
+// the answers of c's batch to out, up to the first sent key the script did
+// not get to; done is how many keys of the batch are answered. A reply that
+// the filter grew past the sub-filters the call was sized for (GROWN), or
+// that copies are out of date (EPOCH), answers none, with a nil error: the
+// handle has learnt what the next call needs.
+func (s *ScalableFilter) finish(c *scalableCall, reply string, err error, out []byte) (_ []byte, done int, _ error) {
+	if s.grown(err) {
+		return out, 0, nil
+	}
+	if redis.HasErrorPrefix(err, errEpochPrefix) {
+		s.copies.drop()
+		return out, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	gen, rest, ok1 := strings.Cut(reply, ":")
+	nText, a, ok2 := strings.Cut(rest, ":")
+	n, err := strconv.Atoi(nText)
+	room := int64(-2)
+	if c.add && ok2 {
+		var roomText string
+		roomText, a, ok2 = strings.Cut(a, ":")
+		room, err = strconv.ParseInt(roomText, 10, 64)
+	}
+	if !ok1 || !ok2 || err != nil || n < 1 || len(a) > len(c.sent) {
+		return nil, 0, fmt.Errorf("redisbloom: filter %q: malformed script reply", s.h.name)
+	}
+	if err := s.h.observe(gen); err != nil {
+		return nil, 0, err
+	}
+	before := s.n.Swap(int64(n))
+	if c.add {
+		s.room.Store(room)
+	}
+	// No answer is progress only if the filter grew or the call lacked
+	// the next sub-filter's positions (room is now 0).
+	if len(a) == 0 && len(c.sent) > 0 && (!c.add || (int64(n) == before && c.S > c.n0)) {
+		return nil, 0, fmt.Errorf("redisbloom: filter %q: script answered for no key", s.h.name)
+	}
+	answered := 0
+	for i := range c.batch {
+		if c.local[i] {
+			out = append(out, '1')
+		} else if answered < len(a) {
+			out = append(out, a[answered])
+			answered++
+		} else {
+			return out, i, nil
+		}
+	}
+	return out, len(c.batch), nil
 }
 
 // allSet reports whether every position of locs is set in bitmap, in Redis's
@@ -569,6 +623,19 @@ func allSet(bitmap string, locs []uint64) bool {
 // the positions of sub-filters C..S-1 (the client tested 0..C-1 itself, on
 // copies of import epoch epoch).
 func (s *ScalableFilter) call(ctx context.Context, add bool, S, C int, epoch string, keys [][]byte) (string, error) {
+	args := s.callArgs(S, C, epoch, keys)
+	var cmd *redis.Cmd
+	var notReplicated error
+	if add {
+		cmd, notReplicated = s.write(ctx, scalableAddScript, s.keys(S), args)
+	} else {
+		cmd = scalableTestScript.RunRO(ctx, s.h.rdb, s.keys(S), args...)
+	}
+	return s.callReply(ctx, cmd, notReplicated)
+}
+
+// callArgs returns the arguments of call.
+func (s *ScalableFilter) callArgs(S, C int, epoch string, keys [][]byte) []any {
 	total := 0
 	for j := C; j < S; j++ {
 		if z := s.size(j); z.ok {
@@ -599,13 +666,14 @@ func (s *ScalableFilter) call(ctx context.Context, add bool, S, C int, epoch str
 		args = append(args, all[start:end])
 		start = end
 	}
-	var cmd *redis.Cmd
-	var notReplicated error
-	if add {
-		cmd, notReplicated = s.write(ctx, scalableAddScript, s.keys(S), args)
-	} else {
-		cmd = scalableTestScript.RunRO(ctx, s.h.rdb, s.keys(S), args...)
-	}
+	return args
+}
+
+// callReply returns the reply of a script call, cmd, or its error: GROWN
+// and EPOCH as they are, the others as scriptErr makes them; notReplicated
+// is the error of the WAIT that followed a write, reported after the
+// script's own.
+func (s *ScalableFilter) callReply(ctx context.Context, cmd *redis.Cmd, notReplicated error) (string, error) {
 	reply, err := cmd.Text()
 	if err != nil {
 		if redis.HasErrorPrefix(err, errGrownPrefix) || redis.HasErrorPrefix(err, errEpochPrefix) {
@@ -774,9 +842,9 @@ func (s *ScalableFilter) TestAndAdd(ctx context.Context, key []byte) (bool, erro
 
 // AddMany inserts every key of keys, in order, as Add would one by one. It
 // takes one script call, atomic, and one round trip per 7,000 positions
-// (keys times the hashes of every sub-filter, the next one included), and
-// one more each time the filter grows past the sub-filter after the newest
-// the handle has seen. After an error other than
+// (keys times the hashes of every sub-filter, and of the next one when the
+// newest may fill during the call), and one more each time the filter grows
+// past the sub-filter after the newest the handle has seen. After an error other than
 // ErrNotFound, ErrCorrupt or ErrLost some, all or none of the keys may have
 // been added; retrying is safe.
 func (s *ScalableFilter) AddMany(ctx context.Context, keys [][]byte) error {

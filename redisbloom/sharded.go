@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
@@ -35,7 +36,8 @@ const shardSeedOffset = 0x9E3779B9
 // tested in one shard) and it needs about as many bits as one unsharded
 // filter. Batch calls group the keys by shard and send every group in one
 // pipeline, which a Cluster client splits by node: one round trip per
-// node, the nodes concurrently.
+// node, the nodes concurrently (the writes of a handle made by WithWait:
+// one per shard, the shards concurrently).
 //
 // Shard i is the Filter named name/i/c, for the first c from 0 up whose
 // hash tag puts it in the i-th of S equal ranges of the 16384 Cluster slots,
@@ -386,6 +388,9 @@ func (s *ShardedFilter) round(ctx context.Context, keys [][]byte, write bool) ([
 		groups[j] = append(groups[j], key)
 		index[j] = append(index[j], i)
 	}
+	if write && s.shards[0].wait != nil {
+		return s.writeEach(ctx, groups, index, len(keys))
+	}
 	pipe := s.rdb.Pipeline()
 	queued := make([]*queued, len(s.shards))
 	for j, group := range groups {
@@ -414,6 +419,64 @@ func (s *ShardedFilter) round(ctx context.Context, keys [][]byte, write bool) ([
 		}
 	}
 	return out, nil
+}
+
+// writeEach is round for the writes of a handle made by WithWait: each
+// shard's Filter makes its own calls, with their WAIT on the connection of
+// its master, the shards concurrently.
+func (s *ShardedFilter) writeEach(ctx context.Context, groups [][][]byte, index [][]int, n int) ([]bool, error) {
+	answers := make([][]byte, len(s.shards))
+	errs := make([]error, len(s.shards))
+	var wg sync.WaitGroup
+	for j, group := range groups {
+		if len(group) == 0 {
+			continue
+		}
+		wg.Go(func() { answers[j], errs[j] = s.shards[j].run(ctx, addScript, false, group) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]bool, n)
+	for j, r := range answers {
+		for x, i := range index[j] {
+			out[i] = r[x] == '1'
+		}
+	}
+	return out, nil
+}
+
+// WithWait returns a handle on the same sharded filter whose writes (Add,
+// TestAndAdd, AddMany, TestAndAddMany, Import) return only after at least
+// replicas replicas of each shard's master acknowledged them, with Redis's
+// WAIT, or an error wrapping ErrNotReplicated after timeout: each shard of
+// the handle is that shard's Filter.WithWait(replicas, timeout), and
+// Filter.WithWait says what it promises and what it costs. A batch write
+// then makes each shard's calls on the connection of its master, followed
+// by WAIT, the shards concurrently: one round trip per shard (per 524,288
+// positions of it), not one per node, and the pipelined writes
+// (AddPipelined, TestAndAddPipelined) queue nothing and report an error
+// wrapping errors.ErrUnsupported. Reads are unchanged. It returns
+// Filter.WithWait's errors (bloom.ErrInvalidParameter for replicas < 1, a
+// timeout under a millisecond or a client other than a *redis.Client or
+// *redis.ClusterClient).
+func (s *ShardedFilter) WithWait(replicas int, timeout time.Duration) (*ShardedFilter, error) {
+	if s.rdb == nil {
+		return nil, errZeroSharded
+	}
+	g := *s
+	g.shards = make([]*Filter, len(s.shards))
+	for i, f := range s.shards {
+		w, err := f.WithWait(replicas, timeout)
+		if err != nil {
+			return nil, err
+		}
+		g.shards[i] = w
+	}
+	return &g, nil
 }
 
 var errZeroSharded = fmt.Errorf("redisbloom: use of a zero ShardedFilter (create one with NewSharded or OpenSharded)")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
@@ -30,12 +31,14 @@ const shardedScalableFormatName = "redisbloom-sharded-scalable/1"
 // metadata {name}:sharded (a hash: format "redisbloom-sharded-scalable/1",
 // shards, initial_capacity, error_rate, seed) records the parameters.
 //
-// Batch calls group the keys by shard and call the shards concurrently, one
-// goroutine each: a batch takes one round trip per shard (more when a shard
-// grows during the call, see ScalableFilter.AddMany), all in flight at
-// once, not one per node as ShardedFilter's batches. The trade-offs of S are
-// ShardedFilter's; a shard also grows in steps of its own size, so more
-// shards mean more, smaller sub-filters at a given number of keys.
+// Batch calls group the keys by shard and queue every shard's first script
+// call on one pipeline, which a Cluster client splits by node: a batch that
+// makes no shard grow, with up to 7,000 positions per shard, takes one round
+// trip per node, the nodes concurrently, as ShardedFilter's batches do. Only
+// the shards whose reply asks for more (see AddMany) make further calls,
+// concurrently. The trade-offs of S are ShardedFilter's; a shard also grows
+// in steps of its own size, so more shards mean more, smaller sub-filters at
+// a given number of keys.
 //
 // It is safe for concurrent use. A zero ShardedScalableFilter is not
 // usable: its methods return an error.
@@ -176,33 +179,51 @@ func (s *ShardedScalableFilter) TestAndAdd(ctx context.Context, key []byte) (boo
 	return s.shards[s.Shard(key)].TestAndAdd(ctx, key)
 }
 
-// AddMany inserts every key of keys (see ScalableFilter.AddMany), the shards
-// concurrently. Keys of one shard are added in their order.
+// AddMany inserts every key of keys (see ScalableFilter.AddMany). The keys
+// are grouped by shard and the first script call of every shard is queued
+// on one pipeline, which a Cluster client splits by node and sends to the
+// nodes concurrently: a batch takes one round trip per node when no shard
+// needs a second call. A shard makes more calls, its own, the shards
+// concurrently, when its group has more than one script call's positions
+// (7,000: 700 keys at 1% while a shard has one sub-filter, fewer as
+// sub-filters add hashes, about half as many when the newest may fill
+// during the call, which then carries the next one's positions too), when
+// it grows past the next sub-filter during the call, or when another
+// client grew it since the handle's last call. Keys of one shard are added in their order; each
+// script call is atomic, not the batch as a whole.
 func (s *ShardedScalableFilter) AddMany(ctx context.Context, keys [][]byte) error {
-	_, err := s.many(ctx, keys, func(f *ScalableFilter, ctx context.Context, keys [][]byte) ([]bool, error) {
-		return nil, f.AddMany(ctx, keys)
-	})
+	_, err := s.many(ctx, keys, true)
 	return err
 }
 
 // TestMany reports whether each key of keys may be in the filter (see
-// ScalableFilter.TestMany), the shards concurrently.
+// ScalableFilter.TestMany), in one round trip per node for up to 7,000
+// positions per shard (see AddMany).
 func (s *ShardedScalableFilter) TestMany(ctx context.Context, keys [][]byte) ([]bool, error) {
-	return s.many(ctx, keys, (*ScalableFilter).TestMany)
+	return s.many(ctx, keys, false)
 }
 
 // TestAndAddMany inserts every key of keys and reports for each whether it
 // was probably present before, as TestAndAdd one by one would (see
-// ScalableFilter.TestAndAddMany), the shards concurrently.
+// ScalableFilter.TestAndAddMany), in one round trip per node when no shard
+// needs a second call (see AddMany).
 func (s *ShardedScalableFilter) TestAndAddMany(ctx context.Context, keys [][]byte) ([]bool, error) {
-	return s.many(ctx, keys, (*ScalableFilter).TestAndAddMany)
+	return s.many(ctx, keys, true)
 }
 
-// many groups keys by shard, runs op on every group concurrently and puts
-// the answers back in the order of keys. (A ScalableFilter's call depends on
-// its replies, GROWN and the room left, so the shards' calls are not queued
-// on one pipeline as ShardedFilter's are.)
-func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, op func(*ScalableFilter, context.Context, [][]byte) ([]bool, error)) ([]bool, error) {
+// many groups keys by shard, queues every group's first script call on one
+// pipeline, and puts the answers back in the order of keys. The first call
+// of a shard is the one its ScalableFilter.run would make (prepare chooses
+// it from the handle's state, finish takes its reply), so the answers, the
+// sub-filters and their growth are those of calling the shards one by one;
+// a shard whose call did not answer all its keys (a batch of more than one
+// call, growth, a sub-filter the handle had not seen, NOSCRIPT, a lagging
+// replica) goes on with run's loop, in a goroutine of its own.
+//
+// The writes of a handle made by WithWait are not queued: their WAIT needs
+// the connection of the write. Each such shard makes its calls in a
+// goroutine of its own, one round trip per call.
+func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, add bool) ([]bool, error) {
 	if s.rdb == nil {
 		return nil, errZeroShardedScalable
 	}
@@ -213,27 +234,52 @@ func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, op func
 		groups[j] = append(groups[j], key)
 		index[j] = append(index[j], i)
 	}
-	out := make([]bool, len(keys))
+	answers := make([][]byte, len(s.shards))
 	errs := make([]error, len(s.shards))
-	var wg sync.WaitGroup
+	calls := make([]*scalableCall, len(s.shards))
+	cmds := make([]*redis.Cmd, len(s.shards))
+	pipe := s.rdb.Pipeline()
 	for j, group := range groups {
-		if len(group) == 0 {
+		f := s.shards[j]
+		if len(group) == 0 || (add && f.h.wait != nil) {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := op(s.shards[j], ctx, group)
-			if err != nil {
-				errs[j] = err
-				return
+		if calls[j], errs[j] = f.prepare(ctx, add, group); errs[j] == nil {
+			cmds[j] = f.enqueue(ctx, pipe, calls[j])
+		}
+	}
+	if pipe.Len() > 0 {
+		_, _ = pipe.Exec(ctx) // errors are checked per command
+	}
+	var wg sync.WaitGroup
+	for j, group := range groups {
+		f := s.shards[j]
+		switch {
+		case len(group) == 0 || errs[j] != nil:
+			continue
+		case cmds[j] == nil:
+			wg.Go(func() { answers[j], errs[j] = f.run(ctx, add, group) })
+			continue
+		case cmds[j].Err() == nil:
+			// The common case, answered here without a goroutine.
+			reply, err := f.callReply(ctx, cmds[j], nil)
+			out, done, err := f.finish(calls[j], reply, err, make([]byte, 0, len(group)))
+			if err != nil || done == len(group) {
+				answers[j], errs[j] = out, err
+				continue
 			}
-			if r != nil {
-				for x, i := range index[j] {
-					out[i] = r[x]
+			wg.Go(func() { answers[j], errs[j] = f.resume(ctx, add, group[done:], out) })
+		default:
+			wg.Go(func() {
+				reply, err := f.queuedReply(ctx, calls[j], cmds[j])
+				out, done, err := f.finish(calls[j], reply, err, make([]byte, 0, len(group)))
+				if err != nil {
+					errs[j] = err
+					return
 				}
-			}
-		}()
+				answers[j], errs[j] = f.resume(ctx, add, group[done:], out)
+			})
+		}
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -241,7 +287,68 @@ func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, op func
 			return nil, err
 		}
 	}
+	out := make([]bool, len(keys))
+	for j, r := range answers {
+		for x, i := range index[j] {
+			out[i] = r[x] == '1'
+		}
+	}
 	return out, nil
+}
+
+// WithWait returns a handle on the same sharded scalable filter whose
+// writes (Add, TestAndAdd, AddMany, TestAndAddMany, Import) return only
+// after at least replicas replicas of each shard's master acknowledged
+// them, with Redis's WAIT, or an error wrapping ErrNotReplicated after
+// timeout: each shard of the handle is that shard's
+// ScalableFilter.WithWait(replicas, timeout), which says what it promises
+// and what it costs. A batch write then makes each shard's calls on the
+// connection of its master, each followed by WAIT, the shards concurrently:
+// one round trip per script call of each shard, not one per node. Reads are
+// unchanged. It returns ScalableFilter.WithWait's errors
+// (bloom.ErrInvalidParameter for replicas < 1, a timeout under a
+// millisecond or a client other than a *redis.Client or
+// *redis.ClusterClient).
+func (s *ShardedScalableFilter) WithWait(replicas int, timeout time.Duration) (*ShardedScalableFilter, error) {
+	if s.rdb == nil {
+		return nil, errZeroShardedScalable
+	}
+	g := *s
+	g.shards = make([]*ScalableFilter, len(s.shards))
+	for i, f := range s.shards {
+		w, err := f.WithWait(replicas, timeout)
+		if err != nil {
+			return nil, err
+		}
+		g.shards[i] = w
+	}
+	return &g, nil
+}
+
+// enqueue adds the prepared script call c to pipe, by its SHA1 (EVALSHA, or
+// EVALSHA_RO for a test), as call would send it without WAIT.
+func (s *ScalableFilter) enqueue(ctx context.Context, pipe redis.Pipeliner, c *scalableCall) *redis.Cmd {
+	args := s.callArgs(c.S, c.C, c.epoch, c.sent)
+	if c.add {
+		return scalableAddScript.EvalSha(ctx, pipe, s.keys(c.S), args...)
+	}
+	return scalableTestScript.EvalShaRO(ctx, pipe, s.keys(c.S), args...)
+}
+
+// queuedReply returns the reply of the call c queued as cmd, after the
+// pipeline ran. A call the server refused for want of the script
+// (NOSCRIPT: it did not run), or that a lagging replica refused (ErrStale:
+// a read), is made again directly, which loads the script and retries stale
+// reads as run does.
+func (s *ScalableFilter) queuedReply(ctx context.Context, c *scalableCall, cmd *redis.Cmd) (string, error) {
+	if err := cmd.Err(); errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return s.send(ctx, c)
+	}
+	reply, err := s.callReply(ctx, cmd, nil)
+	if errors.Is(err, ErrStale) {
+		return s.send(ctx, c)
+	}
+	return reply, err
 }
 
 // Count returns the keys added, summed over the shards (see

@@ -3,6 +3,7 @@ package redisbloom_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/bloomfilters/bloom"
@@ -214,4 +215,161 @@ func TestShardedScalableArguments(t *testing.T) {
 	if _, err := zero.Test(ctx, []byte("z")); err == nil {
 		t.Error("Test on a zero ShardedScalableFilter succeeded")
 	}
+}
+
+// TestShardedScalableRoundTrips checks that a batch of a sharded scalable
+// filter that makes no shard grow costs one round trip per node, as
+// ShardedFilter's: 6 shards on the standalone server are one round trip,
+// and on the 3-master Cluster one per master, each carrying the script
+// calls of its two shards. A batch that makes the shards grow, and one
+// after SCRIPT FLUSH, cost more round trips but answer as the in-memory
+// shards do.
+func TestShardedScalableRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	const shards, initial, p = 6, 60_000, 0.01
+	ops := []string{"AddMany", "TestMany", "TestAndAddMany"}
+	do := func(s *redisbloom.ShardedScalableFilter, op string, keys [][]byte) error {
+		var err error
+		switch op {
+		case "AddMany":
+			err = s.AddMany(ctx, keys)
+		case "TestMany":
+			var present []bool
+			present, err = s.TestMany(ctx, keys)
+			for i, ok := range present {
+				if !ok {
+					return fmt.Errorf("added key %q absent", keys[i])
+				}
+			}
+		default:
+			_, err = s.TestAndAddMany(ctx, keys)
+		}
+		return err
+	}
+	t.Run("standalone", func(t *testing.T) {
+		rdb := client(t)
+		var rt roundTrips
+		rdb.AddHook(&rt)
+		s, err := redisbloom.NewShardedScalable(ctx, rdb, filterName(t, rdb), shards, initial, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Delete(context.Background()) })
+		warm := keyRange("warm-", 0, 600)
+		if _, err := s.TestAndAddMany(ctx, warm); err != nil { // warms the script cache
+			t.Fatal(err)
+		}
+		if _, err := s.TestMany(ctx, warm); err != nil {
+			t.Fatal(err)
+		}
+		for i, op := range ops {
+			keys := keyRange(fmt.Sprintf("rt-%d-", i), 0, 3000) // new keys, 500 per shard of 10,000
+			if op == "TestMany" {
+				keys = keyRange("rt-0-", 0, 3000)
+			}
+			before := rt.n.Load()
+			if err := do(s, op, keys); err != nil {
+				t.Fatal(err)
+			}
+			if n := rt.n.Load() - before; n != 1 {
+				t.Errorf("%s of 6 shards took %d round trips, want 1", op, n)
+			}
+		}
+		if n := s.NumFilters(); n != shards {
+			t.Errorf("%d sub-filters, want %d (no growth)", n, shards)
+		}
+	})
+	t.Run("cluster", func(t *testing.T) {
+		var r nodeTrips
+		cc := r.watch(t)
+		s, err := redisbloom.NewShardedScalable(ctx, cc, filterName(t, cc), shards, initial, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Delete(context.Background()) })
+		mem := make([]*bloom.ScalableBloomFilter, shards)
+		for i := range mem {
+			if mem[i], err = bloom.NewScalable(initial/shards, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		feed := func(keys [][]byte) {
+			for _, key := range keys {
+				mem[s.Shard(key)].Add(key)
+			}
+		}
+		warm := keyRange("warm-", 0, 600)
+		if _, err := s.TestAndAddMany(ctx, warm); err != nil { // warms the script caches
+			t.Fatal(err)
+		}
+		if _, err := s.TestMany(ctx, warm); err != nil {
+			t.Fatal(err)
+		}
+		feed(warm)
+		r.take()
+		for i, op := range ops {
+			keys := keyRange(fmt.Sprintf("rt-%d-", i), 0, 3000)
+			if op == "TestMany" {
+				keys = keyRange("rt-0-", 0, 3000)
+			}
+			if err := do(s, op, keys); err != nil {
+				t.Fatalf("%s: %v", op, err)
+			}
+			if op != "TestMany" {
+				feed(keys)
+			}
+			trips, calls := r.take()
+			if len(trips) != 3 {
+				t.Errorf("%s went to %d nodes, want 3: %v", op, len(trips), trips)
+			}
+			for addr, n := range trips {
+				if n != 1 {
+					t.Errorf("%s: %d round trips to %s, want 1", op, n, addr)
+				}
+				if calls[addr] != 2 {
+					t.Errorf("%s: %d script calls to %s, want 2 (two shards per master)", op, calls[addr], addr)
+				}
+			}
+			t.Logf("%s: round trips %v, script calls %v", op, trips, calls)
+		}
+		if n := s.NumFilters(); n != shards {
+			t.Errorf("%d sub-filters, want %d (no growth)", n, shards)
+		}
+
+		// Growth, then a flushed script cache: more round trips, the same
+		// answers and sub-filters as in memory.
+		check := func(desc string, keys [][]byte) {
+			t.Helper()
+			got, err := s.TestAndAddMany(ctx, keys)
+			if err != nil {
+				t.Fatalf("%s: %v", desc, err)
+			}
+			for i, key := range keys {
+				if want := mem[s.Shard(key)].TestAndAdd(key); got[i] != want {
+					t.Fatalf("%s: %q: present=%v, memory %v", desc, key, got[i], want)
+				}
+			}
+			trips, _ := r.take()
+			t.Logf("%s: round trips %v", desc, trips)
+		}
+		check("TestAndAddMany of 60,000 keys, growing", keyRange("grow-", 0, 60_000))
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+			return c.ScriptFlush(ctx).Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		check("TestAndAddMany after SCRIPT FLUSH", append(keyRange("grow-", 59_000, 60_000), keyRange("flush-", 0, 2000)...))
+		exported, err := s.Export(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range exported {
+			if !g.Equal(mem[i]) {
+				t.Fatalf("shard %d differs from memory (%d sub-filters, memory %d)", i, g.NumFilters(), mem[i].NumFilters())
+			}
+		}
+		if s.NumFilters() <= shards {
+			t.Errorf("%d sub-filters after 66,600 keys from 60,000", s.NumFilters())
+		}
+	})
 }

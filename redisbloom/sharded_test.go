@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/redisbloom"
@@ -387,5 +388,124 @@ func TestShardedPipelined(t *testing.T) {
 		if !g.Equal(mem[i]) {
 			t.Fatalf("shard %d differs from memory", i)
 		}
+	}
+}
+
+// TestShardedWithWait checks durable writes of both sharded filters, as
+// TestWithWait and TestScalableWithWait do for one: with WithWait(1, ...)
+// batch writes, across growth steps for the scalable one, return only once
+// the replica has them, so that a reader on the replica sees them at once;
+// with the replica cut off, they fail with ErrNotReplicated; pipelined
+// writes are refused, reads are not.
+func TestShardedWithWait(t *testing.T) {
+	master := startServer(t)
+	replica := startReplica(t, master)
+	rdb := newClient(t, master.addr())
+	onReplica := newClient(t, replica.addr())
+	ctx := context.Background()
+	const shards = 4
+	type batches interface {
+		AddMany(context.Context, [][]byte) error
+		TestMany(context.Context, [][]byte) ([]bool, error)
+		TestAndAddMany(context.Context, [][]byte) ([]bool, error)
+	}
+	fixed, err := redisbloom.NewSharded(ctx, rdb, "durable-fixed", shards, 40_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scalable, err := redisbloom.NewShardedScalable(ctx, rdb, "durable-scalable", shards, 4000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	durableFixed, err := fixed.WithWait(1, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	durableScalable, err := scalable.WithWait(1, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica.waitInSync(master) // NewSharded does not wait
+	fixedOnReplica, err := redisbloom.OpenSharded(ctx, onReplica, "durable-fixed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scalableOnReplica, err := redisbloom.OpenShardedScalable(ctx, onReplica, "durable-scalable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name             string
+		durable, replica batches
+	}{{"fixed", durableFixed, fixedOnReplica}, {"scalable", durableScalable, scalableOnReplica}} {
+		batch := keyRange("batch-", 0, 20_000) // several script calls per shard; the scalable shards grow
+		if _, err := c.durable.TestAndAddMany(ctx, batch); err != nil {
+			t.Fatalf("%s: durable TestAndAddMany: %v", c.name, err)
+		}
+		more := keyRange("more-", 0, 1000)
+		if err := c.durable.AddMany(ctx, more); err != nil {
+			t.Fatalf("%s: durable AddMany: %v", c.name, err)
+		}
+		present, err := c.replica.TestMany(ctx, append(batch, more...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ok := range present {
+			if !ok {
+				t.Fatalf("%s: replica read right after durable batches: key %d absent", c.name, i)
+			}
+		}
+		if present, err := c.durable.TestMany(ctx, more); err != nil || !present[0] {
+			t.Errorf("%s: TestMany on a WithWait handle: %v, %v", c.name, present[:1], err)
+		}
+	}
+	if n := durableScalable.NumFilters(); n <= shards {
+		t.Errorf("%d sub-filters after 21,000 keys from 4,000", n)
+	}
+	pipe := rdb.Pipeline()
+	pending := durableFixed.AddPipelined(ctx, pipe, []byte("piped"))
+	pipe.Exec(ctx)
+	if _, err := pending.Result(ctx); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("AddPipelined on a WithWait handle: %v, want errors.ErrUnsupported", err)
+	}
+
+	replica.freeze()
+	quickFixed, err := fixed.WithWait(1, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quickScalable, err := scalable.WithWait(1, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		quick batches
+	}{{"fixed", quickFixed}, {"scalable", quickScalable}} {
+		start := time.Now()
+		if err := c.quick.AddMany(ctx, keyRange("cut-", 0, 100)); !errors.Is(err, redisbloom.ErrNotReplicated) {
+			t.Errorf("%s: durable AddMany with the replica cut off: %v, want ErrNotReplicated", c.name, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: durable AddMany took %v with a 100ms timeout", c.name, d)
+		}
+		if _, err := c.quick.TestMany(ctx, keyRange("cut-", 0, 100)); err != nil {
+			t.Errorf("%s: TestMany on a WithWait handle with the replica cut off: %v", c.name, err)
+		}
+	}
+
+	if _, err := fixed.WithWait(0, time.Second); !errors.Is(err, bloom.ErrInvalidParameter) {
+		t.Errorf("ShardedFilter.WithWait(0, 1s): %v, want bloom.ErrInvalidParameter", err)
+	}
+	if _, err := scalable.WithWait(1, time.Microsecond); !errors.Is(err, bloom.ErrInvalidParameter) {
+		t.Errorf("ShardedScalableFilter.WithWait(1, 1us): %v, want bloom.ErrInvalidParameter", err)
+	}
+	var zero redisbloom.ShardedFilter
+	if _, err := zero.WithWait(1, time.Second); err == nil {
+		t.Error("WithWait on a zero ShardedFilter succeeded")
+	}
+	var zeroScalable redisbloom.ShardedScalableFilter
+	if _, err := zeroScalable.WithWait(1, time.Second); err == nil {
+		t.Error("WithWait on a zero ShardedScalableFilter succeeded")
 	}
 }
