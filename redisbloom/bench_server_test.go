@@ -205,6 +205,7 @@ func BenchmarkServerCPU(b *testing.B) {
 			for _, c := range []struct{ name, script string }{
 				{"all", redisbloom.TestAll},
 				{"early-stop", redisbloom.TestEarlyStop},
+				{"before", redisbloom.TestBefore},
 				{"current", redisbloom.TestCurrent},
 			} {
 				if size == 10000 && c.script == redisbloom.TestAll {
