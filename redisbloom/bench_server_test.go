@@ -207,6 +207,7 @@ func BenchmarkServerCPU(b *testing.B) {
 				{"early-stop", redisbloom.TestEarlyStop},
 				{"before", redisbloom.TestBefore},
 				{"current", redisbloom.TestCurrent},
+				{"slots", redisbloom.TestSlots},
 			} {
 				if size == 10000 && c.script == redisbloom.TestAll {
 					continue
@@ -539,4 +540,41 @@ func perShard(ctx context.Context, s *redisbloom.ShardedFilter, keys [][]byte) (
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// TestTunedTestScripts checks that the test scripts the benchmarks compare
+// (Tuned) give the same answers as the in-process filter, for present and
+// absent keys, in batches split into several script calls and not.
+func TestTunedTestScripts(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	f, err := redisbloom.New(ctx, rdb, filterName(t, rdb), 20000, benchErrorRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := bloom.New(20000, benchErrorRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := keyRange("tuned-added-", 0, 12000)
+	for _, key := range added {
+		mem.Add(key)
+	}
+	if err := f.Import(ctx, mem); err != nil {
+		t.Fatal(err)
+	}
+	keys := append(keyRange("tuned-absent-", 0, 3000), added[:3000]...)
+	for _, script := range []string{redisbloom.TestCurrent, redisbloom.TestBefore, redisbloom.TestSlots, redisbloom.TestEarlyStop, redisbloom.TestAll} {
+		for _, per := range []int{0, 700, 30000} {
+			got, err := redisbloom.Tuned(f, script, false, per).TestMany(ctx, keys)
+			if err != nil {
+				t.Fatalf("%q, %d positions per call: %v", script, per, err)
+			}
+			for i, key := range keys {
+				if got[i] != mem.Test(key) {
+					t.Fatalf("%q, %d positions per call: key %q: %v, in-process %v", script, per, key, got[i], !got[i])
+				}
+			}
+		}
+	}
 }
