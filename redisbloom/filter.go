@@ -267,9 +267,6 @@ type tuning struct {
 	// testBefore: test takes testScript's previous arguments (each key's
 	// first position a decimal argument, the others packed in ARGV[8]).
 	testBefore bool
-	// testSlots: test takes testScript's arguments, but the positions after
-	// each key's first in 11-byte slots (length byte, decimal, padding).
-	testSlots bool
 }
 
 func (f *Filter) testScript() *redis.Script {
@@ -885,8 +882,6 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 	// in decimal and the others in rest (testBefore), or every position in
 	// decimal (ends[k*i+j] ends position j of key i).
 	packAdd, packTest := s == addScript, s == testScript
-	slots := f.tune != nil && f.tune.testSlots && s == f.tune.test
-	packTest = packTest || slots
 	before := f.tune != nil && f.tune.testBefore && s == f.tune.test
 	stride := k // entries of ends per key
 	if packAdd || packTest || before {
@@ -902,11 +897,7 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 	if packTest || before {
 		rest = make([]byte, 0, 4*(k-1)*len(keys))
 	}
-	slot := 4
-	if slots {
-		slot = 11
-		rest = make([]byte, 0, 11*(k-1)*len(keys))
-	}
+
 	locs := make([]uint64, 0, k)
 	for _, key := range keys {
 		locs = bloom.AppendLocations(locs[:0], key, f.m, f.k, f.seed)
@@ -918,12 +909,6 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 				text = strconv.AppendUint(append(text, 0), p, 10)
 				text[at] = byte(len(text) - at - 1)
 				text = append(text, '1')
-				continue
-			case slots && i > 0:
-				at := len(rest)
-				rest = strconv.AppendUint(append(rest, 0), p, 10)
-				rest[at] = byte(len(rest) - at - 1)
-				rest = append(rest, "          "[:11-(len(rest)-at)]...)
 				continue
 			case (packTest || before) && i > 0:
 				rest = binary.BigEndian.AppendUint32(rest, uint32(p)) // p < MaxBits = 2^32
@@ -960,7 +945,7 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 				continue
 			case packTest:
 				args := f.args(3, !readOnly)
-				argv = append(argv, append(args, packs[slot*(k-1)*lo:slot*(k-1)*(lo+n)], all[start:ends[lo+n-1]], strconv.Itoa(n)))
+				argv = append(argv, append(args, packs[4*(k-1)*lo:4*(k-1)*(lo+n)], all[start:ends[lo+n-1]], strconv.Itoa(n)))
 				continue
 			}
 			args := f.args(stride*n+1, !readOnly)
