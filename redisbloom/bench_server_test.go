@@ -177,10 +177,11 @@ func alternate(b *testing.B, rdb *redis.Client, prefix string, paths []path) {
 // filter of 10^7 keys at 1%, the contenders alternating batch by batch
 // (alternate), in batches of 1,000 and 10,000 keys. TestMany of absent
 // keys: the script of two releases ago (all: every position of every key),
-// the previous one (early-stop: position by position, only for keys still
-// in the running, every position a decimal argument) and the current one
-// (early stop, the positions after each key's first packed into one
-// argument). TestAndAddMany of new keys: the previous script (one decimal
+// early-stop (position by position, only for keys still in the running,
+// every position a decimal argument), the previous one (before: each key's
+// first position a decimal argument, the others packed into one) and the
+// current one (the first positions too packed into one argument, for
+// struct.unpack; the reply built from runs of '0'). TestAndAddMany of new keys: the previous script (one decimal
 // argument per position) and the current one (BITFIELD's arguments packed
 // for struct.unpack), and the current one with batches of 10,000 split
 // into script calls of other sizes than the default 7,000 positions.
