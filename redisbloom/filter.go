@@ -924,7 +924,9 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 				at := len(text)
 				text = strconv.AppendUint(append(text, 0), p, 10)
 				text[at] = byte(len(text) - at - 1)
-				ends = append(ends, len(text))
+				if i == first-1 {
+					ends = append(ends, len(text))
+				}
 				continue
 			}
 			text = strconv.AppendUint(text, p, 10)
