@@ -208,7 +208,6 @@ func BenchmarkServerCPU(b *testing.B) {
 				{"early-stop", redisbloom.TestEarlyStop},
 				{"before", redisbloom.TestBefore},
 				{"current", redisbloom.TestCurrent},
-				{"two", redisbloom.TestTwo},
 			} {
 				if size == 10000 && c.script == redisbloom.TestAll {
 					continue
@@ -565,7 +564,7 @@ func TestTunedTestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := append(keyRange("tuned-absent-", 0, 3000), added[:3000]...)
-	for _, script := range []string{redisbloom.TestCurrent, redisbloom.TestBefore, redisbloom.TestTwo, redisbloom.TestEarlyStop, redisbloom.TestAll} {
+	for _, script := range []string{redisbloom.TestCurrent, redisbloom.TestBefore, redisbloom.TestEarlyStop, redisbloom.TestAll} {
 		for _, per := range []int{0, 700, 30000} {
 			got, err := redisbloom.Tuned(f, script, false, per).TestMany(ctx, keys)
 			if err != nil {

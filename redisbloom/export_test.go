@@ -133,71 +133,6 @@ for _, i in ipairs(alive) do out[i] = '1' end
 return gentext .. ':' .. table.concat(out)
 `)
 
-// twoTestScript reads the first two positions of every key in the first
-// round: measured, not kept.
-var twoTestScript = redis.NewScript(`#!lua flags=no-writes
-` + checkLua + `
-local k = tonumber(ARGV[4])
-local rest = ARGV[8]
-local s = ARGV[9]
-local n = tonumber(ARGV[10])
-if #rest ~= 4 * (k - 2) * n then
-  return redis.error_reply('ERR redisbloom: ' .. #rest .. ' bytes of packed positions for ' .. n .. ' keys')
-end
-local unpackf = struct.unpack
-local alive = {}
-local args
-local at = 1
-local fmt, fmtc
-for first = 1, n, 1300 do
-  local c = math.min(n, first + 1299) - first + 1
-  if c ~= fmtc then
-    fmt, fmtc = string.rep('c3c2Bc0c3c2Bc0', c), c
-  end
-  local a = {unpackf(fmt, s, at)}
-  at = a[#a]
-  a[#a] = nil
-  args = args or a
-  local got = redis.call('BITFIELD_RO', KEYS[2], unpack(a))
-  for i = 1, c do
-    if got[2 * i - 1] == 1 and got[2 * i] == 1 then alive[#alive + 1] = first + i - 1 end
-  end
-end
-if at ~= #s + 1 then
-  return redis.error_reply('ERR redisbloom: ' .. (#s + 1 - at) .. ' bytes left over after the first positions of ' .. n .. ' keys')
-end
-local byte = string.byte
-for r = 3, k do
-  if #alive == 0 then break end
-  local still = {}
-  for first = 1, #alive, 2600 do
-    local last = math.min(#alive, first + 2599)
-    local q = 0
-    for x = first, last do
-      q = q + 1
-      local o = ((alive[x] - 1) * (k - 2) + r - 3) * 4
-      local a, b, c, d = byte(rest, o + 1, o + 4)
-      args[3 * q] = tostring(((a * 256 + b) * 256 + c) * 256 + d)
-    end
-    local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * q))
-    for x = first, last do
-      if got[x - first + 1] == 1 then still[#still + 1] = alive[x] end
-    end
-  end
-  alive = still
-end
-local rep = string.rep
-local out = {gentext, ':'}
-local prev = 0
-for _, i in ipairs(alive) do
-  if i > prev + 1 then out[#out + 1] = rep('0', i - prev - 1) end
-  out[#out + 1] = '1'
-  prev = i
-end
-if n > prev then out[#out + 1] = rep('0', n - prev) end
-return table.concat(out)
-`)
-
 // previousAddScript is addScript as it was before it took its BITFIELD
 // arguments packed for struct.unpack (commit c8bdf09): one decimal argument
 // per position. The benchmarks run it side by side with the current one.
@@ -249,7 +184,6 @@ const (
 	TestEarlyStop = "early-stop" // earlyStopTestScript
 	TestAll       = "all"        // legacyTestScript
 	TestBefore    = "before"     // packedTestScript
-	TestTwo       = "two"        // twoTestScript
 )
 
 // Tuned returns a copy of f that runs Test and TestMany with the script
@@ -270,9 +204,6 @@ func Tuned(f *Filter, test string, previousAdd bool, perScript int) *Filter {
 	case TestBefore:
 		g.tune.test = packedTestScript
 		g.tune.testBefore = true
-	case TestTwo:
-		g.tune.test = twoTestScript
-		g.tune.testFirst = 2
 	}
 	return &g
 }

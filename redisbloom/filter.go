@@ -267,8 +267,6 @@ type tuning struct {
 	// testBefore: test takes testScript's previous arguments (each key's
 	// first position a decimal argument, the others packed in ARGV[8]).
 	testBefore bool
-	// testFirst: positions per key packed for struct.unpack (default 1).
-	testFirst int
 }
 
 func (f *Filter) testScript() *redis.Script {
@@ -884,10 +882,6 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 	// in decimal and the others in rest (testBefore), or every position in
 	// decimal (ends[k*i+j] ends position j of key i).
 	packAdd, packTest := s == addScript, s == testScript
-	first := 1
-	if f.tune != nil && f.tune.testFirst > 0 && s == f.tune.test {
-		packTest, first = true, f.tune.testFirst
-	}
 	before := f.tune != nil && f.tune.testBefore && s == f.tune.test
 	stride := k // entries of ends per key
 	if packAdd || packTest || before {
@@ -901,7 +895,7 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 	ends := make([]int, 0, stride*len(keys))
 	var rest []byte
 	if packTest || before {
-		rest = make([]byte, 0, 4*(k-first)*len(keys))
+		rest = make([]byte, 0, 4*(k-1)*len(keys))
 	}
 
 	locs := make([]uint64, 0, k)
@@ -916,7 +910,7 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 				text[at] = byte(len(text) - at - 1)
 				text = append(text, '1')
 				continue
-			case (packTest || before) && i >= first:
+			case (packTest || before) && i > 0:
 				rest = binary.BigEndian.AppendUint32(rest, uint32(p)) // p < MaxBits = 2^32
 				continue
 			case packTest:
@@ -924,9 +918,7 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 				at := len(text)
 				text = strconv.AppendUint(append(text, 0), p, 10)
 				text[at] = byte(len(text) - at - 1)
-				if i == first-1 {
-					ends = append(ends, len(text))
-				}
+				ends = append(ends, len(text))
 				continue
 			}
 			text = strconv.AppendUint(text, p, 10)
@@ -953,7 +945,7 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 				continue
 			case packTest:
 				args := f.args(3, !readOnly)
-				argv = append(argv, append(args, packs[4*(k-first)*lo:4*(k-first)*(lo+n)], all[start:ends[lo+n-1]], strconv.Itoa(n)))
+				argv = append(argv, append(args, packs[4*(k-1)*lo:4*(k-1)*(lo+n)], all[start:ends[lo+n-1]], strconv.Itoa(n)))
 				continue
 			}
 			args := f.args(stride*n+1, !readOnly)
