@@ -177,10 +177,11 @@ func alternate(b *testing.B, rdb *redis.Client, prefix string, paths []path) {
 // filter of 10^7 keys at 1%, the contenders alternating batch by batch
 // (alternate), in batches of 1,000 and 10,000 keys. TestMany of absent
 // keys: the script of two releases ago (all: every position of every key),
-// the previous one (early-stop: position by position, only for keys still
-// in the running, every position a decimal argument) and the current one
-// (early stop, the positions after each key's first packed into one
-// argument). TestAndAddMany of new keys: the previous script (one decimal
+// early-stop (position by position, only for keys still in the running,
+// every position a decimal argument), the previous one (before: each key's
+// first position a decimal argument, the others packed into one) and the
+// current one (the first positions too packed into one argument, for
+// struct.unpack; the reply built from runs of '0'). TestAndAddMany of new keys: the previous script (one decimal
 // argument per position) and the current one (BITFIELD's arguments packed
 // for struct.unpack), and the current one with batches of 10,000 split
 // into script calls of other sizes than the default 7,000 positions.
@@ -205,6 +206,7 @@ func BenchmarkServerCPU(b *testing.B) {
 			for _, c := range []struct{ name, script string }{
 				{"all", redisbloom.TestAll},
 				{"early-stop", redisbloom.TestEarlyStop},
+				{"before", redisbloom.TestBefore},
 				{"current", redisbloom.TestCurrent},
 			} {
 				if size == 10000 && c.script == redisbloom.TestAll {
@@ -573,4 +575,41 @@ func perShard[F interface {
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// TestTunedTestScripts checks that the test scripts the benchmarks compare
+// (Tuned) give the same answers as the in-process filter, for present and
+// absent keys, in batches split into several script calls and not.
+func TestTunedTestScripts(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	f, err := redisbloom.New(ctx, rdb, filterName(t, rdb), 20000, benchErrorRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := bloom.New(20000, benchErrorRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := keyRange("tuned-added-", 0, 12000)
+	for _, key := range added {
+		mem.Add(key)
+	}
+	if err := f.Import(ctx, mem); err != nil {
+		t.Fatal(err)
+	}
+	keys := append(keyRange("tuned-absent-", 0, 3000), added[:3000]...)
+	for _, script := range []string{redisbloom.TestCurrent, redisbloom.TestBefore, redisbloom.TestEarlyStop, redisbloom.TestAll} {
+		for _, per := range []int{0, 700, 30000} {
+			got, err := redisbloom.Tuned(f, script, false, per).TestMany(ctx, keys)
+			if err != nil {
+				t.Fatalf("%q, %d positions per call: %v", script, per, err)
+			}
+			for i, key := range keys {
+				if got[i] != mem.Test(key) {
+					t.Fatalf("%q, %d positions per call: key %q: %v, in-process %v", script, per, key, got[i], !got[i])
+				}
+			}
+		}
+	}
 }

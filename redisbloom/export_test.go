@@ -76,6 +76,63 @@ for _, i in ipairs(alive) do out[i] = '1' end
 return gentext .. ':' .. table.concat(out)
 `)
 
+// packedTestScript is testScript as it was before it took the first
+// positions packed for struct.unpack and built its reply from runs of '0'
+// (this commit's parent): each key's first position a decimal argument, the
+// others packed (4 bytes each). The benchmarks run it side by side with the
+// current one.
+var packedTestScript = redis.NewScript(`#!lua flags=no-writes
+` + checkLua + `
+local k = tonumber(ARGV[4])
+local rest = ARGV[8]
+local n = #ARGV - 8
+if #rest ~= 4 * (k - 1) * n then
+  return redis.error_reply('ERR redisbloom: ' .. #rest .. ' bytes of packed positions for ' .. n .. ' keys')
+end
+local args = {}
+for q = 1, math.min(n, 2600) do
+  args[3 * q - 2] = 'GET'
+  args[3 * q - 1] = 'u1'
+end
+local alive = {}
+for first = 1, n, 2600 do
+  local last = math.min(n, first + 2599)
+  local q = 0
+  for i = first, last do
+    q = q + 1
+    args[3 * q] = ARGV[8 + i]
+  end
+  local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * q))
+  for i = first, last do
+    if got[i - first + 1] == 1 then alive[#alive + 1] = i end
+  end
+end
+local byte = string.byte
+for r = 2, k do
+  if #alive == 0 then break end
+  local still = {}
+  for first = 1, #alive, 2600 do
+    local last = math.min(#alive, first + 2599)
+    local q = 0
+    for x = first, last do
+      q = q + 1
+      local o = ((alive[x] - 1) * (k - 1) + r - 2) * 4
+      local a, b, c, d = byte(rest, o + 1, o + 4)
+      args[3 * q] = tostring(((a * 256 + b) * 256 + c) * 256 + d)
+    end
+    local got = redis.call('BITFIELD_RO', KEYS[2], unpack(args, 1, 3 * q))
+    for x = first, last do
+      if got[x - first + 1] == 1 then still[#still + 1] = alive[x] end
+    end
+  end
+  alive = still
+end
+local out = {}
+for i = 1, n do out[i] = '0' end
+for _, i in ipairs(alive) do out[i] = '1' end
+return gentext .. ':' .. table.concat(out)
+`)
+
 // previousAddScript is addScript as it was before it took its BITFIELD
 // arguments packed for struct.unpack (commit c8bdf09): one decimal argument
 // per position. The benchmarks run it side by side with the current one.
@@ -126,6 +183,7 @@ const (
 	TestCurrent   = ""           // testScript
 	TestEarlyStop = "early-stop" // earlyStopTestScript
 	TestAll       = "all"        // legacyTestScript
+	TestBefore    = "before"     // packedTestScript
 )
 
 // Tuned returns a copy of f that runs Test and TestMany with the script
@@ -143,6 +201,9 @@ func Tuned(f *Filter, test string, previousAdd bool, perScript int) *Filter {
 		g.tune.test = earlyStopTestScript
 	case TestAll:
 		g.tune.test = legacyTestScript
+	case TestBefore:
+		g.tune.test = packedTestScript
+		g.tune.testBefore = true
 	}
 	return &g
 }

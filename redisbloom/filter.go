@@ -264,6 +264,9 @@ type tuning struct {
 	add       *redis.Script
 	perScript int
 	noYield   bool // Coalesced: do not yield between batches (as before)
+	// testBefore: test takes testScript's previous arguments (each key's
+	// first position a decimal argument, the others packed in ARGV[8]).
+	testBefore bool
 }
 
 func (f *Filter) testScript() *redis.Script {
@@ -871,14 +874,17 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 	// The positions, all in one string to allocate once, as the script
 	// takes them: for addScript, BITFIELD's arguments for struct.unpack
 	// ("SET", "u1", the length of the decimal position in one byte, the
-	// position, "1"; ends[i] ends key i's); for testScript, the first
-	// position of each key in decimal (ends[i] ends key i's), the others
-	// packed in rest (4 bytes big-endian each); for the scripts of earlier
-	// releases in the benchmarks, every position in decimal (ends[k*i+j]
-	// ends position j of key i).
+	// position, "1"; ends[i] ends key i's); for testScript, BITFIELD_RO's
+	// arguments for the first position of each key for struct.unpack
+	// ("GET", "u1", the length byte, the position; ends[i] ends key i's),
+	// the others packed in rest (4 bytes big-endian each); for the scripts
+	// of earlier releases in the benchmarks, the first position of each key
+	// in decimal and the others in rest (testBefore), or every position in
+	// decimal (ends[k*i+j] ends position j of key i).
 	packAdd, packTest := s == addScript, s == testScript
+	before := f.tune != nil && f.tune.testBefore && s == f.tune.test
 	stride := k // entries of ends per key
-	if packAdd || packTest {
+	if packAdd || packTest || before {
 		stride = 1
 	}
 	size := 11 * k * len(keys)
@@ -888,9 +894,10 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 	text := make([]byte, 0, size)
 	ends := make([]int, 0, stride*len(keys))
 	var rest []byte
-	if packTest {
+	if packTest || before {
 		rest = make([]byte, 0, 4*(k-1)*len(keys))
 	}
+
 	locs := make([]uint64, 0, k)
 	for _, key := range keys {
 		locs = bloom.AppendLocations(locs[:0], key, f.m, f.k, f.seed)
@@ -903,8 +910,15 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 				text[at] = byte(len(text) - at - 1)
 				text = append(text, '1')
 				continue
-			case packTest && i > 0:
+			case (packTest || before) && i > 0:
 				rest = binary.BigEndian.AppendUint32(rest, uint32(p)) // p < MaxBits = 2^32
+				continue
+			case packTest:
+				text = append(text, "GETu1"...)
+				at := len(text)
+				text = strconv.AppendUint(append(text, 0), p, 10)
+				text[at] = byte(len(text) - at - 1)
+				ends = append(ends, len(text))
 				continue
 			}
 			text = strconv.AppendUint(text, p, 10)
@@ -924,13 +938,18 @@ func (f *Filter) scriptArgs(s *redis.Script, readOnly bool, keys [][]byte) (argv
 			if lo > 0 {
 				start = ends[stride*lo-1]
 			}
-			if packAdd {
+			switch {
+			case packAdd:
 				args := f.args(2, !readOnly)
 				argv = append(argv, append(args, all[start:ends[lo+n-1]], strconv.Itoa(n)))
 				continue
+			case packTest:
+				args := f.args(3, !readOnly)
+				argv = append(argv, append(args, packs[4*(k-1)*lo:4*(k-1)*(lo+n)], all[start:ends[lo+n-1]], strconv.Itoa(n)))
+				continue
 			}
 			args := f.args(stride*n+1, !readOnly)
-			if packTest {
+			if before {
 				args = append(args, packs[4*(k-1)*lo:4*(k-1)*(lo+n)])
 			}
 			for _, end := range ends[stride*lo : stride*(lo+n)] {
