@@ -70,10 +70,13 @@ func TestHugePagesBackLargeWords(t *testing.T) {
 		if got < 0 {
 			t.Skip("no AnonHugePages in /proc/self/smaps")
 		}
-		// At least half of the 64 MiB: the kernel may lack free 2 MiB
-		// pages for some, and the ends of the slice are not whole pages.
-		if got < 32<<10 {
-			t.Fatalf("round %d: the mapping of a 64 MiB slice has %d KiB in huge pages, want at least 32768", round, got)
+		// With transparent huge pages on request only ("madvise", the
+		// usual default), 4 KiB pages are all the slice gets without the
+		// advice. Ask for a quarter of the 64 MiB: a fragmented machine may
+		// lack free 2 MiB pages for the rest, and the slice's ends are not
+		// whole huge pages.
+		if got < 16<<10 {
+			t.Fatalf("round %d: the mapping of a 64 MiB slice has %d KiB in huge pages, want at least 16384", round, got)
 		}
 		runtime.KeepAlive(w)
 		runtime.GC()
