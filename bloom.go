@@ -2282,22 +2282,8 @@ func blockMask(h2 uint64, k uint) (m [8]uint64) {
 		}
 		return m
 	}
-	w, seed, left := h2, h2, fieldsPerWord
-	for n := uint(0); n < k; {
-		if left == 0 {
-			seed += golden
-			w, left = splitmix(seed), fieldsPerWord
-		}
-		p := w
-		w >>= 9
-		left--
-		i, bit := p>>6&7, uint64(1)<<(p&63)
-		if m[i]&bit == 0 {
-			m[i] |= bit
-			n++
-		}
-	}
-	return m
+	seq := newBlockSeq(h2)
+	return *seq.maskOf(k)
 }
 
 // fieldsPerWord is the number of 9-bit candidates a 64-bit word gives.
@@ -2563,11 +2549,7 @@ func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 	w1, ok := firstDistinct(h2, k)
 	if !ok {
 		m := blockMask(h2, k)
-		var miss uint64
-		for i := range blk {
-			miss |= m[i] &^ blk[i]
-		}
-		return miss == 0
+		return holdsMask(blk, &m)
 	}
 	for p := w1; k > fieldsPerWord; k-- {
 		all &= blk[p>>6&7] >> (p & 63)
@@ -2578,13 +2560,8 @@ func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 
 // testBlockedConcurrent is testBlocked with atomic loads.
 func (f *BloomFilter) testBlockedConcurrent(h1, h2 uint64) bool {
-	blk := f.block(blockOf(h1, f.m/BlockBits))
 	m := blockMask(h2, f.k)
-	var miss uint64
-	for i := range blk {
-		miss |= m[i] &^ atomic.LoadUint64(&blk[i])
-	}
-	return miss == 0
+	return holdsMaskAtomic(f.block(blockOf(h1, f.m/BlockBits)), &m)
 }
 
 // unsetBlocked is unsetConcurrent for a blocked filter: bit i of the result
@@ -2777,6 +2754,16 @@ func holdsMask(blk, m *[8]uint64) bool {
 		m[4]&^blk[4]|m[5]&^blk[5]|m[6]&^blk[6]|m[7]&^blk[7] == 0
 }
 
+// holdsMaskAtomic is holdsMask with atomic loads of blk, for the blocks of
+// concurrent filters.
+func holdsMaskAtomic(blk, m *[8]uint64) bool {
+	var miss uint64
+	for i := range blk {
+		miss |= m[i] &^ atomic.LoadUint64(&blk[i])
+	}
+	return miss == 0
+}
+
 // testManyBlocked is testMany for a blocked filter.
 func testManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
 	var ring [blockedAhead + 1]blockedFlight // round s is in ring[s%(blockedAhead+1)]
@@ -2869,7 +2856,9 @@ type blockSeq struct {
 	m           [8]uint64
 }
 
-func newBlockSeq(h2 uint64) blockSeq { return blockSeq{h2: h2, w: h2, seed: h2, left: 7} }
+func newBlockSeq(h2 uint64) blockSeq {
+	return blockSeq{h2: h2, w: h2, seed: h2, left: fieldsPerWord}
+}
 
 // maskOf returns the mask of the first k positions, blockMask(h2, k),
 // walking on from where the last call stopped if k is not smaller.
@@ -2880,7 +2869,7 @@ func (s *blockSeq) maskOf(k uint) *[8]uint64 {
 	for s.n < k {
 		if s.left == 0 {
 			s.seed += golden
-			s.w, s.left = splitmix(s.seed), 7
+			s.w, s.left = splitmix(s.seed), fieldsPerWord
 		}
 		p := s.w
 		s.w >>= 9
@@ -2923,13 +2912,7 @@ func anyHoldsSeq(filters []*BloomFilter, h1, h2 uint64) bool {
 		}
 		for ; alive != 0; alive &= alive - 1 {
 			f := chunk[bits.TrailingZeros64(alive)]
-			m := seq.maskOf(f.k)
-			blk := f.block(blockOf(h1, f.m/BlockBits))
-			var miss uint64
-			for i := range blk {
-				miss |= m[i] &^ atomic.LoadUint64(&blk[i])
-			}
-			if miss == 0 {
+			if holdsMaskAtomic(f.block(blockOf(h1, f.m/BlockBits)), seq.maskOf(f.k)) {
 				return true
 			}
 		}

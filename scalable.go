@@ -339,21 +339,19 @@ func (s *ScalableBloomFilter) checkGrowth() string {
 	if !s.canBuild(minSubFilters) {
 		return s.explainGrowth()
 	}
+	// The sub-filters can be built, so growthWorks failed on the rate.
 	limit := s.errorRate * (1 + rateSlack)
-	if b := s.rateBound(); b > limit {
-		msg := fmt.Sprintf("errorRate %v with Tightening %v: filled to capacity, the sub-filters would reach a false-positive rate of %.3g", s.errorRate, s.tightening, b)
-		t := *s
-		t.tightening = math.Nextafter(1, 0)
-		if t.rateBound() > limit {
-			return msg + "; no Tightening keeps errorRate: use a lower errorRate"
-		}
-		lo := bisect(t.tightening, s.tightening, func(r float64) bool {
-			t.tightening = r
-			return t.canBuild(minSubFilters) && t.rateBound() <= limit
-		})
-		return fmt.Sprintf("%s; use a Tightening of at least %v", msg, round4(lo, true))
+	msg := fmt.Sprintf("errorRate %v with Tightening %v: filled to capacity, the sub-filters would reach a false-positive rate of %.3g", s.errorRate, s.tightening, s.rateBound())
+	t := *s
+	t.tightening = math.Nextafter(1, 0)
+	if t.rateBound() > limit {
+		return msg + "; no Tightening keeps errorRate: use a lower errorRate"
 	}
-	return ""
+	lo := bisect(t.tightening, s.tightening, func(r float64) bool {
+		t.tightening = r
+		return t.canBuild(minSubFilters) && t.rateBound() <= limit
+	})
+	return fmt.Sprintf("%s; use a Tightening of at least %v", msg, round4(lo, true))
 }
 
 // growthWorks reports whether the parameters of s build minSubFilters

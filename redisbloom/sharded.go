@@ -381,13 +381,7 @@ func (s *ShardedFilter) many(ctx context.Context, keys [][]byte, write bool) ([]
 
 // round is many for at most one round trip's keys.
 func (s *ShardedFilter) round(ctx context.Context, keys [][]byte, write bool) ([]bool, error) {
-	groups := make([][][]byte, len(s.shards))
-	index := make([][]int, len(s.shards))
-	for i, key := range keys {
-		j := s.Shard(key)
-		groups[j] = append(groups[j], key)
-		index[j] = append(index[j], i)
-	}
+	groups, index := groupByShard(keys, len(s.shards), s.seed)
 	if write && s.shards[0].wait != nil {
 		return s.writeEach(ctx, groups, index, len(keys))
 	}
@@ -405,7 +399,7 @@ func (s *ShardedFilter) round(ctx context.Context, keys [][]byte, write bool) ([
 		}
 	}
 	_, _ = pipe.Exec(ctx) // errors are checked per command
-	out := make([]bool, len(keys))
+	answers := make([][]byte, len(s.shards))
 	for j, q := range queued {
 		if q == nil {
 			continue
@@ -414,11 +408,9 @@ func (s *ShardedFilter) round(ctx context.Context, keys [][]byte, write bool) ([
 		if err != nil {
 			return nil, err
 		}
-		for x, i := range index[j] {
-			out[i] = r[x] == '1'
-		}
+		answers[j] = r
 	}
-	return out, nil
+	return gather(answers, nil, index, len(keys))
 }
 
 // writeEach is round for the writes of a handle made by WithWait: each
@@ -435,6 +427,27 @@ func (s *ShardedFilter) writeEach(ctx context.Context, groups [][][]byte, index 
 		wg.Go(func() { answers[j], errs[j] = s.shards[j].run(ctx, addScript, false, group) })
 	}
 	wg.Wait()
+	return gather(answers, errs, index, n)
+}
+
+// groupByShard splits keys by the shard, of shards, that Shard gives each
+// with seed: groups[j] holds shard j's keys in order, and index[j] their
+// places in keys.
+func groupByShard(keys [][]byte, shards int, seed uint32) (groups [][][]byte, index [][]int) {
+	groups = make([][][]byte, shards)
+	index = make([][]int, shards)
+	for i, key := range keys {
+		j := shardOf(key, shards, seed)
+		groups[j] = append(groups[j], key)
+		index[j] = append(index[j], i)
+	}
+	return groups, index
+}
+
+// gather returns the first error of errs, in shard order, or else the
+// answers of n keys grouped by groupByShard: answers[j][x] is '1' for the
+// key at index[j][x] if it was (probably) present.
+func gather(answers [][]byte, errs []error, index [][]int, n int) ([]bool, error) {
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

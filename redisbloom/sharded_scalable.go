@@ -227,13 +227,7 @@ func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, add boo
 	if s.rdb == nil {
 		return nil, errZeroShardedScalable
 	}
-	groups := make([][][]byte, len(s.shards))
-	index := make([][]int, len(s.shards))
-	for i, key := range keys {
-		j := s.Shard(key)
-		groups[j] = append(groups[j], key)
-		index[j] = append(index[j], i)
-	}
+	groups, index := groupByShard(keys, len(s.shards), s.seed)
 	answers := make([][]byte, len(s.shards))
 	errs := make([]error, len(s.shards))
 	calls := make([]*scalableCall, len(s.shards))
@@ -282,18 +276,7 @@ func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, add boo
 		}
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	out := make([]bool, len(keys))
-	for j, r := range answers {
-		for x, i := range index[j] {
-			out[i] = r[x] == '1'
-		}
-	}
-	return out, nil
+	return gather(answers, errs, index, len(keys))
 }
 
 // WithWait returns a handle on the same sharded scalable filter whose
