@@ -131,6 +131,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/bloomfilters/bloom"
@@ -244,7 +245,10 @@ type Filter struct {
 	// the decimal strings the metadata holds.
 	params [4]string
 	seen   *generation // shared by the handles WithWait derives
-	wait   *waitSpec   // nil: writes do not WAIT for replicas
+	// loaded holds the scripts (*redis.Script) this handle, or one derived
+	// from it, has loaded with SCRIPT LOAD for the pipelined calls.
+	loaded *sync.Map
+	wait   *waitSpec // nil: writes do not WAIT for replicas
 	// legacyCheck is the check field to write into metadata written by a
 	// release that wrote none (upgrade), or "".
 	legacyCheck string
@@ -436,7 +440,8 @@ func newHandle(rdb redis.UniversalClient, name, id string, m uint64, k uint, see
 			strconv.FormatUint(uint64(seed), 10),
 			strconv.FormatUint((m+7)/8, 10),
 		},
-		seen: new(generation),
+		seen:   new(generation),
+		loaded: new(sync.Map),
 	}
 	f.seen.observe(gen)
 	return f

@@ -49,7 +49,7 @@ func (p *Pending) Result(ctx context.Context) (present bool, err error) {
 // connection of the write, which a shared pipeline does not promise. A
 // Coalesced handle queues its call on pipe like any other.
 func (f *Filter) AddPipelined(ctx context.Context, pipe redis.Pipeliner, key []byte) *Pending {
-	return &Pending{f.enqueue(ctx, pipe, addScript, false, [][]byte{key})}
+	return f.pipelined(ctx, pipe, addScript, false, key)
 }
 
 // TestPipelined queues Test(key) on pipe (see AddPipelined). The Result
@@ -57,7 +57,7 @@ func (f *Filter) AddPipelined(ctx context.Context, pipe redis.Pipeliner, key []b
 // added, true probably added. With a ClusterClient whose ReadOnly option
 // is set, a pipeline of reads only is served by replicas, as Test is.
 func (f *Filter) TestPipelined(ctx context.Context, pipe redis.Pipeliner, key []byte) *Pending {
-	return &Pending{f.enqueue(ctx, pipe, f.testScript(), true, [][]byte{key})}
+	return f.pipelined(ctx, pipe, f.testScript(), true, key)
 }
 
 // TestAndAddPipelined queues TestAndAdd(key) on pipe (see AddPipelined). The
@@ -65,7 +65,25 @@ func (f *Filter) TestPipelined(ctx context.Context, pipe redis.Pipeliner, key []
 // clients that TestAndAdd the same new key at once, pipelined or not,
 // exactly one hears false.
 func (f *Filter) TestAndAddPipelined(ctx context.Context, pipe redis.Pipeliner, key []byte) *Pending {
-	return &Pending{f.enqueue(ctx, pipe, addScript, false, [][]byte{key})}
+	return f.pipelined(ctx, pipe, addScript, false, key)
+}
+
+// pipelined queues the call of s over key on a caller's pipe. The first
+// time a handle (or one derived from it) queues s, it loads s with SCRIPT
+// LOAD (on every master of a Cluster) in a round trip of its own, so that
+// the caller's Exec does not fail with NOSCRIPT on a server that has never
+// run s; a server that drops its scripts later (SCRIPT FLUSH, a restart)
+// still fails that call of the pipeline, and Result then makes it directly.
+func (f *Filter) pipelined(ctx context.Context, pipe redis.Pipeliner, s *redis.Script, readOnly bool, key []byte) *Pending {
+	if f.loaded != nil && (f.wait == nil || readOnly) {
+		if _, ok := f.loaded.Load(s); !ok {
+			if err := s.Load(ctx, f.rdb).Err(); err != nil {
+				return &Pending{&queued{f: f, s: s, readOnly: readOnly, err: f.wrap(err)}}
+			}
+			f.loaded.Store(s, true)
+		}
+	}
+	return &Pending{f.enqueue(ctx, pipe, s, readOnly, [][]byte{key})}
 }
 
 // queued is a call of a Filter's script over keys whose script calls were
