@@ -32,6 +32,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/spaolacci/murmur3"
 )
 
@@ -4595,6 +4596,64 @@ func TestBlockedFastPath(t *testing.T) {
 				t.Fatalf("k=%d h2=%#x: testBlocked false after addBlocked", k, h2)
 			}
 			clear(blk[:])
+		}
+	}
+}
+
+// TestBlockedTestMatchesMask pins Test and TestString of a blocked filter,
+// which write the blocked test out again (testKey), and testBlocked to
+// blockMask (pinned to the candidate sequence by TestBlockedFastPath): on
+// random keys, for every k up to 20 and MaxHashes, a block holding the mask
+// tests true, the mask less any one of its bits false, and random bits as
+// the mask says. Keys whose first candidates repeat (3% at k = 6, most at
+// k = 20) take testBlockRest's paths.
+func TestBlockedTestMatchesMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 3))
+	for _, k := range []uint{1, 2, 3, 5, 6, 7, 8, 9, 10, 13, 14, 15, 20, MaxHashes} {
+		f, err := NewWithSize(BlockBits, k, Blocked())
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk := f.block(0)
+		key := make([]byte, 16)
+		for range 3000 {
+			binary.LittleEndian.PutUint64(key, rng.Uint64())
+			binary.LittleEndian.PutUint64(key[8:], rng.Uint64())
+			h1, h2 := murmur.Sum128(key, f.seed)
+			m := blockMask(h2, k)
+			check := func(what string, want bool) {
+				t.Helper()
+				if got := f.Test(key); got != want {
+					t.Fatalf("k=%d key %x, %s: Test %v, want %v", k, key, what, got, want)
+				}
+				if got := f.TestString(string(key)); got != want {
+					t.Fatalf("k=%d key %x, %s: TestString %v, want %v", k, key, what, got, want)
+				}
+				if got := f.testBlocked(h1, h2); got != want {
+					t.Fatalf("k=%d key %x, %s: testBlocked %v, want %v", k, key, what, got, want)
+				}
+			}
+			*blk = m
+			check("block = mask", true)
+			drop := rng.IntN(int(k))
+			for i, n := 0, 0; i < 8; i++ {
+				for w := m[i]; w != 0; w &= w - 1 {
+					if n == drop {
+						blk[i] &^= w & -w
+					}
+					n++
+				}
+			}
+			check("one bit of the mask clear", false)
+			missing := false
+			for i := range blk {
+				blk[i] = m[i] | rng.Uint64()&rng.Uint64()
+				if rng.IntN(4) == 0 {
+					blk[i] &^= rng.Uint64() & rng.Uint64()
+				}
+				missing = missing || m[i]&^blk[i] != 0
+			}
+			check("random bits", !missing)
 		}
 	}
 }
