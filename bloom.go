@@ -2663,19 +2663,14 @@ func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 // testBlockRest is the rest of a blocked test for a key whose first min(k,
 // 7) candidates are set in blk and, when k <= 7, repeat: it tests the
 // candidates after the seventh (k > 7), or the whole mask when the first k
-// candidates repeat. It is firstDistinct written out, one call less for
-// every present key at k > 7.
+// candidates repeat.
 func testBlockRest(blk *[8]uint64, h2 uint64, k uint) bool {
-	if k <= fieldsPerWord || k > 2*fieldsPerWord || !distinct7(h2&fieldBits) {
-		return holdsBlockMask(blk, h2, k)
-	}
-	w1 := splitmix(h2 + golden)
-	n1 := k - fieldsPerWord
-	if n1 <= 2 && !laterDistinct2(h2, w1, n1) || n1 > 2 && !laterDistinct(h2, w1, n1) {
+	w1, ok := firstDistinct(h2, k)
+	if !ok {
 		return holdsBlockMask(blk, h2, k)
 	}
 	all := uint64(1)
-	for p := w1; n1 > 0; n1-- {
+	for p := w1; k > fieldsPerWord; k-- {
 		all &= blk[p>>6&7] >> (p & 63)
 		p >>= 9
 	}

@@ -480,16 +480,28 @@ func (s *ShardedFilter) WithWait(replicas int, timeout time.Duration) (*ShardedF
 	if s.rdb == nil {
 		return nil, errZeroSharded
 	}
+	shards, err := withWaitAll(s.shards, replicas, timeout)
+	if err != nil {
+		return nil, err
+	}
 	g := *s
-	g.shards = make([]*Filter, len(s.shards))
-	for i, f := range s.shards {
-		w, err := f.WithWait(replicas, timeout)
-		if err != nil {
+	g.shards = shards
+	return &g, nil
+}
+
+// withWaitAll returns the WithWait(replicas, timeout) handles of shards,
+// the shards of a ShardedFilter or a ShardedScalableFilter.
+func withWaitAll[F interface {
+	WithWait(int, time.Duration) (F, error)
+}](shards []F, replicas int, timeout time.Duration) ([]F, error) {
+	w := make([]F, len(shards))
+	for i, f := range shards {
+		var err error
+		if w[i], err = f.WithWait(replicas, timeout); err != nil {
 			return nil, err
 		}
-		g.shards[i] = w
 	}
-	return &g, nil
+	return w, nil
 }
 
 var errZeroSharded = fmt.Errorf("redisbloom: use of a zero ShardedFilter (create one with NewSharded or OpenSharded)")

@@ -296,15 +296,12 @@ func (s *ShardedScalableFilter) WithWait(replicas int, timeout time.Duration) (*
 	if s.rdb == nil {
 		return nil, errZeroShardedScalable
 	}
-	g := *s
-	g.shards = make([]*ScalableFilter, len(s.shards))
-	for i, f := range s.shards {
-		w, err := f.WithWait(replicas, timeout)
-		if err != nil {
-			return nil, err
-		}
-		g.shards[i] = w
+	shards, err := withWaitAll(s.shards, replicas, timeout)
+	if err != nil {
+		return nil, err
 	}
+	g := *s
+	g.shards = shards
 	return &g, nil
 }
 
