@@ -32,6 +32,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/bloomfilters/bloom/internal/blockbits"
 	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/spaolacci/murmur3"
 )
@@ -3975,6 +3976,8 @@ func TestBlockedIncompatibleWithClassic(t *testing.T) {
 func TestBlockedHotPathDoesNotAllocate(t *testing.T) {
 	long := strings.Repeat("https://example.com/some/long/path?query=1&", 4)
 	checkHotPathAllocs(t, mustNew(t, 10000, 0.01, Blocked()), freshKeys(), long, long)
+	// k = 9: the assembly of internal/blockbits where the CPU has it.
+	checkHotPathAllocs(t, mustNew(t, 10000, 0.001, Blocked()), freshKeys(), long, long)
 	checkHotPathAllocs(t, mustNew(t, 10000, 0.01, Blocked(), Concurrent()), freshKeys(), long, long)
 	s := mustScalable(t, 1<<20, 0.01, Blocked())
 	checkHotPathAllocs(t, s, freshKeys(), long, long)
@@ -4498,7 +4501,89 @@ func BenchmarkBlockedBatch(b *testing.B) {
 // (firstDistinct, and blockMask, testBlocked and addBlocked through it)
 // against the candidate sequence written out with a map, for every k up to
 // 20 and MaxHashes, on random hashes and on hashes whose fields repeat.
-func TestBlockedFastPath(t *testing.T) {
+func TestBlockedFastPath(t *testing.T) { withBlockPaths(t, testBlockedFastPath) }
+
+// withBlockPaths runs test with the assembly of internal/blockbits, which
+// blocked filters of 8 and 9 hashes use where the CPU has AVX-512, and
+// again with the Go paths it replaces.
+func withBlockPaths(t *testing.T, test func(t *testing.T)) {
+	native := blockbits.Native
+	defer func() { blockbits.Native = native }()
+	if native {
+		t.Run("asm", test)
+	} else {
+		t.Log("no AVX-512F and AVX-512CD here: the Go paths only")
+	}
+	blockbits.Native = false
+	t.Run("go", test)
+}
+
+// TestBlockedAsmMatchesGo builds blocked filters of 8 and 9 hashes (where
+// the assembly of internal/blockbits applies) from the same keys with and
+// without it, through every single-key and batch call, and checks that
+// they end equal, with equal counts and answers.
+func TestBlockedAsmMatchesGo(t *testing.T) {
+	if !blockbits.Native {
+		t.Skip("no AVX-512F and AVX-512CD on this CPU: the assembly is not used")
+	}
+	defer func() { blockbits.Native = true }()
+	rng := rand.New(rand.NewPCG(14, 4))
+	keys := make([][]byte, 30000)
+	for i := range keys {
+		keys[i] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, rng.Uint64()), rng.Uint64())
+	}
+	type run struct {
+		f       *BloomFilter
+		answers []bool
+	}
+	build := func(k uint, native bool) run {
+		blockbits.Native = native
+		// 64 blocks for 30,000 keys: full enough that many keys test
+		// present before they are added.
+		f, err := NewWithSize(64*BlockBits, k, Blocked())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answers []bool
+		for i, key := range keys[:20000] {
+			switch i % 3 {
+			case 0:
+				f.Add(key)
+			case 1:
+				f.AddString(string(key))
+			default:
+				answers = append(answers, f.TestAndAdd(key))
+			}
+		}
+		answers = append(answers, f.TestAndAddMany(keys[20000:25000], nil)...)
+		f.AddMany(keys[25000:27000])
+		for _, key := range keys[27000:] {
+			answers = append(answers, f.Test(key), f.TestString(string(key)))
+		}
+		answers = append(answers, f.TestMany(keys, nil)...)
+		return run{f, answers}
+	}
+	for _, k := range []uint{8, 9} {
+		asm, gop := build(k, true), build(k, false)
+		if !asm.f.Equal(gop.f) || asm.f.Count() != gop.f.Count() {
+			t.Fatalf("k=%d: filters differ (count %d with the assembly, %d without)", k, asm.f.Count(), gop.f.Count())
+		}
+		present := 0
+		for i := range asm.answers {
+			if asm.answers[i] != gop.answers[i] {
+				t.Fatalf("k=%d: answer %d is %v with the assembly, %v without", k, i, asm.answers[i], gop.answers[i])
+			}
+			if asm.answers[i] {
+				present++
+			}
+		}
+		if present == 0 || present == len(asm.answers) {
+			t.Fatalf("k=%d: %d of %d answers true: the comparison saw one answer only", k, present, len(asm.answers))
+		}
+	}
+}
+
+func testBlockedFastPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 2))
 	ref := func(h2 uint64, k uint) (m [8]uint64, firstK []uint64) {
 		seen := map[uint64]bool{}
@@ -4607,7 +4692,9 @@ func TestBlockedFastPath(t *testing.T) {
 // tests true, the mask less any one of its bits false, and random bits as
 // the mask says. Keys whose first candidates repeat (3% at k = 6, most at
 // k = 20) take testBlockRest's paths.
-func TestBlockedTestMatchesMask(t *testing.T) {
+func TestBlockedTestMatchesMask(t *testing.T) { withBlockPaths(t, testBlockedTestMatchesMask) }
+
+func testBlockedTestMatchesMask(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 3))
 	for _, k := range []uint{1, 2, 3, 5, 6, 7, 8, 9, 10, 13, 14, 15, 20, MaxHashes} {
 		f, err := NewWithSize(BlockBits, k, Blocked())

@@ -1,0 +1,185 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Lane i of VPSRLVQ by shifts holds h2 >> 9i: the seven fields of h2 in
+// lanes 0 to 6 once masked; lane 7 is overwritten with w1.
+DATA shifts<>+0(SB)/8, $0
+DATA shifts<>+8(SB)/8, $9
+DATA shifts<>+16(SB)/8, $18
+DATA shifts<>+24(SB)/8, $27
+DATA shifts<>+32(SB)/8, $36
+DATA shifts<>+40(SB)/8, $45
+DATA shifts<>+48(SB)/8, $54
+DATA shifts<>+56(SB)/8, $0
+GLOBL shifts<>(SB), RODATA|NOPTR, $64
+
+DATA fieldMask<>+0(SB)/8, $511
+GLOBL fieldMask<>(SB), RODATA|NOPTR, $8
+
+// SPLITMIX sets R9 to w1 = splitmix64(SI + golden), using AX.
+#define SPLITMIX \
+	MOVQ $0x9E3779B97F4A7C15, R9; \
+	ADDQ SI, R9; \
+	MOVQ R9, AX; \
+	SHRQ $30, AX; \
+	XORQ AX, R9; \
+	MOVQ $0xBF58476D1CE4E5B9, AX; \
+	IMULQ AX, R9; \
+	MOVQ R9, AX; \
+	SHRQ $27, AX; \
+	XORQ AX, R9; \
+	MOVQ $0x94D049BB133111EB, AX; \
+	IMULQ AX, R9; \
+	MOVQ R9, AX; \
+	SHRQ $31, AX; \
+	XORQ AX, R9
+
+// REPEATS clears ZF if the candidates repeat: the seven fields of h2 (SI)
+// and the first of w1 (R9) go in the eight lanes of Z1, which VPCONFLICTQ
+// compares pairwise, and the second of w1 (DX >> 0, masked here; 512, which
+// equals no field, when n1 = CX = 1) is compared with all eight. Uses AX.
+#define REPEATS \
+	VPBROADCASTQ SI, Z0; \
+	VPSRLVQ shifts<>(SB), Z0, Z1; \
+	MOVL $0x80, AX; \
+	KMOVW AX, K1; \
+	VPBROADCASTQ R9, K1, Z1; \
+	VPANDQ.BCST fieldMask<>(SB), Z1, Z1; \
+	VPCONFLICTQ Z1, Z2; \
+	VPTESTMQ Z2, Z2, K2; \
+	ANDQ $511, DX; \
+	MOVL $512, AX; \
+	CMPQ CX, $1; \
+	CMOVQEQ AX, DX; \
+	VPBROADCASTQ DX, Z3; \
+	VPCMPEQQ Z3, Z1, K3; \
+	KORTESTW K2, K3; \
+	VZEROUPPER
+
+// SETBIT sets bit p&511 of the block at DI and adds its former value to
+// R11 (BTS leaves it in CF). Uses AX and BX.
+#define SETBIT(p) \
+	MOVQ p, BX; \
+	SHRQ $3, BX; \
+	ANDL $0x38, BX; \
+	MOVQ (DI)(BX*1), AX; \
+	BTSQ p, AX; \
+	ADCQ $0, R11; \
+	MOVQ AX, (DI)(BX*1)
+
+// TESTBIT jumps to absent if bit p&511 of the block at DI is clear. Uses AX
+// and BX.
+#define TESTBIT(p) \
+	MOVQ p, BX; \
+	SHRQ $3, BX; \
+	ANDL $0x38, BX; \
+	MOVQ (DI)(BX*1), AX; \
+	BTQ p, AX; \
+	JCC absent
+
+// func Add(blk *[8]uint64, h2, n1 uint64) (present, ok bool)
+TEXT ·Add(SB), NOSPLIT, $0-26
+	MOVQ blk+0(FP), DI
+	MOVQ h2+8(FP), SI
+	MOVQ n1+16(FP), CX
+	SPLITMIX
+	MOVQ R9, DX
+	SHRQ $9, DX
+	REPEATS
+	JNE repeat
+	XORL R11, R11
+	SETBIT(SI)
+	SHRQ $9, SI
+	SETBIT(SI)
+	SHRQ $9, SI
+	SETBIT(SI)
+	SHRQ $9, SI
+	SETBIT(SI)
+	SHRQ $9, SI
+	SETBIT(SI)
+	SHRQ $9, SI
+	SETBIT(SI)
+	SHRQ $9, SI
+	SETBIT(SI)
+	SETBIT(R9)
+	CMPQ CX, $1
+	JEQ done
+	SHRQ $9, R9
+	SETBIT(R9)
+
+done:
+	// Present if all 7+n1 bits were set before.
+	ADDQ $7, CX
+	CMPQ R11, CX
+	SETEQ present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+repeat:
+	MOVB $0, present+24(FP)
+	MOVB $0, ok+25(FP)
+	RET
+
+// func Test(blk *[8]uint64, h2, n1 uint64) (present, ok bool)
+TEXT ·Test(SB), NOSPLIT, $0-26
+	MOVQ blk+0(FP), DI
+	MOVQ h2+8(FP), SI
+	MOVQ n1+16(FP), CX
+	SPLITMIX
+	TESTBIT(R9)
+	MOVQ R9, DX
+	SHRQ $9, DX
+	CMPQ CX, $1
+	JEQ check
+	TESTBIT(DX)
+
+check:
+	REPEATS
+	JNE repeat
+	MOVB $1, present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+absent:
+	MOVB $0, present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+repeat:
+	MOVB $0, present+24(FP)
+	MOVB $0, ok+25(FP)
+	RET
+
+// func hasAVX512() bool
+TEXT ·hasAVX512(SB), NOSPLIT, $0-1
+	// The largest standard leaf must reach 7.
+	XORL AX, AX
+	CPUID
+	CMPL AX, $7
+	JLT no
+	// Leaf 1, ECX bit 27: OSXSAVE, so that XGETBV may be run.
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	BTL $27, CX
+	JCC no
+	// XCR0 bits 1, 2, 5, 6, 7: SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM state.
+	XORL CX, CX
+	XGETBV
+	ANDL $0xE6, AX
+	CMPL AX, $0xE6
+	JNE no
+	// Leaf 7, EBX bit 16: AVX-512F, bit 28: AVX-512CD.
+	MOVL $7, AX
+	XORL CX, CX
+	CPUID
+	ANDL $0x10010000, BX
+	CMPL BX, $0x10010000
+	JNE no
+	MOVB $1, ret+0(FP)
+	RET
+
+no:
+	MOVB $0, ret+0(FP)
+	RET

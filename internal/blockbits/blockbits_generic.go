@@ -1,0 +1,19 @@
+//go:build !amd64 || purego
+
+package blockbits
+
+// Native reports whether Add and Test run the assembly; it is false here.
+var Native = false
+
+// Add sets the positions of the key in blk (see the package doc) and
+// reports whether they were all set before, in present, if its first 7+n1
+// candidates are distinct; otherwise it changes nothing and returns
+// ok = false. n1 must be 1 or 2.
+func Add(blk *[8]uint64, h2, n1 uint64) (present, ok bool) { return addGo(blk, h2, n1) }
+
+// Test reports, for a key whose seven candidates from h2 are set in blk,
+// whether its next n1 candidates are set too (n1 = 1 or 2): false when one
+// is not (ok = true: the key is absent whether or not its candidates
+// repeat); true, with ok = true, when they are and the first 7+n1
+// candidates are distinct; ok = false when they are set but repeat.
+func Test(blk *[8]uint64, h2, n1 uint64) (present, ok bool) { return testGo(blk, h2, n1) }
