@@ -2681,8 +2681,9 @@ func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 // instruction (VPCONFLICTQ) and sets their bits. Against addBlockedFast,
 // which compares them in Go (distinct7, laterDistinct2: about 70
 // instructions), Add at 10^7 random 16-byte keys, p = 0.001, went from
-// 1.17-1.36x blobloom's time to 0.93-1.05x (alternated bench runs; Add and
-// AddString call the assembly without this call in between).
+// 1.13-1.51x blobloom's time (median 1.19 of 11 runs) to 0.93-1.05x (6
+// runs; builds alternated; Add and AddString call the assembly without
+// this call in between).
 func (f *BloomFilter) addWide(h1, h2 uint64) (present bool) {
 	blk := f.block(blockOf(h1, f.m/BlockBits))
 	present, ok := blockbits.Add(blk, h2, uint64(f.k-fieldsPerWord))
@@ -2759,8 +2760,9 @@ func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 func testBlockRest(blk *[8]uint64, h2 uint64, k uint) bool {
 	if k-8 < 2 && blockbits.Native {
 		// As addWide: the nine candidates compared in one instruction
-		// (present keys at 10^7, p = 0.001: 1.06-1.19x blobloom's time
-		// through firstDistinct, 0.94-1.04x here; alternated bench runs).
+		// (present keys at 10^7, p = 0.001: 1.04-1.65x blobloom's time,
+		// median 1.11 of 13 runs, through firstDistinct; 0.94-1.04x, 9
+		// runs, here; builds alternated).
 		if present, ok := blockbits.Test(blk, h2, uint64(k-fieldsPerWord)); ok {
 			return present
 		}
@@ -3130,12 +3132,27 @@ func anyHoldsSeq(filters []*BloomFilter, h1, h2 uint64) bool {
 		}
 		for ; alive != 0; alive &= alive - 1 {
 			f := chunk[bits.TrailingZeros64(alive)]
-			if holdsMaskAtomic(f.block(blockOf(h1, f.m/BlockBits)), seq.maskOf(f.k)) {
+			blk := f.block(blockOf(h1, f.m/BlockBits))
+			if holdsCandidates(blk, h2, f.k) && holdsMaskAtomic(blk, seq.maskOf(f.k)) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// holdsCandidates reports whether blk, loaded atomically, holds the third to
+// the min(k, 7)th in-block candidates of h2, which are positions of the key
+// whatever they are (see testBlocked): false rules the key out without its
+// mask. anyHoldsSeq screens the filters left after its first pass with it,
+// so that few absent keys walk their sequence (blockSeq).
+func holdsCandidates(blk *[8]uint64, h2 uint64, k uint) bool {
+	all := uint64(1)
+	for p, n := h2>>18, int(min(k, fieldsPerWord))-2; n > 0; n-- {
+		all &= atomic.LoadUint64(&blk[p>>6&7]) >> (p & 63)
+		p >>= 9
+	}
+	return all&1 != 0
 }
 
 // scalableFlight is a round of a blocked ScalableBloomFilter's batch call
