@@ -734,9 +734,9 @@ func (f *BloomFilter) Add(key []byte) {
 	h1, h2 := murmur.Sum128(key, f.seed)
 	if f.blocked && f.conc == nil {
 		if f.k-8 < 2 && blockbits.Native {
-			// addWide written out: through the call Add cost 1.06-1.12x
-			// blobloom's time at 10^7 keys, p = 0.001, and 1.01-1.09x
-			// without it (three alternated bench runs of each build).
+			// addWide written out: through the call Add cost 1.06-1.14x
+			// blobloom's time at 10^7 keys, p = 0.001 (six runs), and
+			// 1.01-1.09x without it (three; builds alternated).
 			blk := f.block(blockOf(h1, f.m/BlockBits))
 			if present, ok := blockbits.Add(blk, h2, uint64(f.k-fieldsPerWord)); !ok {
 				f.addBlockedRepeat(h1, h2)
@@ -758,9 +758,9 @@ func (f *BloomFilter) AddString(key string) {
 	h1, h2 := murmur.Sum128(bytesOf(key), f.seed)
 	if f.blocked && f.conc == nil {
 		if f.k-8 < 2 && blockbits.Native {
-			// addWide written out: through the call Add cost 1.06-1.12x
-			// blobloom's time at 10^7 keys, p = 0.001, and 1.01-1.09x
-			// without it (three alternated bench runs of each build).
+			// addWide written out: through the call Add cost 1.06-1.14x
+			// blobloom's time at 10^7 keys, p = 0.001 (six runs), and
+			// 1.01-1.09x without it (three; builds alternated).
 			blk := f.block(blockOf(h1, f.m/BlockBits))
 			if present, ok := blockbits.Add(blk, h2, uint64(f.k-fieldsPerWord)); !ok {
 				f.addBlockedRepeat(h1, h2)
@@ -2681,7 +2681,7 @@ func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 // instruction (VPCONFLICTQ) and sets their bits. Against addBlockedFast,
 // which compares them in Go (distinct7, laterDistinct2: about 70
 // instructions), Add at 10^7 random 16-byte keys, p = 0.001, went from
-// 1.13-1.51x blobloom's time (median 1.19 of 11 runs) to 0.93-1.05x (6
+// 1.13-1.51x blobloom's time (median 1.19 of 13 runs) to 0.93-1.05x (6
 // runs; builds alternated; Add and AddString call the assembly without
 // this call in between).
 func (f *BloomFilter) addWide(h1, h2 uint64) (present bool) {
@@ -2742,6 +2742,14 @@ func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
 	if blk[h2>>6&7]>>(h2&63)&(blk[q>>6&7]>>(q&63))&1 == 0 {
 		return false
 	}
+	return testBlockTail(blk, h2, k)
+}
+
+// testBlockTail is the rest of testBlocked for a key whose first two
+// candidates are set in blk: the third to min(k, 7)th, then whether those
+// are the key's positions (distinctFields) or the rest (testBlockRest).
+// The batch calls take it too (testManyBlocked), after their own first two.
+func testBlockTail(blk *[8]uint64, h2 uint64, k uint) bool {
 	all := uint64(1)
 	for p, n := h2>>18, min(k, fieldsPerWord)-2; int(n) > 0; n-- {
 		all &= blk[p>>6&7] >> (p & 63)
@@ -3008,8 +3016,11 @@ func testManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) []bool
 		// First pass: the first two in-block candidates of every key,
 		// without a branch on the bits. For k >= 2 both are positions of
 		// the key (the second may repeat the first), and they rule out
-		// most absent keys. Second pass: the whole mask of the keys still
-		// in the running.
+		// most absent keys. Second pass: the rest of the single-key test
+		// for the keys still in the running (testBlockTail; through
+		// blockMask and holdsMask instead, present keys cost 0.26-0.27x
+		// our classic Test at 10^7 URL-like keys, p = 0.01, against
+		// 0.21x: three alternated bench runs).
 		var alive uint64
 		w := f.words
 		for i := range out {
@@ -3023,8 +3034,7 @@ func testManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) []bool
 		}
 		for ; alive != 0; alive &= alive - 1 {
 			i := bits.TrailingZeros64(alive)
-			m := blockMask(r.h[i].h2, k)
-			out[i] = holdsMask((*[8]uint64)(w[r.idx[i]:]), &m)
+			out[i] = testBlockTail((*[8]uint64)(w[r.idx[i]:]), r.h[i].h2, k)
 		}
 	}
 	return results
