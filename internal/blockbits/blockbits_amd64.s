@@ -88,6 +88,8 @@ TEXT ·Add(SB), NOSPLIT, $0-26
 	SHRQ $9, DX
 	REPEATS
 	JNE repeat
+	// The seven fields of h2 from the lowest, then one or two of w1,
+	// written out: no loop counter, no branch but the one on n1.
 	XORL R11, R11
 	SETBIT(SI)
 	SHRQ $9, SI
