@@ -2720,9 +2720,10 @@ func (f *BloomFilter) addBlockedRepeat(h1, h2 uint64) (present bool) {
 // It tests the first min(k, 7) candidates, the fields of h2, which are
 // positions of the key even when some repeat: the first two with a branch,
 // which sends about three absent keys in four away, then the rest without
-// one. For keys that pass, distinctFields (or testBlockRest, k > 7) says
-// whether those candidates, and the next k-7 when k > 7, are the key's
-// positions; the rare rest goes through blockMask.
+// one (testBlockTail). For keys that pass, distinctFields (or
+// testBlockRest, k > 7, in assembly for k = 8, 9 where the CPU has
+// AVX-512) says whether those candidates, and the next k-7 when k > 7, are
+// the key's positions; the rare rest goes through repeatMask.
 //
 // The branch after two bits mispredicts for about half the absent keys, yet
 // it beat a test of all candidates without a branch: in the bench at 10^7
