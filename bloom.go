@@ -727,54 +727,44 @@ func (f *BloomFilter) addConcurrent(h1, h2 uint64) (present bool) {
 // Add inserts key. Afterwards Test(key) reports true. It hashes key once and
 // does not allocate.
 func (f *BloomFilter) Add(key []byte) {
-	// The single-key calls go straight to the blocked code of a filter
-	// that is not concurrent, one call less per key than through add and
-	// test (neither can be inlined), and Add and AddString to
-	// addBlockedFast, one less again than through addBlocked.
-	h1, h2 := murmur.Sum128(key, f.seed)
-	if f.blocked && f.conc == nil {
-		if f.k-8 < 2 && blockbits.Native {
-			// addWide written out: through the call Add cost 1.06-1.14x
-			// blobloom's time at 10^7 keys, p = 0.001 (six runs), and
-			// 1.01-1.09x without it (three; builds alternated).
-			blk := f.block(blockOf(h1, f.m/BlockBits))
-			if present, ok := blockbits.Add(blk, h2, uint64(f.k-fieldsPerWord)); !ok {
-				f.addBlockedRepeat(h1, h2)
-			} else if !present {
-				f.count++
-			}
-			return
-		}
-		if r1, r2, _, ok := f.addBlockedFast(h1, h2); !ok {
-			f.addBlockedRepeat(r1, r2)
-		}
-		return
-	}
-	f.add(h1, h2)
+	// Add, AddString, TestAndAdd and TestAndAddString are small enough to
+	// be inlined: the caller calls addKey directly, as Test calls testKey.
+	f.addKey(key)
 }
 
 // AddString inserts key, like Add, without copying or allocating.
 func (f *BloomFilter) AddString(key string) {
-	h1, h2 := murmur.Sum128(bytesOf(key), f.seed)
-	if f.blocked && f.conc == nil {
-		if f.k-8 < 2 && blockbits.Native {
-			// addWide written out: through the call Add cost 1.06-1.14x
-			// blobloom's time at 10^7 keys, p = 0.001 (six runs), and
-			// 1.01-1.09x without it (three; builds alternated).
-			blk := f.block(blockOf(h1, f.m/BlockBits))
-			if present, ok := blockbits.Add(blk, h2, uint64(f.k-fieldsPerWord)); !ok {
-				f.addBlockedRepeat(h1, h2)
-			} else if !present {
-				f.count++
-			}
-			return
-		}
-		if r1, r2, _, ok := f.addBlockedFast(h1, h2); !ok {
-			f.addBlockedRepeat(r1, r2)
-		}
-		return
+	f.addKey(bytesOf(key))
+}
+
+// addKey is TestAndAdd. The single-key calls go straight to the blocked code
+// of a filter that is not concurrent, one call less per key than through
+// add (which cannot be inlined), and to addBlockedFast, one less again than
+// through addBlocked.
+func (f *BloomFilter) addKey(key []byte) (present bool) {
+	h1, h2 := murmur.Sum128(key, f.seed)
+	if !f.blocked || f.conc != nil {
+		return f.add(h1, h2)
 	}
-	f.add(h1, h2)
+	if useBlockbits(f.k) {
+		// addWide written out: through the call Add cost 1.06-1.14x
+		// blobloom's time at 10^7 keys, p = 0.001 (six runs), and
+		// 1.01-1.09x without it (three; builds alternated).
+		blk := f.block(blockOf(h1, f.m/BlockBits))
+		present, ok := blockbits.Add(blk, h2, uint64(f.k-fieldsPerWord))
+		if !ok {
+			return f.addBlockedRepeat(h1, h2)
+		}
+		if !present {
+			f.count++
+		}
+		return present
+	}
+	r1, r2, present, ok := f.addBlockedFast(h1, h2)
+	if !ok {
+		return f.addBlockedRepeat(r1, r2)
+	}
+	return present
 }
 
 // Test reports whether key may be in the filter: false means key was
@@ -845,21 +835,13 @@ func (f *BloomFilter) testKey(key []byte) bool {
 // filter, of several goroutines calling it at once with the same new key,
 // exactly one gets false.
 func (f *BloomFilter) TestAndAdd(key []byte) bool {
-	h1, h2 := murmur.Sum128(key, f.seed)
-	if f.blocked && f.conc == nil {
-		return f.addBlocked(h1, h2)
-	}
-	return f.add(h1, h2)
+	return f.addKey(key)
 }
 
 // TestAndAddString is TestAndAdd for a string key, without copying or
 // allocating.
 func (f *BloomFilter) TestAndAddString(key string) bool {
-	h1, h2 := murmur.Sum128(bytesOf(key), f.seed)
-	if f.blocked && f.conc == nil {
-		return f.addBlocked(h1, h2)
-	}
-	return f.add(h1, h2)
+	return f.addKey(bytesOf(key))
 }
 
 // Batch calls.
@@ -2354,34 +2336,45 @@ func blockMask(h2 uint64, k uint) (m [8]uint64) {
 // are checked one by one, until k bits are set; after one repeat, the
 // usual case, that is one candidate.
 func repeatMask(h2 uint64, k uint) (m [8]uint64) {
-	w, state, left := h2, h2, fieldsPerWord
+	c := newCandidates(h2)
 	for range k {
-		if left == 0 {
-			state += golden
-			w, left = splitmix(state), fieldsPerWord
-		}
-		m[w>>6&7] |= 1 << (w & 63)
-		w >>= 9
-		left--
+		p := c.next()
+		m[p>>6] |= 1 << (p & 63)
 	}
 	var n uint
 	for _, x := range m {
 		n += uint(bits.OnesCount64(x))
 	}
 	for n < k {
-		if left == 0 {
-			state += golden
-			w, left = splitmix(state), fieldsPerWord
-		}
-		i, bit := w>>6&7, uint64(1)<<(w&63)
-		w >>= 9
-		left--
-		if m[i]&bit == 0 {
+		p := c.next()
+		if i, bit := p>>6, uint64(1)<<(p&63); m[i]&bit == 0 {
 			m[i] |= bit
 			n++
 		}
 	}
 	return m
+}
+
+// candidates walks the in-block candidates of a key (see blockMask).
+type candidates struct {
+	w, state uint64 // the word being read, and its splitmix input
+	left     int    // candidates left in w
+}
+
+func newCandidates(h2 uint64) candidates {
+	return candidates{w: h2, state: h2, left: fieldsPerWord}
+}
+
+// next returns the next candidate, in [0, BlockBits).
+func (c *candidates) next() uint64 {
+	if c.left == 0 {
+		c.state += golden
+		c.w, c.left = splitmix(c.state), fieldsPerWord
+	}
+	p := c.w & (BlockBits - 1)
+	c.w >>= 9
+	c.left--
+	return p
 }
 
 // fieldsPerWord is the number of 9-bit candidates a 64-bit word gives.
@@ -2509,16 +2502,10 @@ func AppendBlockedLocations(dst []uint64, key []byte, bits uint64, hashes uint, 
 	}
 	h1, h2 := murmur.Sum128(key, seed)
 	base := blockOf(h1, bits/BlockBits) * BlockBits
-	w, state, left := h2, h2, 7
+	c := newCandidates(h2)
 	var seen [8]uint64
 	for n := uint(0); n < hashes; {
-		if left == 0 {
-			state += golden
-			w, left = splitmix(state), 7
-		}
-		p := w & (BlockBits - 1)
-		w >>= 9
-		left--
+		p := c.next()
 		if bit := uint64(1) << (p & 63); seen[p>>6]&bit == 0 {
 			seen[p>>6] |= bit
 			dst = append(dst, base+p)
@@ -2667,7 +2654,7 @@ func setBit(blk *[8]uint64, p, fresh uint64) uint64 {
 // addBlocked is add for a blocked filter that is not concurrent. Keys whose
 // first candidates repeat (about 3% at k = 6) take addBlockedRepeat.
 func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
-	if f.k-8 < 2 && blockbits.Native {
+	if useBlockbits(f.k) {
 		return f.addWide(h1, h2)
 	}
 	if _, _, present, ok := f.addBlockedFast(h1, h2); ok {
@@ -2675,6 +2662,11 @@ func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
 	}
 	return f.addBlockedRepeat(h1, h2)
 }
+
+// useBlockbits reports whether a blocked filter of k hash functions takes
+// the assembly of internal/blockbits: k = 8 or 9 (p near 1e-3) on a CPU with
+// AVX-512.
+func useBlockbits(k uint) bool { return k-8 < 2 && blockbits.Native }
 
 // addWide is addBlocked for k = 8 or 9 (p near 1e-3) where
 // blockbits.Native: the assembly compares the key's nine candidates in one
@@ -2767,7 +2759,7 @@ func testBlockTail(blk *[8]uint64, h2 uint64, k uint) bool {
 // candidates after the seventh (k > 7), or the whole mask when the first k
 // candidates repeat.
 func testBlockRest(blk *[8]uint64, h2 uint64, k uint) bool {
-	if k-8 < 2 && blockbits.Native {
+	if useBlockbits(k) {
 		// As addWide: the nine candidates compared in one instruction
 		// (present keys at 10^7, p = 0.001: 1.04-1.65x blobloom's time,
 		// median 1.11 of 13 runs, through firstDistinct; 0.94-1.04x, 9
@@ -3081,14 +3073,14 @@ func addManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) {
 // the first k distinct candidates, so it is the start of the walk that
 // makes the mask of any larger k (TestBlockSeqMatchesBlockMask).
 type blockSeq struct {
-	h2, w, seed uint64
-	left        int
-	n           uint // distinct positions in m
-	m           [8]uint64
+	h2 uint64
+	c  candidates
+	n  uint // distinct positions in m
+	m  [8]uint64
 }
 
 func newBlockSeq(h2 uint64) blockSeq {
-	return blockSeq{h2: h2, w: h2, seed: h2, left: fieldsPerWord}
+	return blockSeq{h2: h2, c: newCandidates(h2)}
 }
 
 // maskOf returns the mask of the first k positions, blockMask(h2, k),
@@ -3098,15 +3090,8 @@ func (s *blockSeq) maskOf(k uint) *[8]uint64 {
 		*s = newBlockSeq(s.h2)
 	}
 	for s.n < k {
-		if s.left == 0 {
-			s.seed += golden
-			s.w, s.left = splitmix(s.seed), fieldsPerWord
-		}
-		p := s.w
-		s.w >>= 9
-		s.left--
-		i, bit := p>>6&7, uint64(1)<<(p&63)
-		if s.m[i]&bit == 0 {
+		p := s.c.next()
+		if i, bit := p>>6, uint64(1)<<(p&63); s.m[i]&bit == 0 {
 			s.m[i] |= bit
 			s.n++
 		}
