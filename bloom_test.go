@@ -33,6 +33,9 @@ import (
 	"unsafe"
 
 	"github.com/bloomfilters/bloom/internal/blockbits"
+	"github.com/bloomfilters/bloom/internal/blocked"
+	"github.com/bloomfilters/bloom/internal/classic"
+	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/spaolacci/murmur3"
 )
@@ -857,8 +860,8 @@ func TestDecodeRejectsDamage(t *testing.T) {
 
 // reseal recomputes the checksum so that a test can reach the checks behind it.
 func reseal(b []byte) []byte {
-	body := b[:len(b)-crcSize]
-	binary.LittleEndian.PutUint32(b[len(b)-crcSize:], crc32Checksum(body))
+	body := b[:len(b)-format.CRCSize]
+	binary.LittleEndian.PutUint32(b[len(b)-format.CRCSize:], crc32Checksum(body))
 	return b
 }
 
@@ -875,7 +878,7 @@ func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
 		"rate NaN":       func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(math.NaN())) },
 		"rate 1":         func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(1)) },
 		"count too high": func(b []byte) { binary.LittleEndian.PutUint64(b[40:], 50) },
-		"padding bit":    func(b []byte) { b[headerSize+8+7] |= 0x80 },
+		"padding bit":    func(b []byte) { b[format.HeaderSize+8+7] |= 0x80 },
 		"version 2":      func(b []byte) { b[4] = 2 },
 		"flags":          func(b []byte) { b[6] = 1 },
 	}
@@ -901,7 +904,7 @@ func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
 func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 	f, _ := NewWithSize(64, 1)
 	b, _ := f.MarshalBinary()
-	hdr := bytes.Clone(b[:headerSize])
+	hdr := bytes.Clone(b[:format.HeaderSize])
 	binary.LittleEndian.PutUint64(hdr[16:], MaxBits)
 	data := append(hdr, make([]byte, 1000)...)
 	var g BloomFilter
@@ -932,7 +935,7 @@ func TestReadFromAllocatesWhatArrives(t *testing.T) {
 	const size = 8 << 20 // bytes of words supplied
 	f, _ := NewWithSize(64, 1)
 	b, _ := f.MarshalBinary()
-	hostile := bytes.Clone(b[:headerSize])
+	hostile := bytes.Clone(b[:format.HeaderSize])
 	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
 	hostile = append(hostile, make([]byte, size)...)
 	valid, _ := NewWithSize(8*size, 3)
@@ -1054,7 +1057,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	g.AddString("x")
 	enc2, _ := g.MarshalBinary()
 	f.Add(enc2, []byte(nil))
-	f.Add([]byte(magic), []byte(nil))
+	f.Add([]byte(format.Magic), []byte(nil))
 	blocked, _ := goldenBlockedFilter(f).MarshalBinary()
 	f.Add(blocked, []byte(nil))
 	// m = MaxBits: the decoder must not believe it.
@@ -1078,7 +1081,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 			}
 		}
 		check(data)
-		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
+		if len(edits) >= editOpSize && len(data) >= format.HeaderSize+format.CRCSize {
 			check(reseal(applyEdits(data, edits, filterFields, nil, nil)))
 		}
 	})
@@ -1116,11 +1119,11 @@ func FuzzReadFrom(f *testing.F) {
 			}
 		}
 		check(data)
-		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
+		if len(edits) >= editOpSize && len(data) >= format.HeaderSize+format.CRCSize {
 			// Reseal the first filter of the stream only.
 			b := applyEdits(data, edits, filterFields, nil, nil)
 			if m := binary.LittleEndian.Uint64(b[16:]); m <= MaxBits {
-				if end := headerSize + 8*((m+63)/64) + crcSize; end <= uint64(len(b)) {
+				if end := format.HeaderSize + 8*((m+63)/64) + format.CRCSize; end <= uint64(len(b)) {
 					reseal(b[:end])
 				}
 			}
@@ -1428,14 +1431,14 @@ type batchOps interface {
 }
 
 // inRounds makes the batch calls of BloomFilter go in rounds whatever the
-// filter's size (on) or only from batchMinBits, or blockedBatchMinBits
+// filter's size (on) or only from classic.BatchMinBits, or blocked.BatchMinBits
 // (off), until the test ends.
 func inRounds(t testing.TB, on bool) {
-	saved, savedBlocked := batchMinBits, blockedBatchMinBits
+	saved, savedBlocked := classic.BatchMinBits, blocked.BatchMinBits
 	if on {
-		batchMinBits, blockedBatchMinBits = 0, 0
+		classic.BatchMinBits, blocked.BatchMinBits = 0, 0
 	}
-	t.Cleanup(func() { batchMinBits, blockedBatchMinBits = saved, savedBlocked })
+	t.Cleanup(func() { classic.BatchMinBits, blocked.BatchMinBits = saved, savedBlocked })
 }
 
 // batchVsLoop runs one batch call, chosen by op, with keys on a and the loop
@@ -1577,11 +1580,11 @@ func TestBatchMatchesLoop(t *testing.T) {
 	}
 }
 
-// TestBatchLargeFilter runs the batch calls on a filter above batchMinBits,
+// TestBatchLargeFilter runs the batch calls on a filter above classic.BatchMinBits,
 // as they run by default.
 func TestBatchLargeFilter(t *testing.T) {
-	a, _ := NewWithSize(batchMinBits+12345, 7)
-	b, _ := NewWithSize(batchMinBits+12345, 7)
+	a, _ := NewWithSize(classic.BatchMinBits+12345, 7)
+	b, _ := NewWithSize(classic.BatchMinBits+12345, 7)
 	rng := rand.New(rand.NewPCG(1, 2))
 	randomBatches(t, rng, a, b, 8, 1000, 2000)
 }
@@ -1627,7 +1630,7 @@ func TestBatchDoesNotAllocate(t *testing.T) {
 				checkBatchAllocs(t, name, f)
 			}
 		}
-		batchMinBits = 1 << 24
+		classic.BatchMinBits = 1 << 24
 	}
 }
 
@@ -3078,7 +3081,7 @@ func TestReadTruncated(t *testing.T) {
 		s.AddString(strings.Repeat("y", i))
 	}
 	for _, enc := range [][]byte{mustMarshal(t, f), mustMarshal(t, s)} {
-		scalable := string(enc[:4]) == scalableMagic
+		scalable := string(enc[:4]) == format.ScalableMagic
 		for n := range len(enc) {
 			want := io.ErrUnexpectedEOF
 			if n == 0 {
@@ -3108,7 +3111,7 @@ func TestReadTruncated(t *testing.T) {
 func TestReadAllocatesWhatArrives(t *testing.T) {
 	f, _ := NewWithSize(64, 1)
 	b, _ := f.MarshalBinary()
-	hostile := bytes.Clone(b[:headerSize])
+	hostile := bytes.Clone(b[:format.HeaderSize])
 	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
 	hostile = append(hostile, make([]byte, 1<<20)...)
 	for name, read := range map[string]func(r io.Reader) error{
@@ -3622,7 +3625,7 @@ func TestBlockedAlignment(t *testing.T) {
 			"new": f, "concurrent": c, "clone": f.Clone(), "concurrent clone": c.Clone(),
 			"union": u, "intersection": i, "decoded": &d, "read": &r, "concurrent union": cu,
 		} {
-			if !isAligned(g.words) || uint64(len(g.words)) != g.m/64 {
+			if !blocked.IsAligned(g.words) || uint64(len(g.words)) != g.m/64 {
 				t.Errorf("n=%d %s: words not aligned or of the wrong length", n, name)
 			}
 		}
@@ -3632,7 +3635,7 @@ func TestBlockedAlignment(t *testing.T) {
 		s.Add(fmt.Appendf(nil, "%d", i))
 	}
 	for _, f := range s.filters {
-		if !isAligned(f.words) {
+		if !blocked.IsAligned(f.words) {
 			t.Error("scalable sub-filter not aligned")
 		}
 	}
@@ -4153,8 +4156,8 @@ func TestBlockedScalableDecodeRejectsMixedLayouts(t *testing.T) {
 		"layout 0":  func(b []byte) { b[13] = 0 },
 		"layout 2":  func(b []byte) { b[13] = 2 },
 		"classic sub": func(b []byte) {
-			b[scalableHeaderSize+4], b[scalableHeaderSize+6] = 1, 0
-			reseal(b[scalableHeaderSize : len(b)-crcSize])
+			b[format.ScalableHeaderSize+4], b[format.ScalableHeaderSize+6] = 1, 0
+			reseal(b[format.ScalableHeaderSize : len(b)-format.CRCSize])
 		},
 		"reserved byte 14": func(b []byte) { b[14] = 1 },
 	} {
@@ -4175,7 +4178,7 @@ func TestBlockedScalableDecodeRejectsMixedLayouts(t *testing.T) {
 // MaxBits bits, followed by a few bytes, fails without a large allocation.
 func TestBlockedDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 	enc, _ := goldenBlockedFilter(t).MarshalBinary()
-	hdr := bytes.Clone(enc[:headerSize])
+	hdr := bytes.Clone(enc[:format.HeaderSize])
 	binary.LittleEndian.PutUint64(hdr[16:], MaxBits)
 	data := append(hdr, make([]byte, 4096)...)
 	var f BloomFilter
@@ -4251,7 +4254,7 @@ func TestBlockedWordsTextRead(t *testing.T) {
 		t.Error("Header of a blocked filter is not Blocked")
 	}
 	g, err := FromWords(h, f.AppendWords(nil))
-	if err != nil || !g.Equal(f) || !isAligned(g.words) {
+	if err != nil || !g.Equal(f) || !blocked.IsAligned(g.words) {
 		t.Errorf("FromWords: %v", err)
 	}
 	if _, err := FromWords(mustNew(t, 5000, 0.01).Header(), make([]uint64, 0), Blocked()); !errors.Is(err, ErrInvalidParameter) {
@@ -4364,9 +4367,9 @@ func TestBlockedBatchMatchesLoop(t *testing.T) {
 			}
 		})
 	}
-	// Above blockedBatchMinBits, as they run by default.
-	a, _ := NewWithSize(blockedBatchMinBits+BlockBits, 7, Blocked())
-	b, _ := NewWithSize(blockedBatchMinBits+BlockBits, 7, Blocked())
+	// Above blocked.BatchMinBits, as they run by default.
+	a, _ := NewWithSize(blocked.BatchMinBits+BlockBits, 7, Blocked())
+	b, _ := NewWithSize(blocked.BatchMinBits+BlockBits, 7, Blocked())
 	randomBatches(t, rand.New(rand.NewPCG(1, 2)), a, b, 8, 1000, 2000)
 }
 
@@ -4397,35 +4400,6 @@ func TestBlockedScalableBatchMatchesLoop(t *testing.T) {
 	}
 	if maxGrowth < 2 {
 		t.Errorf("no batch made a filter grow more than %d times", maxGrowth)
-	}
-}
-
-// TestBlockSeqMatchesBlockMask: one walk of blockSeq gives blockMask(h2, k)
-// for every k, growing or not, which the batch calls of a blocked
-// ScalableBloomFilter rely on to make all sub-filters' masks from one walk.
-func TestBlockSeqMatchesBlockMask(t *testing.T) {
-	rng := rand.New(rand.NewPCG(14, 3))
-	for range 2000 {
-		h2 := rng.Uint64()
-		seq := newBlockSeq(h2)
-		for range 12 {
-			k := uint(1 + rng.IntN(int(MaxHashes)))
-			if rng.IntN(2) == 0 {
-				k = uint(1 + rng.IntN(20))
-			}
-			if got, want := *seq.maskOf(k), blockMask(h2, k); got != want {
-				t.Fatalf("h2 = %#x, k = %d: blockSeq gives %x, blockMask %x", h2, k, got, want)
-			}
-		}
-	}
-	// Prefixes: the mask of k holds the mask of every smaller k.
-	for k := uint(2); k <= MaxHashes; k++ {
-		a, b := blockMask(0x1234567, k-1), blockMask(0x1234567, k)
-		for i := range a {
-			if a[i]&^b[i] != 0 {
-				t.Fatalf("blockMask(k=%d) is not within blockMask(k=%d)", k-1, k)
-			}
-		}
 	}
 }
 
@@ -4496,12 +4470,6 @@ func BenchmarkBlockedBatch(b *testing.B) {
 		perKey(b)
 	})
 }
-
-// TestBlockedFastPath checks the branch-free paths of the blocked layout
-// (firstDistinct, and blockMask, testBlocked and addBlocked through it)
-// against the candidate sequence written out with a map, for every k up to
-// 20 and MaxHashes, on random hashes and on hashes whose fields repeat.
-func TestBlockedFastPath(t *testing.T) { withBlockPaths(t, testBlockedFastPath) }
 
 // withBlockPaths runs test with the assembly of internal/blockbits, which
 // blocked filters of 8 and 9 hashes use where the CPU has AVX-512, and
@@ -4583,115 +4551,13 @@ func TestBlockedAsmMatchesGo(t *testing.T) {
 	}
 }
 
-func testBlockedFastPath(t *testing.T) {
-	rng := rand.New(rand.NewPCG(14, 2))
-	ref := func(h2 uint64, k uint) (m [8]uint64, firstK []uint64) {
-		seen := map[uint64]bool{}
-		x, n := h2, uint(0)
-		for tt := uint64(0); n < k; tt++ {
-			if tt > 0 {
-				x = splitmix(h2 + tt*golden)
-			}
-			for j := 0; j < 7 && n < k; j++ {
-				q := x >> (9 * j) & 511
-				if uint(len(firstK)) < k {
-					firstK = append(firstK, q)
-				}
-				if !seen[q] {
-					seen[q] = true
-					m[q>>6] |= 1 << (q & 63)
-					n++
-				}
-			}
-		}
-		return m, firstK
-	}
-	hashes := make([]uint64, 0, 30000)
-	for range 20000 {
-		hashes = append(hashes, rng.Uint64())
-	}
-	for range 10000 {
-		// Copy one field onto another, so that candidates repeat.
-		h := rng.Uint64()
-		i, j := rng.IntN(7), rng.IntN(7)
-		f := h >> (9 * i) & 511
-		h = h&^(511<<(9*j)) | f<<(9*j)
-		hashes = append(hashes, h)
-	}
-	ks := []uint{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 20, MaxHashes}
-	for _, k := range ks {
-		f, _ := NewWithSize(4*BlockBits, k, Blocked())
-		for _, h2 := range hashes {
-			want, firstK := ref(h2, k)
-			if got := blockMask(h2, k); got != want {
-				t.Fatalf("k=%d h2=%#x: blockMask %x, sequence %x", k, h2, got, want)
-			}
-			distinct := k <= 14
-			seen := map[uint64]bool{}
-			for _, q := range firstK {
-				distinct = distinct && !seen[q]
-				seen[q] = true
-			}
-			if _, ok := firstDistinct(h2, k); ok != distinct {
-				t.Fatalf("k=%d h2=%#x: firstDistinct %v, want %v", k, h2, ok, distinct)
-			}
-			// testBlocked on a block holding the key's bits but one, all
-			// of them, and all of them plus random others.
-			h1 := rng.Uint64()
-			blk := f.block(blockOf(h1, 4))
-			var rnd [8]uint64
-			for i := range rnd {
-				rnd[i] = rng.Uint64() & rng.Uint64()
-			}
-			drop := rng.IntN(int(k))
-			for i := range blk {
-				blk[i] = want[i]
-			}
-			for i, n := 0, 0; i < 8; i++ {
-				for w := want[i]; w != 0; w &= w - 1 {
-					if n == drop {
-						blk[i] &^= w & -w
-					}
-					n++
-				}
-			}
-			if f.testBlocked(h1, h2) {
-				t.Fatalf("k=%d h2=%#x: testBlocked true with a position clear", k, h2)
-			}
-			for i := range blk {
-				blk[i] = rnd[i]
-			}
-			missing := false
-			for i := range blk {
-				missing = missing || want[i]&^rnd[i] != 0
-			}
-			if got := f.testBlocked(h1, h2); got != !missing {
-				t.Fatalf("k=%d h2=%#x: testBlocked %v on random bits, want %v", k, h2, got, !missing)
-			}
-			f.count = 0
-			if present := f.addBlocked(h1, h2); present != !missing || f.count != map[bool]uint64{true: 1}[missing] {
-				t.Fatalf("k=%d h2=%#x: addBlocked %v count %d, want %v", k, h2, present, f.count, !missing)
-			}
-			for i := range blk {
-				if blk[i] != rnd[i]|want[i] {
-					t.Fatalf("k=%d h2=%#x: addBlocked left word %d %#x, want %#x", k, h2, i, blk[i], rnd[i]|want[i])
-				}
-			}
-			if !f.testBlocked(h1, h2) {
-				t.Fatalf("k=%d h2=%#x: testBlocked false after addBlocked", k, h2)
-			}
-			clear(blk[:])
-		}
-	}
-}
-
 // TestBlockedTestMatchesMask pins Test and TestString of a blocked filter,
-// which write the blocked test out again (testKey), and testBlocked to
-// blockMask (pinned to the candidate sequence by TestBlockedFastPath): on
-// random keys, for every k up to 20 and MaxHashes, a block holding the mask
-// tests true, the mask less any one of its bits false, and random bits as
-// the mask says. Keys whose first candidates repeat (3% at k = 6, most at
-// k = 20) take testBlockRest's paths.
+// which write the blocked test out again (testKey), and blocked.Test to
+// blocked.Mask (pinned to the candidate sequence by the blocked package's
+// TestBlockedFastPath): on random keys, for every k up to 20 and MaxHashes,
+// a block holding the mask tests true, the mask less any one of its bits
+// false, and random bits as the mask says. Keys whose first candidates
+// repeat (3% at k = 6, most at k = 20) take blocked.Rest's paths.
 func TestBlockedTestMatchesMask(t *testing.T) { withBlockPaths(t, testBlockedTestMatchesMask) }
 
 func testBlockedTestMatchesMask(t *testing.T) {
@@ -4701,13 +4567,13 @@ func testBlockedTestMatchesMask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		blk := f.block(0)
+		blk := (*[8]uint64)(f.words[:8]) // the one block
 		key := make([]byte, 16)
 		for range 3000 {
 			binary.LittleEndian.PutUint64(key, rng.Uint64())
 			binary.LittleEndian.PutUint64(key[8:], rng.Uint64())
 			h1, h2 := murmur.Sum128(key, f.seed)
-			m := blockMask(h2, k)
+			m := blocked.Mask(h2, k)
 			check := func(what string, want bool) {
 				t.Helper()
 				if got := f.Test(key); got != want {
@@ -4716,8 +4582,8 @@ func testBlockedTestMatchesMask(t *testing.T) {
 				if got := f.TestString(string(key)); got != want {
 					t.Fatalf("k=%d key %x, %s: TestString %v, want %v", k, key, what, got, want)
 				}
-				if got := f.testBlocked(h1, h2); got != want {
-					t.Fatalf("k=%d key %x, %s: testBlocked %v, want %v", k, key, what, got, want)
+				if got := blocked.Test(f.bits(), h1, h2); got != want {
+					t.Fatalf("k=%d key %x, %s: blocked.Test %v, want %v", k, key, what, got, want)
 				}
 			}
 			*blk = m

@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomfilters/bloom/internal/classic"
+	"github.com/bloomfilters/bloom/internal/format"
+	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/spaolacci/murmur3"
 )
 
@@ -403,25 +406,25 @@ var scalableFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 1}, {16, 8}, {24
 // subFilterAt returns the offset of sub-filter i (mod their number) in the
 // scalable encoding b, or -1 if the structure cannot be followed that far.
 func subFilterAt(b []byte, i int) int {
-	if len(b) < scalableHeaderSize {
+	if len(b) < format.ScalableHeaderSize {
 		return -1
 	}
-	n := int(min(binary.LittleEndian.Uint32(b[48:]), maxSubFilters))
+	n := int(min(binary.LittleEndian.Uint32(b[48:]), format.MaxSubFilters))
 	if n == 0 {
 		return -1
 	}
-	off := uint64(scalableHeaderSize)
+	off := uint64(format.ScalableHeaderSize)
 	for range i % n {
-		if uint64(len(b)) < off+headerSize {
+		if uint64(len(b)) < off+format.HeaderSize {
 			return -1
 		}
 		m := binary.LittleEndian.Uint64(b[off+16:])
 		if m > MaxBits {
 			return -1
 		}
-		off += headerSize + 8*((m+63)/64) + crcSize
+		off += format.HeaderSize + 8*((m+63)/64) + format.CRCSize
 	}
-	if uint64(len(b)) < off+headerSize {
+	if uint64(len(b)) < off+format.HeaderSize {
 		return -1
 	}
 	return int(off)
@@ -556,7 +559,7 @@ func BenchmarkScalable(b *testing.B) {
 				h1, h2 := murmur3.Sum128WithSeed(absent[i&(keySet-1)], s.seed)
 				found := false
 				for j := len(filters) - 1; j >= 0 && !found; j-- {
-					found = filters[j].test(h1, h2)
+					found = classic.Test(filters[j].bits(), h1, h2)
 				}
 				sink = found
 			}
@@ -1183,7 +1186,7 @@ func TestScalableSideBySideProbing(t *testing.T) {
 				t.Fatalf("concurrent=%v key %d: Test = %v, one by one %v", conc, i, got, !got)
 			}
 			h1, h2 := murmur3.Sum128WithSeed(k, s.seed)
-			if anyHolds(filters, h1, h2, 0) != got || anyHolds(filters, h1, h2, math.MaxUint64) != got {
+			if subs := subsOf(filters); classic.AnyHolds(subs, h1, h2, 0, conc) != got || classic.AnyHolds(subs, h1, h2, math.MaxUint64, conc) != got {
 				t.Fatalf("concurrent=%v key %d: Test = %v, but not with all or no filters deep", conc, i, got)
 			}
 			if got {
@@ -1202,21 +1205,21 @@ func TestScalableSideBySideProbing(t *testing.T) {
 // structure is intact up to where it can be followed: each sub-filter's, then
 // the outer one, so that tests and fuzzing reach the checks behind them.
 func resealScalable(b []byte) []byte {
-	if len(b) < scalableHeaderSize+crcSize {
+	if len(b) < format.ScalableHeaderSize+format.CRCSize {
 		return b
 	}
 	n := binary.LittleEndian.Uint32(b[48:])
-	off := uint64(scalableHeaderSize)
-	for range min(n, maxSubFilters) {
-		if uint64(len(b)) < off+headerSize {
+	off := uint64(format.ScalableHeaderSize)
+	for range min(n, format.MaxSubFilters) {
+		if uint64(len(b)) < off+format.HeaderSize {
 			break
 		}
 		m := binary.LittleEndian.Uint64(b[off+16:])
 		if m > MaxBits {
 			break
 		}
-		size := headerSize + 8*((m+63)/64) + crcSize
-		if uint64(len(b)) < off+size+crcSize {
+		size := format.HeaderSize + 8*((m+63)/64) + format.CRCSize
+		if uint64(len(b)) < off+size+format.CRCSize {
 			break
 		}
 		reseal(b[off : off+size])
@@ -1592,7 +1595,7 @@ func TestScalableHighRateKeepsBound(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s.filters = []*BloomFilter{first}
+				s.setFilters([]*BloomFilter{first})
 				return s
 			})
 			t.Logf("built past the check: measured %.4f (%.3fx the target)", got, got/c.p)
@@ -1799,9 +1802,9 @@ func TestConcurrentLockTableScales(t *testing.T) {
 		stripes int
 		bytes   uint64 // at most, in all
 	}{
-		{2048, minStripes, 2048/8 + 1024 + 512},
-		{1 << 20, 1 << 20 / 64 / stripeWords, 1<<20/8 + 1<<20/64 + 1024},
-		{1 << 26, maxStripes, 1<<26/8 + 64<<10 + 1024},
+		{2048, layout.MinStripes, 2048/8 + 1024 + 512},
+		{1 << 20, 1 << 20 / 64 / layout.StripeWords, 1<<20/8 + 1<<20/64 + 1024},
+		{1 << 26, layout.MaxStripes, 1<<26/8 + 64<<10 + 1024},
 	} {
 		var plainBytes uint64
 		for _, conc := range []bool{false, true} {
@@ -1815,15 +1818,15 @@ func TestConcurrentLockTableScales(t *testing.T) {
 				plainBytes = got
 				continue
 			}
-			t.Logf("%d bits: %d bytes plain, %d concurrent (%d locks)", tc.bits, plainBytes, got, len(f.conc.locks.stripes))
-			if n := len(f.conc.locks.stripes); n != tc.stripes {
+			t.Logf("%d bits: %d bytes plain, %d concurrent (%d locks)", tc.bits, plainBytes, got, f.conc.locks.Len())
+			if n := f.conc.locks.Len(); n != tc.stripes {
 				t.Errorf("%d bits: %d locks, want %d", tc.bits, n, tc.stripes)
 			}
 			if got > tc.bytes {
 				t.Errorf("%d bits: Concurrent filter takes %d bytes, want at most %d", tc.bits, got, tc.bytes)
 			}
-			if c := f.Clone(); len(c.conc.locks.stripes) != tc.stripes {
-				t.Errorf("%d bits: clone has %d locks", tc.bits, len(c.conc.locks.stripes))
+			if c := f.Clone(); c.conc.locks.Len() != tc.stripes {
+				t.Errorf("%d bits: clone has %d locks", tc.bits, c.conc.locks.Len())
 			}
 		}
 	}
@@ -1847,14 +1850,14 @@ func TestDecodeIntoConcurrentSizesLocks(t *testing.T) {
 	if err := f.UnmarshalBinary(enc); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.conc.locks.stripes); n != maxStripes {
-		t.Errorf("decoded 2^26 bits into a small concurrent filter: %d locks, want %d", n, maxStripes)
+	if n := f.conc.locks.Len(); n != layout.MaxStripes {
+		t.Errorf("decoded 2^26 bits into a small concurrent filter: %d locks, want %d", n, layout.MaxStripes)
 	}
 	small, _ := mustNewWithSize(t, 64, 3).MarshalBinary()
 	if err := f.UnmarshalText([]byte(base64.StdEncoding.EncodeToString(small))); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.conc.locks.stripes); n != minStripes {
-		t.Errorf("decoded 64 bits into a large concurrent filter: %d locks, want %d", n, minStripes)
+	if n := f.conc.locks.Len(); n != layout.MinStripes {
+		t.Errorf("decoded 64 bits into a large concurrent filter: %d locks, want %d", n, layout.MinStripes)
 	}
 }

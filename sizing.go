@@ -1,6 +1,7 @@
 package bloom
 
 import (
+	"fmt"
 	"math"
 	"sync"
 )
@@ -698,4 +699,284 @@ func EstimateBlockedCount(bits uint64, hashes uint, setBits uint64) float64 {
 	}
 	blocks := float64(bits / BlockBits)
 	return math.Log1p(-float64(setBits)/float64(bits)) / math.Log1p(-float64(hashes)/(BlockBits*blocks))
+}
+
+// The sizes of the sub-filters of a ScalableBloomFilter, and the checks
+// that its parameters can grow and keep its error rate.
+
+// subCapacity returns the capacity of sub-filter i, or false if it does not
+// fit in a uint64.
+func (s *ScalableBloomFilter) subCapacity(i int) (uint64, bool) {
+	c := float64(s.initialCapacity)
+	switch {
+	case i == 0:
+	case s.growth == growthLinear:
+		c *= s.scale * float64(i)
+	default:
+		c *= math.Pow(s.scale, float64(i))
+	}
+	c = math.Round(c)
+	if c >= float64(MaxBits) {
+		return 0, false
+	}
+	return max(uint64(c), 1), true
+}
+
+// subErrorRate returns the error rate of sub-filter i, P(1-r)r^i.
+func (s *ScalableBloomFilter) subErrorRate(i int) float64 {
+	return s.errorRate * (1 - s.tightening) * math.Pow(s.tightening, float64(i))
+}
+
+// subSize returns the parameters of sub-filter i.
+func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	capacity, ok := s.subCapacity(i)
+	if !ok {
+		return 0, 0, 0, 0, paramError("sub-filter %d would need more than MaxBits bits", i)
+	}
+	rate = s.subErrorRate(i)
+	if s.blocked {
+		m, k, err = BlockedSize(capacity, rate)
+	} else {
+		m, k, err = Size(capacity, rate)
+	}
+	return capacity, rate, m, k, err
+}
+
+// nextSize returns the parameters of sub-filter i, given the bits the others
+// use, or an error if it cannot be built. It allocates nothing: decoders rely
+// on it to decide whether a filter can still grow.
+func (s *ScalableBloomFilter) nextSize(i int, usedBits uint64) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	capacity, rate, m, k, err = s.subSize(i)
+	if err == nil && usedBits+m > MaxBits {
+		err = paramError("sub-filter %d would take the filter past MaxBits", i)
+	}
+	return capacity, rate, m, k, err
+}
+
+// minSubFilters is the number of sub-filters that the growth parameters must
+// be able to build within MaxBits bits and MaxHashes hash functions: the
+// first and two more. Fewer is not growth: Exponential(2.5e11) from one key
+// asks for a 126 GiB second sub-filter, and Tightening(5e-324) gives the
+// second a rate of 0.
+const minSubFilters = 3
+
+// canBuild reports whether the parameters of s build sub-filters 0 to n-1
+// within MaxBits bits and MaxHashes hash functions. It allocates nothing.
+func (s *ScalableBloomFilter) canBuild(n int) bool {
+	var used uint64
+	for i := range n {
+		_, _, m, _, err := s.nextSize(i, used)
+		if err != nil {
+			return false
+		}
+		used += m
+	}
+	return true
+}
+
+// checkGrowth returns why the parameters of s cannot work, with the range that
+// works, or "" if they can. NewScalable and the decoders refuse such
+// parameters. It allocates nothing but the message.
+func (s *ScalableBloomFilter) checkGrowth() string {
+	if s.growthWorks() {
+		return ""
+	}
+	if !s.canBuild(minSubFilters) {
+		return s.explainGrowth()
+	}
+	// The sub-filters can be built, so growthWorks failed on the rate.
+	limit := s.errorRate * (1 + rateSlack)
+	msg := fmt.Sprintf("errorRate %v with Tightening %v: filled to capacity, the sub-filters would reach a false-positive rate of %.3g", s.errorRate, s.tightening, s.rateBound())
+	t := *s
+	t.tightening = math.Nextafter(1, 0)
+	if t.rateBound() > limit {
+		return msg + "; no Tightening keeps errorRate: use a lower errorRate"
+	}
+	lo := bisect(t.tightening, s.tightening, func(r float64) bool {
+		t.tightening = r
+		return t.canBuild(minSubFilters) && t.rateBound() <= limit
+	})
+	return fmt.Sprintf("%s; use a Tightening of at least %v", msg, round4(lo, true))
+}
+
+// growthWorks reports whether the parameters of s build minSubFilters
+// sub-filters and keep the error rate when all are full: checkGrowth without
+// the search for a bound that works.
+func (s *ScalableBloomFilter) growthWorks() bool {
+	return s.canBuild(minSubFilters) && s.rateBound() <= s.errorRate*(1+rateSlack)
+}
+
+// explainGrowth describes why s cannot build minSubFilters sub-filters and
+// which scale or tightening would.
+func (s *ScalableBloomFilter) explainGrowth() string {
+	const need = "the filter must be able to add two sub-filters within MaxBits bits and MaxHashes hash functions"
+	t := *s
+	name, least := "Linear", math.SmallestNonzeroFloat64
+	if s.growth == growthExponential {
+		name, least = "Exponential", math.Nextafter(1, 2)
+	}
+	t.scale = least
+	if t.canBuild(minSubFilters) {
+		hi := bisect(least, s.scale, func(x float64) bool {
+			t.scale = x
+			return t.canBuild(minSubFilters)
+		})
+		return fmt.Sprintf("%s scale %v with initialCapacity %d and errorRate %v: %s; use a scale of at most %v", name, s.scale, s.initialCapacity, s.errorRate, need, round4(hi, false))
+	}
+	// The scale is not the cause: the sub-filters' error rates are.
+	t.scale = s.scale
+	half := 0.5 // the tightening that gives sub-filter 1 the largest rate
+	t.tightening = half
+	if !t.canBuild(minSubFilters) {
+		return fmt.Sprintf("errorRate %v with initialCapacity %d: %s with any Tightening", s.errorRate, s.initialCapacity, need)
+	}
+	r := bisect(half, s.tightening, func(x float64) bool {
+		t.tightening = x
+		return t.canBuild(minSubFilters)
+	})
+	bound, up := "at least", true
+	if s.tightening > half {
+		bound, up = "at most", false
+	}
+	return fmt.Sprintf("Tightening %v with errorRate %v: %s; use a Tightening of %s %v", s.tightening, s.errorRate, need, bound, round4(r, up))
+}
+
+// round4 rounds x to 4 significant digits, up or down, so that a bound that
+// an error message gives stays within the range that works.
+func round4(x float64, up bool) float64 {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	scale := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	if up {
+		return math.Ceil(x*scale) / scale
+	}
+	return math.Floor(x*scale) / scale
+}
+
+// bisect returns the value nearest bad, between good and bad, for which ok
+// holds, given ok(good) and not ok(bad), in float64 steps.
+func bisect(good, bad float64, ok func(float64) bool) float64 {
+	for range 200 {
+		mid := good + (bad-good)/2
+		if mid == good || mid == bad {
+			break
+		}
+		if ok(mid) {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return good
+}
+
+// rateSlack is how far above errorRate, relatively, rateBound may be. Every
+// sub-filter exceeds its target a little (see rateBound), by about its
+// target times a few parts: a filter whose rates are all tiny exceeds P by
+// parts per million, which no measurement sees and which refusing would turn
+// sound configurations away. What must be refused is the excess a high first
+// rate brings: 24% at P = 0.5 with r = 0.1, 4.9% at P = 0.1 with r = 0.1.
+const rateSlack = 0.01
+
+// rateBoundFilters is the most sub-filters whose rate rateBound works out one
+// by one; the rest are bounded together.
+const rateBoundFilters = 32
+
+// rateBound returns the false-positive rate of the filter with every
+// sub-filter it can build filled to capacity: 1 - prod(1 - e_i), with e_i
+// the rate of sub-filter i at capacity (fullRate), which exceeds its target
+// P(1-r)r^i. The excess is large where the target is: P = 0.5 with r = 0.1
+// gives the first sub-filter a target of 0.45 and one hash function, which
+// reaches 0.6 at capacity, and the filter 0.62. The sub-filters after the
+// first i worked out exceed their targets by at most the last ratio e_i/p_i
+// (the excess falls with the rate), and their targets add up to P r^i; the
+// loop stops once that ratio is within 1e-3 of 1 (a tenth of rateSlack), or after rateBoundFilters.
+func (s *ScalableBloomFilter) rateBound() float64 {
+	miss, ratio := 1.0, 1.0
+	var used uint64
+	i := 0
+	for ; i < rateBoundFilters && (i == 0 || ratio > 1+1e-3); i++ {
+		capacity, rate, m, k, err := s.nextSize(i, used)
+		if err != nil {
+			return 1 - miss // saturated: no bound beyond, as documented
+		}
+		used += m
+		var e float64
+		if s.blocked {
+			e = blockedFullRate(capacity, m, k)
+		} else {
+			e = fullRate(capacity, m, k)
+		}
+		miss *= 1 - e
+		ratio = max(e/rate, 1)
+	}
+	tail := s.errorRate * math.Pow(s.tightening, float64(i)) * ratio
+	return 1 - miss*(1-min(tail, 1))
+}
+
+// fullRate returns the expected false-positive rate of a sub-filter of m bits
+// and k hash functions when its count reaches capacity.
+//
+// A sub-filter counts only keys that set a clear bit: a key whose k bits are
+// already set tests present and is not added. So it fills past the point
+// that capacity random keys would reach. With x the fraction of bits set
+// after t random keys, x = 1 - e^(-kt/m), of which a fraction x^k were not
+// counted, the count is
+//
+//	c(t) = integral from 0 to t of (1 - x^k) dt' = (m/k) sum_{j=1..k} x^j/j
+//
+// (substitute x for t'). fullRate solves c = capacity for x and returns x^k;
+// with k = 1 that is capacity/m exactly. It is 1 if c never reaches
+// capacity: c tends to (m/k) H_k as the filter fills.
+func fullRate(capacity, m uint64, k uint) float64 {
+	count := func(x float64) float64 {
+		var sum, p float64 = 0, 1
+		for j := 1; j <= int(k); j++ {
+			p *= x
+			sum += p / float64(j)
+		}
+		return float64(m) / float64(k) * sum
+	}
+	n := float64(capacity)
+	if count(1) <= n {
+		return 1
+	}
+	lo, hi := 0.0, 1.0 // count(lo) < n <= count(hi)
+	for range 64 {
+		mid := (lo + hi) / 2
+		if count(mid) < n {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Pow(hi, float64(k))
+}
+
+// blockedFullRate is fullRate for a blocked sub-filter: its false-positive
+// rate when its count reaches capacity, a little above, never below. After t
+// random keys the rate is r(t) = BlockedFalsePositiveRate(m, k, t) (keys
+// that test present set no bit, so the bits are those of t keys), and the
+// count is c(t) = integral of (1 - r) from 0 to t. It sums c in 64 steps of
+// capacity/64 keys with r at the end of each step, which underestimates c as
+// r grows, so the t found for c = capacity (interpolated within its step) is
+// at or above the true one. It is 1 if c stops short of capacity.
+func blockedFullRate(capacity, m uint64, k uint) float64 {
+	const steps = 64
+	n := float64(capacity)
+	dt := n / steps
+	var c, t float64
+	for {
+		r := BlockedFalsePositiveRate(m, k, uint64(math.Ceil(t+dt)))
+		if r > 1-1e-6 || t > float64(MaxBits) {
+			return 1
+		}
+		if c+(1-r)*dt >= n {
+			t += (n - c) / (1 - r)
+			return BlockedFalsePositiveRate(m, k, uint64(math.Ceil(t)))
+		}
+		c += (1 - r) * dt
+		t += dt
+	}
 }

@@ -1,0 +1,129 @@
+// Package layout is what the two layouts of a filter, internal/classic and
+// internal/blocked, have in common: the bits they probe (Bits), the keys of a
+// batch call and their hashes (Key, Hash, HashRound), and the locks of a
+// Concurrent filter (Locks).
+//
+// A layout package holds everything that depends on where a key's bits lie:
+// its positions, its single-key add and test (plain and with atomics, for
+// Concurrent filters), and its batch pipeline. The root package holds the
+// public types and dispatches to the layout a filter records; a new layout
+// is a new package beside the two.
+package layout
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/bloomfilters/bloom/internal/murmur"
+)
+
+// Bits is the bit array of one filter as the layouts probe it: M bits in
+// Words (len(Words) == ceil(M/64), the bits at M and above always 0) and K
+// positions per key. A Bits is passed by value; it shares Words with the
+// filter it describes.
+type Bits struct {
+	Words []uint64
+	M     uint64
+	K     uint
+}
+
+// Key is what a batch call takes keys as.
+type Key interface{ []byte | string }
+
+// KeyBytes returns the bytes of k without copying; murmur3 only reads them.
+// A string and a slice both start with the pointer to their bytes.
+func KeyBytes[K Key](k K) []byte {
+	return unsafe.Slice(*(**byte)(unsafe.Pointer(&k)), len(k))
+}
+
+// Hash is the 128-bit murmur3 hash of a key.
+type Hash struct{ H1, H2 uint64 }
+
+// HashRound hashes keys into h, which is at least as long, with seed.
+func HashRound[K Key](h []Hash, keys []K, seed uint32) {
+	h = h[:len(keys)]
+	for i, k := range keys {
+		h[i].H1, h[i].H2 = murmur.Sum128(KeyBytes(k), seed)
+	}
+}
+
+// The number of stripes in a Locks is a power of two between MinStripes and
+// MaxStripes, about one per StripeWords words of the filter: the locks take
+// about 1/8 of the filter's memory, at least 1 KiB and at most 64 KiB (from
+// 512 KiB filters up). A lock is held while a new key sets its k bits, so
+// two writers only wait for each other when they add keys of the same stripe
+// at the same moment: 16 stripes keep that rare for the few writers a small
+// filter sees, and large filters, whose writes miss the caches and hold a
+// lock longer, get the 1024 that every filter had before.
+const (
+	MinStripes  = 16
+	MaxStripes  = 1024
+	StripeWords = 64
+)
+
+// Locks is the striped locks of a Concurrent filter, each with the count of
+// the keys added under it.
+type Locks struct {
+	stripes []Stripe // len is a power of two
+	shift   uint     // 64 - log2(len(stripes))
+}
+
+// Stripe is a lock and the keys counted under it, alone on a cache line: a
+// writer writes no memory that writers of other keys write, but for the bits.
+type Stripe struct {
+	Count atomic.Uint64
+	Mu    sync.Mutex
+	_     [64 - 8 - unsafe.Sizeof(sync.Mutex{})]byte
+}
+
+// NewLocks returns the locks for a filter of the given number of 64-bit
+// words; a ScalableBloomFilter, which grows, passes MaxStripes * StripeWords.
+func NewLocks(words int) *Locks {
+	return newLocks(StripesFor(words))
+}
+
+func newLocks(n int) *Locks {
+	return &Locks{stripes: make([]Stripe, n), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+}
+
+// StripesFor returns the number of stripes for a filter of the given number
+// of words.
+func StripesFor(words int) int {
+	n := MinStripes
+	for n < MaxStripes && n*StripeWords < words {
+		n *= 2
+	}
+	return n
+}
+
+// Fresh returns new locks, with counts of 0, as many as l has.
+func (l *Locks) Fresh() *Locks { return newLocks(len(l.stripes)) }
+
+// Len returns the number of stripes.
+func (l *Locks) Len() int { return len(l.stripes) }
+
+// Of returns the stripe of a key whose hash has h2 as its second half.
+func (l *Locks) Of(h2 uint64) *Stripe { return &l.stripes[h2>>l.shift] }
+
+// Count returns the sum of the stripes' counts.
+func (l *Locks) Count() uint64 {
+	var n uint64
+	for i := range l.stripes {
+		n += l.stripes[i].Count.Load()
+	}
+	return n
+}
+
+// SetCount makes the counts sum to n; nothing else may run.
+func (l *Locks) SetCount(n uint64) {
+	for i := range l.stripes {
+		l.stripes[i].Count.Store(0)
+	}
+	l.stripes[0].Count.Store(n)
+}
+
+// AddCount adds d to the sum of the counts, modulo 2^64 like the sum, while
+// writers may count keys in their own stripes.
+func (l *Locks) AddCount(d uint64) { l.stripes[0].Count.Add(d) }
