@@ -280,7 +280,7 @@ type BloomFilter struct {
 	set   *bitset.BitSet // the bits; words aliases its storage
 	words []uint64       // len(words) == ceil(m/64); bits >= m are always 0
 	count uint64         // Adds that set at least one new bit; 0 if conc != nil
-	conc  *concurrency   // nil unless the filter is concurrent
+	conc  *layout.Conc   // nil unless the filter is concurrent
 
 	// blocked is set for the blocked layout (see Blocked): m is a multiple
 	// of BlockBits and words starts a cache line.
@@ -401,55 +401,12 @@ func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings)
 	return f, nil
 }
 
-// concurrency is the state of a concurrent filter, which replaces
-
-// BloomFilter.count.
-type concurrency struct {
-	// locks serializes writers of the same key and keeps the count, in
-	// parts. It is nil in the sub-filters of a ScalableBloomFilter, which
-	// lock for themselves and keep the count in count.
-	locks *layout.Locks
-	count atomic.Uint64
-
-	// reserved is, in a sub-filter of a ScalableBloomFilter, count plus the
-	// keys that have taken a slot and not yet set their bits: see
-	// ScalableBloomFilter.reserve.
-	reserved atomic.Uint64
-}
-
-// load returns the count.
-func (c *concurrency) load() uint64 {
-	if c.locks == nil {
-		return c.count.Load()
-	}
-	return c.locks.Count()
-}
-
-// store sets the count; nothing else may run.
-func (c *concurrency) store(n uint64) {
-	if c.locks == nil {
-		c.count.Store(n)
-		c.reserved.Store(n)
-		return
-	}
-	c.locks.SetCount(n)
-}
-
 // makeConcurrent switches f, not yet shared, to concurrent mode with the
 // given locks (nil for a sub-filter of a ScalableBloomFilter).
 func (f *BloomFilter) makeConcurrent(locks *layout.Locks) {
-	f.conc = &concurrency{locks: locks}
-	f.conc.store(f.count)
+	f.conc = &layout.Conc{Locks: locks}
+	f.conc.Store(f.count)
 	f.count = 0
-}
-
-// newLocks returns the locks for a copy of a filter with state c: new ones,
-// or nil for a sub-filter of a ScalableBloomFilter.
-func (c *concurrency) newLocks() *layout.Locks {
-	if c.locks == nil {
-		return nil
-	}
-	return c.locks.Fresh()
 }
 
 // word returns word i of the bits, with an atomic load if f is concurrent.
@@ -493,9 +450,9 @@ const errZeroValue = "bloom: use of a zero BloomFilter (create one with New or N
 func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 	switch {
 	case f.conc != nil && f.blocked:
-		return blocked.AddLocked(f.bits(), h1, h2, f.conc.locks)
+		return blocked.AddLocked(f.bits(), h1, h2, f.conc.Locks)
 	case f.conc != nil:
-		return classic.AddLocked(f.bits(), h1, h2, f.conc.locks)
+		return classic.AddLocked(f.bits(), h1, h2, f.conc.Locks)
 	case f.k == 0:
 		panic(errZeroValue)
 	case f.blocked:
@@ -663,7 +620,7 @@ func addMany[K layout.Key](f *BloomFilter, keys []K, results []bool) {
 	}
 	var locks *layout.Locks
 	if f.conc != nil {
-		locks = f.conc.locks
+		locks = f.conc.Locks
 	}
 	if f.blocked {
 		blocked.AddMany(f.bits(), f.seed, keys, results, &f.count, locks)
@@ -747,7 +704,7 @@ func (f *BloomFilter) ErrorRate() float64 { return f.errorRate }
 // Count then sums them, which takes up to about a microsecond.
 func (f *BloomFilter) Count() uint64 {
 	if f.conc != nil {
-		return f.conc.load()
+		return f.conc.Load()
 	}
 	return f.count
 }
@@ -755,7 +712,7 @@ func (f *BloomFilter) Count() uint64 {
 // setCount sets what Count returns; f must not be shared.
 func (f *BloomFilter) setCount(n uint64) {
 	if f.conc != nil {
-		f.conc.store(n)
+		f.conc.Store(n)
 		return
 	}
 	f.count = n
@@ -833,7 +790,7 @@ func (f *BloomFilter) Clone() *BloomFilter {
 	}
 	g := f.snapshot()
 	if f.conc != nil {
-		g.makeConcurrent(f.conc.newLocks())
+		g.makeConcurrent(f.conc.NewLocks())
 	}
 	return g
 }
@@ -847,7 +804,7 @@ func (f *BloomFilter) snapshot() *BloomFilter {
 		g.words = g.set.Words()[:len(f.words)]
 		return &g
 	}
-	count := f.conc.load() // before the bits: see sharedCount
+	count := f.conc.Load() // before the bits: see sharedCount
 	g.conc = nil
 	g.set = newSet(f.m, f.blocked)
 	g.words = g.set.Words()[:len(f.words)]
@@ -870,7 +827,7 @@ func (f *BloomFilter) sharedCount() uint64 {
 	if f.conc == nil {
 		return f.count
 	}
-	return min(f.conc.load(), f.setBits())
+	return min(f.conc.Load(), f.setBits())
 }
 
 // Equal reports whether f and other are the same filter: the same size, hash
@@ -951,7 +908,7 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 	// Count never exceeds the number of set bits, an invariant decoders check.
 	g.count = min(g.estimatedCountOf(set), set)
 	if f.conc != nil {
-		g.makeConcurrent(f.conc.newLocks())
+		g.makeConcurrent(f.conc.NewLocks())
 	}
 	return g, nil
 }
@@ -1019,7 +976,7 @@ func (f *BloomFilter) UnmarshalBinary(data []byte) error {
 // replace replaces f with the plain filter g, keeping f's mode.
 func (f *BloomFilter) replace(g *BloomFilter) {
 	if f.conc != nil {
-		locks := f.conc.locks // free: nothing else runs
+		locks := f.conc.Locks // free: nothing else runs
 		if locks.Len() != layout.StripesFor(len(g.words)) {
 			locks = layout.NewLocks(len(g.words))
 		}
@@ -1402,7 +1359,7 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 	want := min(f.estimatedCountOf(set), set)
 	// Adds that count meanwhile go to their own stripes and stay counted:
 	// the difference goes into one stripe, modulo 2^64 like the sum.
-	f.conc.locks.AddCount(want - f.conc.load())
+	f.conc.Locks.AddCount(want - f.conc.Load())
 	return nil
 }
 

@@ -2012,7 +2012,7 @@ func TestConcurrentMode(t *testing.T) {
 		"decoded into concurrent": {&decoded, true}, "read into concurrent": {&read, true},
 		"decoded into zero": {&zero, false}, "plain clone": {plain.Clone(), false},
 	} {
-		if (tc.g.conc != nil) != tc.concurrent || tc.g.conc != nil && tc.g.conc.locks == nil {
+		if (tc.g.conc != nil) != tc.concurrent || tc.g.conc != nil && tc.g.conc.Locks == nil {
 			t.Errorf("%s: concurrent = %v, want %v", name, tc.g.conc != nil, tc.concurrent)
 		}
 		if !tc.g.Equal(plain) || !tc.g.TestString("cat") {

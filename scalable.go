@@ -332,15 +332,6 @@ func (s *ScalableBloomFilter) test(h1, h2 uint64) bool {
 	return classic.AnyHolds(subs, h1, h2, classic.DeepBits, conc)
 }
 
-// holds reports whether any sub-filter of c holds the key hashed to
-// (h1, h2): test for a chain already loaded.
-func (s *ScalableBloomFilter) holds(c *chain, h1, h2 uint64) bool {
-	if s.blocked {
-		return blocked.AnyHolds(c.subs, h1, h2)
-	}
-	return classic.AnyHolds(c.subs, h1, h2, classic.DeepBits, true)
-}
-
 func (s *ScalableBloomFilter) testAndAdd(h1, h2 uint64) bool {
 	if s.conc != nil {
 		return s.testAndAddConcurrent(h1, h2)
@@ -368,21 +359,29 @@ func (s *ScalableBloomFilter) insert(h1, h2 uint64) {
 // with callers adding the same key: the first inserts it, the others then
 // find it present.
 func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
+	// test for the chain c, the layouts' tests written out rather than
+	// called through one more function.
+	holds := func(c *chain) bool {
+		if s.blocked {
+			return blocked.AnyHolds(c.subs, h1, h2)
+		}
+		return classic.AnyHolds(c.subs, h1, h2, classic.DeepBits, true)
+	}
 	c := s.conc.chain.Load()
-	if s.holds(c, h1, h2) {
+	if holds(c) {
 		return true
 	}
 	mu := &s.conc.locks.Of(h2).Mu
 	mu.Lock()
 	c = s.conc.chain.Load() // holds every sub-filter the key may have gone into
-	if s.holds(c, h1, h2) {
+	if holds(c) {
 		mu.Unlock()
 		return true
 	}
 	newest := s.reserve(c)
 	fresh := newest.setAtomic(h1, h2, newest.unsetAtomic(h1, h2))
 	if fresh {
-		newest.conc.count.Add(1)
+		newest.conc.Count.Add(1)
 	} else {
 		// Keys under other locks set all its bits since it tested absent:
 		// it is present now, a false positive as in a serial run, and
@@ -390,7 +389,7 @@ func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 		// set bits (with one hash function, two keys on one bit), which
 		// an encoding cannot hold: it clamped an older sub-filter's count
 		// below its capacity, and the decoder rejected it as not full.
-		newest.conc.reserved.Add(^uint64(0))
+		newest.conc.Reserved.Add(^uint64(0))
 	}
 	mu.Unlock()
 	return !fresh
@@ -407,9 +406,9 @@ func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 func (s *ScalableBloomFilter) reserve(c *chain) *BloomFilter {
 	for {
 		newest := c.filters[len(c.filters)-1]
-		n := newest.conc.reserved.Load()
+		n := newest.conc.Reserved.Load()
 		if n < newest.capacity || c.saturated {
-			if newest.conc.reserved.CompareAndSwap(n, n+1) {
+			if newest.conc.Reserved.CompareAndSwap(n, n+1) {
 				return newest
 			}
 			continue
@@ -431,8 +430,8 @@ func (s *ScalableBloomFilter) growConcurrent(c *chain) *chain {
 		return cur
 	}
 	last := c.filters[len(c.filters)-1]
-	for last.conc.count.Load() < last.capacity {
-		if last.conc.reserved.Load() < last.capacity {
+	for last.conc.Count.Load() < last.capacity {
+		if last.conc.Reserved.Load() < last.capacity {
 			return c
 		}
 		runtime.Gosched()

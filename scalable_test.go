@@ -1818,15 +1818,15 @@ func TestConcurrentLockTableScales(t *testing.T) {
 				plainBytes = got
 				continue
 			}
-			t.Logf("%d bits: %d bytes plain, %d concurrent (%d locks)", tc.bits, plainBytes, got, f.conc.locks.Len())
-			if n := f.conc.locks.Len(); n != tc.stripes {
+			t.Logf("%d bits: %d bytes plain, %d concurrent (%d locks)", tc.bits, plainBytes, got, f.conc.Locks.Len())
+			if n := f.conc.Locks.Len(); n != tc.stripes {
 				t.Errorf("%d bits: %d locks, want %d", tc.bits, n, tc.stripes)
 			}
 			if got > tc.bytes {
 				t.Errorf("%d bits: Concurrent filter takes %d bytes, want at most %d", tc.bits, got, tc.bytes)
 			}
-			if c := f.Clone(); c.conc.locks.Len() != tc.stripes {
-				t.Errorf("%d bits: clone has %d locks", tc.bits, c.conc.locks.Len())
+			if c := f.Clone(); c.conc.Locks.Len() != tc.stripes {
+				t.Errorf("%d bits: clone has %d locks", tc.bits, c.conc.Locks.Len())
 			}
 		}
 	}
@@ -1850,14 +1850,14 @@ func TestDecodeIntoConcurrentSizesLocks(t *testing.T) {
 	if err := f.UnmarshalBinary(enc); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.conc.locks.Len(); n != layout.MaxStripes {
+	if n := f.conc.Locks.Len(); n != layout.MaxStripes {
 		t.Errorf("decoded 2^26 bits into a small concurrent filter: %d locks, want %d", n, layout.MaxStripes)
 	}
 	small, _ := mustNewWithSize(t, 64, 3).MarshalBinary()
 	if err := f.UnmarshalText([]byte(base64.StdEncoding.EncodeToString(small))); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.conc.locks.Len(); n != layout.MinStripes {
+	if n := f.conc.Locks.Len(); n != layout.MinStripes {
 		t.Errorf("decoded 64 bits into a large concurrent filter: %d locks, want %d", n, layout.MinStripes)
 	}
 }

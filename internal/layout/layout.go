@@ -127,3 +127,45 @@ func (l *Locks) SetCount(n uint64) {
 // AddCount adds d to the sum of the counts, modulo 2^64 like the sum, while
 // writers may count keys in their own stripes.
 func (l *Locks) AddCount(d uint64) { l.stripes[0].Count.Add(d) }
+
+// Conc is the state of a Concurrent filter, which replaces a plain filter's
+// count.
+type Conc struct {
+	// Locks serializes writers of the same key and keeps the count, in
+	// parts. It is nil in the sub-filters of a ScalableBloomFilter, which
+	// lock for themselves and keep the count in Count.
+	Locks *Locks
+	Count atomic.Uint64
+
+	// Reserved is, in a sub-filter of a ScalableBloomFilter, Count plus the
+	// keys that have taken a slot and not yet set their bits: see
+	// ScalableBloomFilter.reserve.
+	Reserved atomic.Uint64
+}
+
+// Load returns the count.
+func (c *Conc) Load() uint64 {
+	if c.Locks == nil {
+		return c.Count.Load()
+	}
+	return c.Locks.Count()
+}
+
+// Store sets the count; nothing else may run.
+func (c *Conc) Store(n uint64) {
+	if c.Locks == nil {
+		c.Count.Store(n)
+		c.Reserved.Store(n)
+		return
+	}
+	c.Locks.SetCount(n)
+}
+
+// NewLocks returns the locks for a copy of a filter with state c: new ones,
+// or nil for a sub-filter of a ScalableBloomFilter.
+func (c *Conc) NewLocks() *Locks {
+	if c.Locks == nil {
+		return nil
+	}
+	return c.Locks.Fresh()
+}
