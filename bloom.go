@@ -754,14 +754,6 @@ func (f *BloomFilter) EstimatedCount() uint64 {
 	return f.estimatedCountOf(f.setBits())
 }
 
-func estimatedCount(m uint64, k uint, set uint64) uint64 {
-	e := EstimateCount(m, k, set)
-	if e >= math.MaxUint64 {
-		return math.MaxUint64
-	}
-	return uint64(math.Round(e))
-}
-
 // EstimatedErrorRate returns the probability that Test reports an absent key
 // as present at the current fill: FillRatio()^k. It is O(m/64).
 func (f *BloomFilter) EstimatedErrorRate() float64 {
@@ -1027,52 +1019,6 @@ func readFilter(r io.Reader) (*BloomFilter, int64, error) {
 	return fromHeader(h, words), n, nil
 }
 
-// Filter is what BloomFilter and ScalableBloomFilter have in common, for
-// code that handles either kind, such as the result of ReadAny. Only
-// *BloomFilter and *ScalableBloomFilter implement it, so that methods can be
-// added to it as both types gain them; use a type switch for the rest.
-type Filter interface {
-	Add(key []byte)
-	AddString(key string)
-	Test(key []byte) bool
-	TestString(key string) bool
-	TestAndAdd(key []byte) bool
-	TestAndAddString(key string) bool
-	AddMany(keys [][]byte)
-	AddManyStrings(keys []string)
-	TestMany(keys [][]byte, results []bool) []bool
-	TestManyStrings(keys []string, results []bool) []bool
-	TestAndAddMany(keys [][]byte, results []bool) []bool
-	TestAndAddManyStrings(keys []string, results []bool) []bool
-
-	Count() uint64
-	Capacity() uint64
-	ErrorRate() float64
-	Seed() uint32
-	Bits() uint64
-	FillRatio() float64
-	EstimatedCount() uint64
-	EstimatedErrorRate() float64
-	Clear()
-
-	EncodedSize() int
-	AppendBinary(b []byte) ([]byte, error)
-	MarshalBinary() ([]byte, error)
-	AppendText(b []byte) ([]byte, error)
-	MarshalText() ([]byte, error)
-	WriteTo(w io.Writer) (int64, error)
-
-	isFilter()
-}
-
-func (*BloomFilter) isFilter()         {}
-func (*ScalableBloomFilter) isFilter() {}
-
-var (
-	_ Filter = (*BloomFilter)(nil)
-	_ Filter = (*ScalableBloomFilter)(nil)
-)
-
 // Read reads one BloomFilter written by WriteTo or MarshalBinary from r and
 // returns it, built with opts: Concurrent makes it concurrent; Seed is
 // allowed only if it agrees with the encoded seed. It has the guarantees of
@@ -1093,55 +1039,6 @@ func Read(r io.Reader, opts ...Option) (*BloomFilter, error) {
 		return nil, err
 	}
 	return readPlain(r, nil, s)
-}
-
-// ReadScalable reads one ScalableBloomFilter written by WriteTo or
-// MarshalBinary from r and returns it, built with opts, with the guarantees
-// and errors of Read. Concurrent makes it concurrent; Seed, Linear,
-// Exponential and Tightening are allowed only if they agree with the
-// encoded parameters.
-func ReadScalable(r io.Reader, opts ...Option) (*ScalableBloomFilter, error) {
-	s, err := newSettings(opts)
-	if err != nil {
-		return nil, err
-	}
-	return readScalable(r, nil, s)
-}
-
-// ReadAny reads one filter of either kind from r, as its magic says, and
-// returns it built with opts: a *BloomFilter or a *ScalableBloomFilter, with
-// the guarantees and errors of Read and ReadScalable. Growth options
-// contradict a BloomFilter's encoding. On error the Filter is nil.
-func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
-	s, err := newSettings(opts)
-	if err != nil {
-		return nil, err
-	}
-	var m [len(format.Magic)]byte
-	if n, err := io.ReadFull(r, m[:]); err != nil {
-		if n == 0 && err == io.EOF {
-			return nil, io.EOF
-		}
-		return nil, format.NoEOF(err)
-	}
-	switch string(m[:]) {
-	case format.Magic:
-		if err := s.plainOnly(); err != nil {
-			return nil, paramError("Linear, Exponential and Tightening contradict a BloomFilter's encoding")
-		}
-		f, err := readPlain(r, m[:], s)
-		if err != nil {
-			return nil, err // not a nil *BloomFilter in a non-nil Filter
-		}
-		return f, nil
-	case format.ScalableMagic:
-		f, err := readScalable(r, m[:], s)
-		if err != nil {
-			return nil, err
-		}
-		return f, nil
-	}
-	return nil, format.Corrupt("bad magic %q", m[:])
 }
 
 // readPlain is Read, after prefix has been read from r.
@@ -1443,19 +1340,6 @@ func AppendBlockedLocations(dst []uint64, key []byte, bits uint64, hashes uint, 
 	}
 	h1, h2 := murmur.Sum128(key, seed)
 	return blocked.AppendPositions(dst, h1, h2, bits, hashes)
-}
-
-// estimatedCountOf returns the estimated count of f if set of its bits are
-// set, by its layout's formula.
-func (f *BloomFilter) estimatedCountOf(set uint64) uint64 {
-	if !f.blocked {
-		return estimatedCount(f.m, f.k, set)
-	}
-	e := EstimateBlockedCount(f.m, f.k, set)
-	if e >= math.MaxUint64 {
-		return math.MaxUint64
-	}
-	return uint64(math.Round(e))
 }
 
 // Blocked reports whether the filter has the blocked layout (see Blocked).

@@ -891,35 +891,6 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 	return s, h.N, nil
 }
 
-// checkSubFilter verifies that f is exactly the i-th sub-filter s would build,
-// or would have built before sizing used the exact rate (legacySize).
-func (s *ScalableBloomFilter) checkSubFilter(i int, f *BloomFilter) error {
-	capacity, rate, m, k, err := s.subSize(i)
-	if (err != nil || f.m != m || f.k != k) && f.capacity == capacity && f.errorRate == rate && !s.blocked {
-		m, k, err = legacySize(capacity, rate)
-	}
-	if err != nil || f.capacity != capacity || f.errorRate != rate || f.m != m || f.k != k || f.seed != s.seed || f.blocked != s.blocked {
-		return format.Corrupt("sub-filter %d does not match the filter's parameters", i)
-	}
-	return nil
-}
-
-// legacySaturated reports whether s, with sizing as it was before it used
-// the exact rate (legacySize), could not build its next sub-filter: the
-// Saturated flag of a filter saved then. Such a filter stays saturated.
-func (s *ScalableBloomFilter) legacySaturated() bool {
-	if s.blocked {
-		return false // blocked filters came after the exact sizing
-	}
-	i := len(s.filters)
-	capacity, ok := s.subCapacity(i)
-	if !ok {
-		return true
-	}
-	m, _, err := legacySize(capacity, s.subErrorRate(i))
-	return err != nil || s.Bits()+m > MaxBits
-}
-
 // finish validates the decoded filter as a whole.
 func (s *ScalableBloomFilter) finish() error {
 	for _, f := range s.filters[:len(s.filters)-1] {
@@ -1048,6 +1019,103 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 	d.setFilters(d.filters)
 	s.replace(d)
 	return cr.N, nil
+}
+
+// Either kind of filter.
+
+// Filter is what BloomFilter and ScalableBloomFilter have in common, for
+// code that handles either kind, such as the result of ReadAny. Only
+// *BloomFilter and *ScalableBloomFilter implement it, so that methods can be
+// added to it as both types gain them; use a type switch for the rest.
+type Filter interface {
+	Add(key []byte)
+	AddString(key string)
+	Test(key []byte) bool
+	TestString(key string) bool
+	TestAndAdd(key []byte) bool
+	TestAndAddString(key string) bool
+	AddMany(keys [][]byte)
+	AddManyStrings(keys []string)
+	TestMany(keys [][]byte, results []bool) []bool
+	TestManyStrings(keys []string, results []bool) []bool
+	TestAndAddMany(keys [][]byte, results []bool) []bool
+	TestAndAddManyStrings(keys []string, results []bool) []bool
+
+	Count() uint64
+	Capacity() uint64
+	ErrorRate() float64
+	Seed() uint32
+	Bits() uint64
+	FillRatio() float64
+	EstimatedCount() uint64
+	EstimatedErrorRate() float64
+	Clear()
+
+	EncodedSize() int
+	AppendBinary(b []byte) ([]byte, error)
+	MarshalBinary() ([]byte, error)
+	AppendText(b []byte) ([]byte, error)
+	MarshalText() ([]byte, error)
+	WriteTo(w io.Writer) (int64, error)
+
+	isFilter()
+}
+
+func (*BloomFilter) isFilter()         {}
+func (*ScalableBloomFilter) isFilter() {}
+
+var (
+	_ Filter = (*BloomFilter)(nil)
+	_ Filter = (*ScalableBloomFilter)(nil)
+)
+
+// ReadScalable reads one ScalableBloomFilter written by WriteTo or
+// MarshalBinary from r and returns it, built with opts, with the guarantees
+// and errors of Read. Concurrent makes it concurrent; Seed, Linear,
+// Exponential and Tightening are allowed only if they agree with the
+// encoded parameters.
+func ReadScalable(r io.Reader, opts ...Option) (*ScalableBloomFilter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	return readScalable(r, nil, s)
+}
+
+// ReadAny reads one filter of either kind from r, as its magic says, and
+// returns it built with opts: a *BloomFilter or a *ScalableBloomFilter, with
+// the guarantees and errors of Read and ReadScalable. Growth options
+// contradict a BloomFilter's encoding. On error the Filter is nil.
+func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	var m [len(format.Magic)]byte
+	if n, err := io.ReadFull(r, m[:]); err != nil {
+		if n == 0 && err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, format.NoEOF(err)
+	}
+	switch string(m[:]) {
+	case format.Magic:
+		if err := s.plainOnly(); err != nil {
+			return nil, paramError("Linear, Exponential and Tightening contradict a BloomFilter's encoding")
+		}
+		f, err := readPlain(r, m[:], s)
+		if err != nil {
+			return nil, err // not a nil *BloomFilter in a non-nil Filter
+		}
+		return f, nil
+	case format.ScalableMagic:
+		f, err := readScalable(r, m[:], s)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	return nil, format.Corrupt("bad magic %q", m[:])
 }
 
 // readScalable is ReadScalable, after prefix has been read from r.

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/bloomfilters/bloom/internal/format"
 )
 
-// This file holds only the pure sizing math for a Bloom filter of m bits, k
-// hash functions and n keys. Sources:
+// This file holds only the sizing math: for a Bloom filter of m bits, k hash
+// functions and n keys in either layout, and, at its end, for the sub-filters
+// of a ScalableBloomFilter. Sources:
 //
 //   - A. Broder and M. Mitzenmacher, "Network Applications of Bloom Filters: A
 //     Survey", Internet Mathematics 1(4), 2004, section 2.1: the classic
@@ -701,8 +704,33 @@ func EstimateBlockedCount(bits uint64, hashes uint, setBits uint64) float64 {
 	return math.Log1p(-float64(setBits)/float64(bits)) / math.Log1p(-float64(hashes)/(BlockBits*blocks))
 }
 
-// The sizes of the sub-filters of a ScalableBloomFilter, and the checks
-// that its parameters can grow and keep its error rate.
+// estimatedCount returns EstimateCount rounded to a count, math.MaxUint64
+// when every bit is set.
+func estimatedCount(m uint64, k uint, set uint64) uint64 {
+	e := EstimateCount(m, k, set)
+	if e >= math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return uint64(math.Round(e))
+}
+
+// estimatedCountOf returns the estimated count of f if set of its bits are
+// set, by its layout's formula.
+func (f *BloomFilter) estimatedCountOf(set uint64) uint64 {
+	if !f.blocked {
+		return estimatedCount(f.m, f.k, set)
+	}
+	e := EstimateBlockedCount(f.m, f.k, set)
+	if e >= math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return uint64(math.Round(e))
+}
+
+// The sizes of the sub-filters of a ScalableBloomFilter (Almeida et al.,
+// see ScalableBloomFilter), the checks that its parameters can grow and keep
+// its error rate, and the checks of a decoded filter's sub-filters against
+// them.
 
 // subCapacity returns the capacity of sub-filter i, or false if it does not
 // fit in a uint64.
@@ -979,4 +1007,33 @@ func blockedFullRate(capacity, m uint64, k uint) float64 {
 		c += (1 - r) * dt
 		t += dt
 	}
+}
+
+// checkSubFilter verifies that f is exactly the i-th sub-filter s would build,
+// or would have built before sizing used the exact rate (legacySize).
+func (s *ScalableBloomFilter) checkSubFilter(i int, f *BloomFilter) error {
+	capacity, rate, m, k, err := s.subSize(i)
+	if (err != nil || f.m != m || f.k != k) && f.capacity == capacity && f.errorRate == rate && !s.blocked {
+		m, k, err = legacySize(capacity, rate)
+	}
+	if err != nil || f.capacity != capacity || f.errorRate != rate || f.m != m || f.k != k || f.seed != s.seed || f.blocked != s.blocked {
+		return format.Corrupt("sub-filter %d does not match the filter's parameters", i)
+	}
+	return nil
+}
+
+// legacySaturated reports whether s, with sizing as it was before it used
+// the exact rate (legacySize), could not build its next sub-filter: the
+// Saturated flag of a filter saved then. Such a filter stays saturated.
+func (s *ScalableBloomFilter) legacySaturated() bool {
+	if s.blocked {
+		return false // blocked filters came after the exact sizing
+	}
+	i := len(s.filters)
+	capacity, ok := s.subCapacity(i)
+	if !ok {
+		return true
+	}
+	m, _, err := legacySize(capacity, s.subErrorRate(i))
+	return err != nil || s.Bits()+m > MaxBits
 }
