@@ -450,15 +450,15 @@ const errZeroValue = "bloom: use of a zero BloomFilter (create one with New or N
 func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 	switch {
 	case f.conc != nil && f.blocked:
-		return blocked.AddLocked(f.bits(), h1, h2, f.conc.Locks)
+		return blocked.AddLocked(f.words, f.m, f.k, h1, h2, f.conc.Locks)
 	case f.conc != nil:
-		return classic.AddLocked(f.bits(), h1, h2, f.conc.Locks)
+		return classic.AddLocked(f.words, f.m, f.k, h1, h2, f.conc.Locks)
 	case f.k == 0:
 		panic(errZeroValue)
 	case f.blocked:
-		present = blocked.Add(f.bits(), h1, h2)
+		present = blocked.Add(f.words, f.m, f.k, h1, h2)
 	default:
-		present = classic.Add(f.bits(), h1, h2)
+		present = classic.Add(f.words, f.m, f.k, h1, h2)
 	}
 	if !present {
 		f.count++
@@ -472,16 +472,16 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 // classic.Unset and blocked.Unset.
 func (f *BloomFilter) unsetAtomic(h1, h2 uint64) uint64 {
 	if f.blocked {
-		return blocked.Unset(f.bits(), h1, h2)
+		return blocked.Unset(f.words, f.m, f.k, h1, h2)
 	}
-	return classic.Unset(f.bits(), h1, h2)
+	return classic.Unset(f.words, f.m, f.k, h1, h2)
 }
 
 func (f *BloomFilter) setAtomic(h1, h2, unset uint64) (fresh bool) {
 	if f.blocked {
-		return blocked.Set(f.bits(), h1, h2, unset)
+		return blocked.Set(f.words, f.m, f.k, h1, h2, unset)
 	}
-	return classic.Set(f.bits(), h1, h2, unset)
+	return classic.Set(f.words, f.m, f.k, h1, h2, unset)
 }
 
 // Add inserts key. Afterwards Test(key) reports true. It hashes key once and
@@ -501,24 +501,26 @@ func (f *BloomFilter) AddString(key string) {
 // concurrent go straight to the layout's code, one call less per key than
 // through add (which cannot be inlined); a blocked filter's to the parts of
 // blocked.Add, one less again (see blocked.AddWide and blocked.AddFast).
-// blocked.AddFast gives h1 and h2 back, and f.bits() is read again after
+// blocked.AddFast gives h1 and h2 back, and f's fields are read again after
 // it, so that nothing but f is kept across the call.
 func (f *BloomFilter) addKey(key []byte) (present bool) {
 	h1, h2 := murmur.Sum128(key, f.seed)
-	if f.conc != nil || f.k == 0 {
-		return f.add(h1, h2)
-	}
-	var ok bool
 	switch {
+	case f.conc != nil || f.k == 0:
+		return f.add(h1, h2)
 	case !f.blocked:
-		present, ok = classic.Add(f.bits(), h1, h2), true
+		present = classic.Add(f.words, f.m, f.k, h1, h2)
 	case blocked.Wide(f.k):
-		present, ok = blocked.AddWide(blocked.Block(f.bits(), h1), h2, f.k)
+		blk := blocked.Block(f.words, f.m, h1)
+		var ok bool
+		if present, ok = blocked.AddWide(blk, h2, f.k); !ok {
+			present = blocked.AddRepeat(blk, h2, f.k)
+		}
 	default:
-		h1, h2, present, ok = blocked.AddFast(f.bits(), h1, h2)
-	}
-	if !ok {
-		present = blocked.AddRepeat(f.bits(), h1, h2)
+		r1, r2, fast, ok := blocked.AddFast(f.words, f.k, h1, h2)
+		if present = fast; !ok {
+			present = blocked.AddRepeat(blocked.Block(f.words, f.m, r1), r2, f.k)
+		}
 	}
 	if !present {
 		f.count++
@@ -548,17 +550,23 @@ func (f *BloomFilter) testKey(key []byte) bool {
 	h1, h2 := murmur.Sum128(key, f.seed)
 	switch {
 	case f.conc != nil && f.blocked:
-		return blocked.TestAtomic(f.bits(), h1, h2)
+		return blocked.TestAtomic(f.words, f.m, f.k, h1, h2)
 	case f.conc != nil:
-		return classic.TestAtomic(f.bits(), h1, h2)
+		return classic.TestAtomic(f.words, f.m, f.k, h1, h2)
 	case !f.blocked:
 		if f.k == 0 {
 			panic(errZeroValue)
 		}
-		return classic.Test(f.bits(), h1, h2)
+		return classic.Test(f.words, f.m, f.k, h1, h2)
 	}
-	blk, k := blocked.Block(f.bits(), h1), f.k
-	return blocked.FirstTwo(blk, h2, k) && blocked.Tail(blk, h2, k)
+	blk, k := blocked.Block(f.words, f.m, h1), f.k
+	if !blocked.FirstTwo(blk, h2, k) {
+		return false
+	}
+	if present, sure := blocked.Tail(blk, h2, k); sure {
+		return present
+	}
+	return blocked.Rest(blocked.Block(f.words, f.m, h1), h2, f.k)
 }
 
 // TestAndAdd inserts key and reports whether it was probably present before

@@ -4582,7 +4582,7 @@ func testBlockedTestMatchesMask(t *testing.T) {
 				if got := f.TestString(string(key)); got != want {
 					t.Fatalf("k=%d key %x, %s: TestString %v, want %v", k, key, what, got, want)
 				}
-				if got := blocked.Test(f.bits(), h1, h2); got != want {
+				if got := blocked.Test(f.words, f.m, f.k, h1, h2); got != want {
 					t.Fatalf("k=%d key %x, %s: blocked.Test %v, want %v", k, key, what, got, want)
 				}
 			}

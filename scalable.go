@@ -496,7 +496,8 @@ func (s *ScalableBloomFilter) TestAndAddString(key string) bool {
 func scalableTestMany[K layout.Key](s *ScalableBloomFilter, keys []K, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	if s.blocked {
-		return scalableTestManyBlocked(s, keys, results)
+		blocked.ChainTestMany(s.subBits(), s.seed, keys, results)
+		return results
 	}
 	for i, key := range keys {
 		results[i] = s.test(murmur.Sum128(layout.KeyBytes(key), s.seed))
@@ -519,34 +520,12 @@ func scalableAddMany[K layout.Key](s *ScalableBloomFilter, keys []K, results []b
 	}
 }
 
-// scalableTestManyBlocked is scalableTestMany for blocked sub-filters: a
-// pipeline (see blocked.ChainRound) that hashes keys and prefetches their
-// blocks in every sub-filter a few keys ahead of the one it tests.
-func scalableTestManyBlocked[K layout.Key](s *ScalableBloomFilter, keys []K, results []bool) []bool {
-	const round, ahead = blocked.ChainRound, blocked.ChainAhead
-	var ring [ahead + 1]blocked.ChainFlight
-	rounds := (len(keys) + round - 1) / round
-	for t := range rounds + ahead {
-		if t < rounds {
-			lo := t * round
-			blocked.LaunchChain(&ring[t%(ahead+1)], s.subBits(), s.seed, keys[lo:min(lo+round, len(keys))])
-		}
-		if t < ahead {
-			continue
-		}
-		r := &ring[(t-ahead)%(ahead+1)]
-		out := results[(t-ahead)*round:][:r.N]
-		subs := s.subBits()
-		for i := range out {
-			out[i] = blocked.AnyHolds(subs, r.H[i].H1, r.H[i].H2)
-		}
-	}
-	return results
-}
-
 // scalableAddManyBlocked is scalableAddMany for blocked sub-filters, with
-// the pipeline of scalableTestManyBlocked. Growth happens where the loop of
-// single calls grows: the keys are tested and inserted in order.
+// the pipeline of blocked.ChainTestMany: it hashes keys and prefetches their
+// blocks in every sub-filter a few keys ahead of the one it adds. Growth
+// happens where the loop of single calls grows: the keys are tested and
+// inserted in order, and each round prefetches in the sub-filters as they
+// are then.
 func scalableAddManyBlocked[K layout.Key](s *ScalableBloomFilter, keys []K, results []bool) {
 	const round, ahead = blocked.ChainRound, blocked.ChainAhead
 	var ring [ahead + 1]blocked.ChainFlight

@@ -559,7 +559,7 @@ func BenchmarkScalable(b *testing.B) {
 				h1, h2 := murmur3.Sum128WithSeed(absent[i&(keySet-1)], s.seed)
 				found := false
 				for j := len(filters) - 1; j >= 0 && !found; j-- {
-					found = classic.Test(filters[j].bits(), h1, h2)
+					found = classic.Test(filters[j].words, filters[j].m, filters[j].k, h1, h2)
 				}
 				sink = found
 			}

@@ -83,9 +83,9 @@ func TestMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool
 		for i, key := range keys {
 			h1, h2 := murmur.Sum128(layout.KeyBytes(key), seed)
 			if !conc {
-				results[i] = Test(b, h1, h2)
+				results[i] = Test(b.Words, b.M, b.K, h1, h2)
 			} else {
-				results[i] = TestAtomic(b, h1, h2)
+				results[i] = TestAtomic(b.Words, b.M, b.K, h1, h2)
 			}
 		}
 		return
@@ -105,7 +105,7 @@ func TestMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool
 		out := results[(s-ahead)*round:][:r.n]
 		if conc {
 			for i := range out {
-				out[i] = TestAtomic(b, r.h[i].H1, r.h[i].H2)
+				out[i] = TestAtomic(b.Words, b.M, b.K, r.h[i].H1, r.h[i].H2)
 			}
 			continue
 		}
@@ -148,8 +148,8 @@ func AddMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool,
 			h1, h2 := murmur.Sum128(layout.KeyBytes(key), seed)
 			var present bool
 			if l != nil {
-				present = AddLocked(b, h1, h2, l)
-			} else if present = Add(b, h1, h2); !present {
+				present = AddLocked(b.Words, b.M, b.K, h1, h2, l)
+			} else if present = Add(b.Words, b.M, b.K, h1, h2); !present {
 				*count++
 			}
 			if results != nil {
@@ -171,13 +171,25 @@ func AddMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool,
 		r := &ring[(s-ahead)%(ahead+1)]
 		start := (s - ahead) * round
 		for i := range r.n {
-			var present bool
-			// Add's frameless fast path (AddFast) beat a mask from Mask
-			// and an or of all 8 words: 27-28 against 32-33 ns/key in 3
-			// of 4 alternating runs of BenchmarkBlockedBatch/Add/AddMany.
-			if l != nil {
-				present = AddLocked(b, r.h[i].H1, r.h[i].H2, l)
-			} else if present = Add(b, r.h[i].H1, r.h[i].H2); !present {
+			// Add written out, so that only b, which is in memory, and
+			// not its fields, is kept across the calls. Add's frameless
+			// fast path (AddFast) beat a mask from Mask and an or of all 8
+			// words: 27-28 against 32-33 ns/key in 3 of 4 alternating runs
+			// of BenchmarkBlockedBatch/Add/AddMany.
+			h1, h2 := r.h[i].H1, r.h[i].H2
+			var present, ok bool
+			switch {
+			case l != nil:
+				present, ok = AddLocked(b.Words, b.M, b.K, h1, h2, l), true
+			case Wide(b.K):
+				present, ok = AddWide(Block(b.Words, b.M, h1), h2, b.K)
+			default:
+				h1, h2, present, ok = AddFast(b.Words, b.K, h1, h2)
+			}
+			if !ok {
+				present = AddRepeat(Block(b.Words, b.M, h1), h2, b.K)
+			}
+			if !present && l == nil {
 				*count++
 			}
 			if results != nil {

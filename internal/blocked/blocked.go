@@ -68,9 +68,9 @@ func blockOf(h1, blocks uint64) uint64 {
 
 // Block returns the 8 words of the block of b that the key whose hash has h1
 // as its first half falls in.
-func Block(b layout.Bits, h1 uint64) *[8]uint64 {
-	i := blockOf(h1, b.M/BlockBits)
-	return (*[8]uint64)(b.Words[i*8 : i*8+8])
+func Block(w []uint64, m uint64, h1 uint64) *[8]uint64 {
+	i := blockOf(h1, m/BlockBits)
+	return (*[8]uint64)(w[i*8 : i*8+8])
 }
 
 // Mask returns the k distinct in-block positions of a key whose hash has h2

@@ -87,7 +87,7 @@ func testBlockedFastPath(t *testing.T) {
 			// Test on a block holding the key's bits but one, all of
 			// them, and all of them plus random others.
 			h1 := rng.Uint64()
-			blk := Block(b, h1)
+			blk := Block(b.Words, b.M, h1)
 			var rnd [8]uint64
 			for i := range rnd {
 				rnd[i] = rng.Uint64() & rng.Uint64()
@@ -104,7 +104,7 @@ func testBlockedFastPath(t *testing.T) {
 					n++
 				}
 			}
-			if Test(b, h1, h2) {
+			if Test(b.Words, b.M, b.K, h1, h2) {
 				t.Fatalf("k=%d h2=%#x: Test true with a position clear", k, h2)
 			}
 			for i := range blk {
@@ -114,10 +114,10 @@ func testBlockedFastPath(t *testing.T) {
 			for i := range blk {
 				missing = missing || want[i]&^rnd[i] != 0
 			}
-			if got := Test(b, h1, h2); got != !missing {
+			if got := Test(b.Words, b.M, b.K, h1, h2); got != !missing {
 				t.Fatalf("k=%d h2=%#x: Test %v on random bits, want %v", k, h2, got, !missing)
 			}
-			if present := Add(b, h1, h2); present != !missing {
+			if present := Add(b.Words, b.M, b.K, h1, h2); present != !missing {
 				t.Fatalf("k=%d h2=%#x: Add %v, want %v", k, h2, present, !missing)
 			}
 			for i := range blk {
@@ -125,7 +125,7 @@ func testBlockedFastPath(t *testing.T) {
 					t.Fatalf("k=%d h2=%#x: Add left word %d %#x, want %#x", k, h2, i, blk[i], rnd[i]|want[i])
 				}
 			}
-			if !Test(b, h1, h2) {
+			if !Test(b.Words, b.M, b.K, h1, h2) {
 				t.Fatalf("k=%d h2=%#x: Test false after Add", k, h2)
 			}
 			clear(blk[:])

@@ -73,6 +73,30 @@ func LaunchChain[K layout.Key](r *ChainFlight, subs []layout.Bits, seed uint32, 
 	prefetch.Pointers(ps[:n])
 }
 
+// ChainTestMany sets results[i], for every key of keys hashed with seed, to
+// whether any of subs, the sub-filters of a ScalableBloomFilter, holds it,
+// as AnyHolds reports it: a pipeline that hashes keys and prefetches their
+// blocks in every sub-filter ChainAhead keys ahead of the one it tests.
+// results is at least as long as keys.
+func ChainTestMany[K layout.Key](subs []layout.Bits, seed uint32, keys []K, results []bool) {
+	var ring [ChainAhead + 1]ChainFlight // round t is in ring[t%(ChainAhead+1)]
+	rounds := (len(keys) + ChainRound - 1) / ChainRound
+	for t := range rounds + ChainAhead {
+		if t < rounds {
+			lo := t * ChainRound
+			LaunchChain(&ring[t%(ChainAhead+1)], subs, seed, keys[lo:min(lo+ChainRound, len(keys))])
+		}
+		if t < ChainAhead {
+			continue
+		}
+		r := &ring[(t-ChainAhead)%(ChainAhead+1)]
+		out := results[(t-ChainAhead)*ChainRound:][:r.N]
+		for i := range out {
+			out[i] = AnyHolds(subs, r.H[i].H1, r.H[i].H2)
+		}
+	}
+}
+
 // blockSeq walks the in-block candidates of Mask one at a time, so that one
 // walk gives the masks of several k: the mask of k positions is made of the
 // first k distinct candidates, so it is the start of the walk that makes
@@ -127,13 +151,13 @@ func AnyHolds(subs []layout.Bits, h1, h2 uint64) bool {
 			if chunk[j].K == 1 {
 				q = p0
 			}
-			blk := Block(chunk[j], h1)
+			blk := Block(chunk[j].Words, chunk[j].M, h1)
 			hold := atomic.LoadUint64(&blk[p0>>6]) >> (p0 & 63) & (atomic.LoadUint64(&blk[q>>6]) >> (q & 63)) & 1
 			alive |= hold << j
 		}
 		for ; alive != 0; alive &= alive - 1 {
 			b := chunk[bits.TrailingZeros64(alive)]
-			blk := Block(b, h1)
+			blk := Block(b.Words, b.M, h1)
 			if holdsCandidates(blk, h2, b.K) && holdsMaskAtomic(blk, seq.maskOf(b.K)) {
 				return true
 			}

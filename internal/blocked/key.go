@@ -22,17 +22,18 @@ func Wide(k uint) bool { return k-8 < 2 && blockbits.Native }
 // Concurrent, and reports whether all of them were already set; the caller
 // counts the key when they were not. Keys whose first candidates repeat
 // (about 3% at k = 6) take AddRepeat.
-func Add(b layout.Bits, h1, h2 uint64) (present bool) {
-	if Wide(b.K) {
-		if present, ok := AddWide(Block(b, h1), h2, b.K); ok {
+func Add(w []uint64, m uint64, k uint, h1, h2 uint64) (present bool) {
+	blk := Block(w, m, h1)
+	if Wide(k) {
+		if present, ok := AddWide(blk, h2, k); ok {
 			return present
 		}
-		return AddRepeat(b, h1, h2)
+		return AddRepeat(blk, h2, k)
 	}
-	if _, _, present, ok := AddFast(b, h1, h2); ok {
+	if _, _, present, ok := AddFast(w, k, h1, h2); ok {
 		return present
 	}
-	return AddRepeat(b, h1, h2)
+	return AddRepeat(blk, h2, k)
 }
 
 // AddWide is Add for k = 8 or 9 (p near 1e-3) where Wide, in the key's
@@ -52,12 +53,16 @@ func AddWide(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
 }
 
 // AddFast is Add for the usual key, whose first k candidates are distinct
-// (see firstDistinct), and reports in ok whether the key was one: otherwise
-// it changes nothing and the caller goes to AddRepeat.
+// (see firstDistinct), in a filter whose words are w, and reports in ok
+// whether the key was one: otherwise it changes nothing and the caller goes
+// to AddRepeat. It takes no m: a blocked filter's words are m/64.
 //
 // It is a leaf without a frame (go build -gcflags=-S: no call, no spill, no
 // saved frame pointer), which is why it writes firstDistinct and Block out
-// again. Building a filter of 10^7 random 16-byte keys at p = 0.01, calling
+// again. (With m as well, seven registers of arguments, it spilled and had
+// a frame; taking the block from the caller instead kept it a leaf, but
+// AddMany then cost 1.07-1.09x the time of the former code at 10^6 keys,
+// against 1.00x as it is: the pair harness of the redesign's note.) Building a filter of 10^7 random 16-byte keys at p = 0.01, calling
 // it from the key loop cost 58-68 ns per key against 74-101 for the former
 // add, which had the same loops behind a frame of 176 bytes, two spills and
 // a call to firstDistinct (one noisy 2-vCPU machine, runs interleaved). Why
@@ -81,8 +86,7 @@ func AddWide(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
 // measurement only) Add cost as much as blobloom's: at k = 9 they are what
 // is left, and where the CPU has AVX-512 Add takes the assembly of
 // internal/blockbits instead for k = 8, 9 (see AddWide).
-func AddFast(b layout.Bits, h1, h2 uint64) (r1, r2 uint64, present, ok bool) {
-	k := b.K
+func AddFast(w []uint64, k uint, h1, h2 uint64) (r1, r2 uint64, present, ok bool) {
 	var w1 uint64
 	if k <= fieldsPerWord {
 		if !distinctFields(h2&fieldBits, k) {
@@ -110,13 +114,14 @@ func AddFast(b layout.Bits, h1, h2 uint64) (r1, r2 uint64, present, ok bool) {
 		}
 	}
 	// The block without the bounds checks of Block, whose calls to panic
-	// would give the function a frame; a block out of range (never, as
-	// len(b.Words) == b.M/64) goes to AddRepeat, which panics.
-	i, words := blockOf(h1, b.M/BlockBits), b.Words
-	if i >= uint64(len(words))/8 {
+	// would give the function a frame; a block out of range (never)
+	// goes to AddRepeat, which panics.
+	blocks := uint64(len(w)) / 8 // m/BlockBits
+	i := blockOf(h1, blocks)
+	if i >= blocks {
 		return h1, h2, false, false
 	}
-	blk := (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(words)), i*64))
+	blk := (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w)), i*64))
 	// The k candidates' bits one after the other, from the last: no loop
 	// counter, and no register moves around the shifts by a variable count
 	// (the loop it replaces spent 15 instructions per bit, go build
@@ -178,36 +183,38 @@ func setBit(blk *[8]uint64, p, fresh uint64) uint64 {
 	return fresh | (x ^ old)
 }
 
-// AddRepeat is Add for a key that AddFast or AddWide turned away, whose
-// first k candidates repeat: it goes to repeatMask without checking them
-// again.
-func AddRepeat(b layout.Bits, h1, h2 uint64) (present bool) {
-	blk := Block(b, h1)
-	m := repeatMask(h2, b.K)
+// AddRepeat is Add, in the key's block blk, for a key that AddFast or
+// AddWide turned away, whose first k candidates repeat: it goes to
+// repeatMask without checking them again.
+func AddRepeat(blk *[8]uint64, h2 uint64, k uint) (present bool) {
+	mask := repeatMask(h2, k)
 	var fresh uint64
 	for i := range blk {
-		fresh |= m[i] &^ blk[i]
-		blk[i] |= m[i]
+		fresh |= mask[i] &^ blk[i]
+		blk[i] |= mask[i]
 	}
 	return fresh == 0
 }
 
-// Test reports whether b, which is not Concurrent, holds the key hashed to
-// (h1, h2). BloomFilter.testKey writes it out again from its parts (Block,
-// FirstTwo, Tail): at 10^7 random 16-byte
-// keys, p = 0.01, absent keys cost 1.2-1.5x blobloom's time through a call
-// to the same code and 1.0-1.2x with it there (one quiet 2-vCPU machine,
-// variants interleaved). Why one call per key weighs this much is not
-// established (no performance counters on that machine);
+// Test reports whether the filter of words w, m bits and k hash functions,
+// not Concurrent, holds the key hashed to (h1, h2). BloomFilter.testKey,
+// which Test and TestString inline to, writes it out again: Block and
+// FirstTwo inline, and Tail is a leaf without a frame. At 10^7 random
+// 16-byte keys, p = 0.01, absent keys cost 1.2-1.5x blobloom's time through
+// a call to the whole test and 1.0-1.2x with it written out (one quiet
+// 2-vCPU machine, variants interleaved); present keys at 10^6 cost
+// 1.03-1.04x with Tail called, against everything written out in one
+// function before the layouts were packages (why one call per key weighs
+// this much is not established: no performance counters on that machine).
 // TestBlockedTestMatchesMask keeps the copies equal.
 //
 // It tests the first min(k, 7) candidates, the fields of h2, which are
 // positions of the key even when some repeat: the first two with a branch,
-// which sends about three absent keys in four away, then the rest without
-// one (testTail). For keys that pass, distinctFields (or Rest, k > 7, in
-// assembly for k = 8, 9 where the CPU has AVX-512) says whether those
-// candidates, and the next k-7 when k > 7, are the key's positions; the
-// rare rest goes through repeatMask.
+// which sends about three absent keys in four away (FirstTwo), then the
+// rest without one (Tail). For keys that pass, distinctFields (or Rest,
+// k > 7, in assembly for k = 8, 9 where the CPU has AVX-512) says whether
+// those candidates, and the next k-7 when k > 7, are the key's positions;
+// the rare rest goes through repeatMask.
 //
 // The branch after two bits mispredicts for about half the absent keys, yet
 // it beat a test of all candidates without a branch: in the bench at 10^7
@@ -218,12 +225,15 @@ func AddRepeat(b layout.Bits, h1, h2 uint64) (present bool) {
 // (no performance counters here): loads on a mispredicted path still bring
 // their lines in, while without a branch every load's dependents wait in
 // the scheduler, which fills before many keys are in flight.
-func Test(b layout.Bits, h1, h2 uint64) bool {
-	blk := Block(b, h1)
-	if !FirstTwo(blk, h2, b.K) {
+func Test(w []uint64, m uint64, k uint, h1, h2 uint64) bool {
+	blk := Block(w, m, h1)
+	if !FirstTwo(blk, h2, k) {
 		return false
 	}
-	return testTail(blk, h2, b.K)
+	if present, sure := Tail(blk, h2, k); sure {
+		return present
+	}
+	return Rest(blk, h2, k)
 }
 
 // FirstTwo reports whether blk holds the first two candidates of h2 (the
@@ -237,13 +247,14 @@ func FirstTwo(blk *[8]uint64, h2 uint64, k uint) bool {
 	return blk[h2>>6&7]>>(h2&63)&(blk[q>>6&7]>>(q&63))&1 != 0
 }
 
-// Tail is the rest of the test of BloomFilter.testKey for a key that
-// FirstTwo let through: the third to the min(k, 7)th candidates, which are
-// positions of the key whatever they are, written out without a loop (a
-// loop over them cost 12 instructions per bit; testTail has it), then
-// whether those are the key's positions (distinctFields) or the rest
-// (Rest).
-func Tail(blk *[8]uint64, h2 uint64, k uint) bool {
+// Tail is the rest of Test for a key that FirstTwo let through: the third
+// to the min(k, 7)th candidates, which are positions of the key whatever
+// they are, written out without a loop (a loop over them cost 12
+// instructions per bit; testTail has it), then whether those are the key's
+// positions (distinctFields). It reports present only where that settles
+// it (sure); otherwise the caller goes to Rest. It is a leaf without a
+// frame (go build -gcflags=-S), which makes the call from testKey cheap.
+func Tail(blk *[8]uint64, h2 uint64, k uint) (present, sure bool) {
 	all := uint64(1)
 	switch min(k, fieldsPerWord) {
 	case 7:
@@ -262,9 +273,9 @@ func Tail(blk *[8]uint64, h2 uint64, k uint) bool {
 		all &= blk[h2>>24&7] >> (h2 >> 18 & 63)
 	}
 	if all&1 == 0 {
-		return false
+		return false, true
 	}
-	return k <= fieldsPerWord && distinctFields(h2&fieldBits, k) || Rest(blk, h2, k)
+	return true, k <= fieldsPerWord && distinctFields(h2&fieldBits, k)
 }
 
 // testTail is the rest of Test for a key whose first two candidates are set
@@ -303,23 +314,23 @@ func Rest(blk *[8]uint64, h2 uint64, k uint) bool {
 		}
 		return all&1 != 0
 	}
-	m := repeatMask(h2, k)
-	return holdsMask(blk, &m)
+	mask := repeatMask(h2, k)
+	return holdsMask(blk, &mask)
 }
 
 // TestAtomic is Test with atomic loads, for Concurrent filters.
-func TestAtomic(b layout.Bits, h1, h2 uint64) bool {
-	m := Mask(h2, b.K)
-	return holdsMaskAtomic(Block(b, h1), &m)
+func TestAtomic(w []uint64, m uint64, k uint, h1, h2 uint64) bool {
+	mask := Mask(h2, k)
+	return holdsMaskAtomic(Block(w, m, h1), &mask)
 }
 
 // Unset returns, for a Concurrent filter, a mask of the words of the key's
 // block that lack some of the key's bits: bit i for word i.
-func Unset(b layout.Bits, h1, h2 uint64) (unset uint64) {
-	blk := Block(b, h1)
-	m := Mask(h2, b.K)
+func Unset(w []uint64, m uint64, k uint, h1, h2 uint64) (unset uint64) {
+	blk := Block(w, m, h1)
+	mask := Mask(h2, k)
 	for i := range blk {
-		if m[i]&^atomic.LoadUint64(&blk[i]) != 0 {
+		if mask[i]&^atomic.LoadUint64(&blk[i]) != 0 {
 			unset |= 1 << i
 		}
 	}
@@ -330,13 +341,13 @@ func Unset(b layout.Bits, h1, h2 uint64) (unset uint64) {
 // words that unset, from Unset, marks, and reports whether it set a bit that
 // was clear. It skips the OR, and so taking the cache line from other cores,
 // where the bits have been set since.
-func Set(b layout.Bits, h1, h2, unset uint64) (fresh bool) {
-	blk := Block(b, h1)
-	m := Mask(h2, b.K)
+func Set(w []uint64, m uint64, k uint, h1, h2, unset uint64) (fresh bool) {
+	blk := Block(w, m, h1)
+	mask := Mask(h2, k)
 	var flipped uint64
 	for i := range blk {
-		if unset>>i&1 != 0 && m[i]&^atomic.LoadUint64(&blk[i]) != 0 {
-			flipped |= m[i] &^ atomic.OrUint64(&blk[i], m[i])
+		if unset>>i&1 != 0 && mask[i]&^atomic.LoadUint64(&blk[i]) != 0 {
+			flipped |= mask[i] &^ atomic.OrUint64(&blk[i], mask[i])
 		}
 	}
 	return flipped != 0
@@ -346,14 +357,14 @@ func Set(b layout.Bits, h1, h2, unset uint64) (fresh bool) {
 // tests present needs no lock; otherwise the lock of the key serializes it
 // with callers adding the same key, so exactly one of them sets a clear bit
 // and counts it, in its stripe.
-func AddLocked(b layout.Bits, h1, h2 uint64, l *layout.Locks) (present bool) {
-	unset := Unset(b, h1, h2)
+func AddLocked(w []uint64, m uint64, k uint, h1, h2 uint64, l *layout.Locks) (present bool) {
+	unset := Unset(w, m, k, h1, h2)
 	if unset == 0 {
 		return true
 	}
 	st := l.Of(h2)
 	st.Mu.Lock()
-	fresh := Set(b, h1, h2, unset)
+	fresh := Set(w, m, k, h1, h2, unset)
 	if fresh {
 		st.Count.Add(1)
 	}

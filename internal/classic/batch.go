@@ -113,9 +113,9 @@ func TestMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool
 		for i, key := range keys {
 			h1, h2 := murmur.Sum128(layout.KeyBytes(key), seed)
 			if !conc {
-				results[i] = Test(b, h1, h2)
+				results[i] = Test(b.Words, b.M, b.K, h1, h2)
 			} else {
-				results[i] = TestAtomic(b, h1, h2)
+				results[i] = TestAtomic(b.Words, b.M, b.K, h1, h2)
 			}
 		}
 		return
@@ -161,9 +161,9 @@ func TestMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool
 			if alive>>i&1 == 0 {
 				out[i] = false
 			} else if !conc {
-				out[i] = Test(b, h[i].H1, h[i].H2)
+				out[i] = Test(b.Words, b.M, b.K, h[i].H1, h[i].H2)
 			} else {
-				out[i] = TestAtomic(b, h[i].H1, h[i].H2)
+				out[i] = TestAtomic(b.Words, b.M, b.K, h[i].H1, h[i].H2)
 			}
 		}
 	}
@@ -188,8 +188,8 @@ func AddMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool,
 			h1, h2 := murmur.Sum128(layout.KeyBytes(key), seed)
 			var present bool
 			if l != nil {
-				present = AddLocked(b, h1, h2, l)
-			} else if present = Add(b, h1, h2); !present {
+				present = AddLocked(b.Words, b.M, b.K, h1, h2, l)
+			} else if present = Add(b.Words, b.M, b.K, h1, h2); !present {
 				*count++
 			}
 			if results != nil {
@@ -223,8 +223,8 @@ func AddMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool,
 			for i := range r.n {
 				var present bool
 				if l != nil {
-					present = AddLocked(b, r.h[i].H1, r.h[i].H2, l)
-				} else if present = Add(b, r.h[i].H1, r.h[i].H2); !present {
+					present = AddLocked(b.Words, b.M, b.K, r.h[i].H1, r.h[i].H2, l)
+				} else if present = Add(b.Words, b.M, b.K, r.h[i].H1, r.h[i].H2); !present {
 					*count++
 				}
 				if results != nil {

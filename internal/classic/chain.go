@@ -20,9 +20,9 @@ const DeepBits = 1 << 22
 // hashed to (h1, h2).
 func testOne(b layout.Bits, h1, h2 uint64, conc bool) bool {
 	if conc {
-		return TestAtomic(b, h1, h2)
+		return TestAtomic(b.Words, b.M, b.K, h1, h2)
 	}
-	return Test(b, h1, h2)
+	return Test(b.Words, b.M, b.K, h1, h2)
 }
 
 // AnyHolds reports whether any of subs, the sub-filters of a

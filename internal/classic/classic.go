@@ -73,11 +73,10 @@ func AppendPositions(dst []uint64, h1, h2 uint64, m uint64, k uint) []uint64 {
 // reloads it, and spills y, for lack of registers around the MULQ of Locate;
 // writing the update as old := w[i]; w[i] = old | mask did not change that.
 // The reloads hit the store buffer and are off the path of the cache misses.
-func Add(b layout.Bits, h1, h2 uint64) (present bool) {
-	w, m := b.Words, b.M
+func Add(w []uint64, m uint64, k uint, h1, h2 uint64) (present bool) {
 	var fresh uint64
 	x, y, c := h1, h2, uint64(0)
-	for range b.K {
+	for range k {
 		p := Locate(x, m)
 		i, mask := p>>6, uint64(1)<<(p&63)
 		fresh |= mask &^ w[i]
@@ -93,10 +92,9 @@ func Add(b layout.Bits, h1, h2 uint64) (present bool) {
 // in b, which is not Concurrent. It is not inlined into its callers (go build
 // -gcflags=-m: cost 91, budget 80), and inlining it would save one call in a
 // path that pays a murmur3 pass and, on large filters, cache misses.
-func Test(b layout.Bits, h1, h2 uint64) bool {
-	w, m := b.Words, b.M
+func Test(w []uint64, m uint64, k uint, h1, h2 uint64) bool {
 	x, y, c := h1, h2, uint64(0)
-	for range b.K {
+	for range k {
 		p := Locate(x, m)
 		if w[p>>6]&(1<<(p&63)) == 0 {
 			return false
@@ -109,10 +107,9 @@ func Test(b layout.Bits, h1, h2 uint64) bool {
 }
 
 // TestAtomic is Test with atomic loads, for Concurrent filters.
-func TestAtomic(b layout.Bits, h1, h2 uint64) bool {
-	w, m := b.Words, b.M
+func TestAtomic(w []uint64, m uint64, k uint, h1, h2 uint64) bool {
 	x, y, c := h1, h2, uint64(0)
-	for range b.K {
+	for range k {
 		p := Locate(x, m)
 		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
 			return false
@@ -129,10 +126,9 @@ func TestAtomic(b layout.Bits, h1, h2 uint64) bool {
 // TestAtomic it loads every position, so that the cache misses overlap, and
 // Set then finds the words in the cache: an atomic OR waits for its memory
 // before anything after it runs.
-func Unset(b layout.Bits, h1, h2 uint64) (unset uint64) {
-	w, m := b.Words, b.M
+func Unset(w []uint64, m uint64, k uint, h1, h2 uint64) (unset uint64) {
 	x, y, c := h1, h2, uint64(0)
-	for i := range b.K {
+	for i := range k {
 		p := Locate(x, m)
 		unset |= (atomic.LoadUint64(&w[p>>6])>>(p&63)&1 ^ 1) << i
 		c += golden
@@ -147,8 +143,7 @@ func Unset(b layout.Bits, h1, h2 uint64) (unset uint64) {
 // was clear. The other positions were set and stay set. It skips the OR, and
 // so taking the cache line from other cores, for bits that have been set
 // since.
-func Set(b layout.Bits, h1, h2, unset uint64) (fresh bool) {
-	w, m := b.Words, b.M
+func Set(w []uint64, m uint64, k uint, h1, h2, unset uint64) (fresh bool) {
 	var flipped uint64
 	x, y, c := h1, h2, uint64(0)
 	for i := 0; unset>>i != 0; i++ {
@@ -170,14 +165,14 @@ func Set(b layout.Bits, h1, h2, unset uint64) (fresh bool) {
 // tests present needs no lock. Otherwise the lock of the key serializes it
 // with callers adding the same key, so exactly one of them sets a clear bit
 // and counts it, in its stripe.
-func AddLocked(b layout.Bits, h1, h2 uint64, l *layout.Locks) (present bool) {
-	unset := Unset(b, h1, h2)
+func AddLocked(w []uint64, m uint64, k uint, h1, h2 uint64, l *layout.Locks) (present bool) {
+	unset := Unset(w, m, k, h1, h2)
 	if unset == 0 {
 		return true
 	}
 	st := l.Of(h2)
 	st.Mu.Lock()
-	fresh := Set(b, h1, h2, unset)
+	fresh := Set(w, m, k, h1, h2, unset)
 	if fresh {
 		st.Count.Add(1)
 	}
