@@ -455,10 +455,19 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 		return classic.AddLocked(f.words, f.m, f.k, h1, h2, f.conc.Locks)
 	case f.k == 0:
 		panic(errZeroValue)
-	case f.blocked:
-		present = blocked.Add(f.words, f.m, f.k, h1, h2)
-	default:
+	case !f.blocked:
 		present = classic.Add(f.words, f.m, f.k, h1, h2)
+	case blocked.Wide(f.k):
+		blk := blocked.Block(f.words, f.m, h1)
+		var ok bool
+		if present, ok = blocked.AddWide(blk, h2, f.k); !ok {
+			present = blocked.AddRepeat(blk, h2, f.k)
+		}
+	default: // blocked.Add, with f's fields read again after AddFast
+		r1, r2, fast, ok := blocked.AddFast(f.words, f.k, h1, h2)
+		if present = fast; !ok {
+			present = blocked.AddRepeat(blocked.Block(f.words, f.m, r1), r2, f.k)
+		}
 	}
 	if !present {
 		f.count++
@@ -497,12 +506,10 @@ func (f *BloomFilter) AddString(key string) {
 	f.addKey(bytesOf(key))
 }
 
-// addKey is TestAndAdd. The single-key calls of a filter that is not
-// concurrent go straight to the layout's code, one call less per key than
-// through add (which cannot be inlined); a blocked filter's to the parts of
-// blocked.Add, one less again (see blocked.AddWide and blocked.AddFast).
-// blocked.AddFast gives h1 and h2 back, and f's fields are read again after
-// it, so that nothing but f is kept across the call.
+// addKey is TestAndAdd: add written out after the hash, so that the
+// single-key calls of a filter that is not concurrent go straight to the
+// layout's code, one call less per key than through add (which cannot be
+// inlined).
 func (f *BloomFilter) addKey(key []byte) (present bool) {
 	h1, h2 := murmur.Sum128(key, f.seed)
 	switch {

@@ -56,7 +56,8 @@ func LaunchChain[K layout.Key](r *ChainFlight, subs []layout.Bits, seed uint32, 
 	layout.HashRound(r.H[:], keys, seed)
 	var ps [64]*uint64
 	n := 0
-	for _, b := range subs {
+	for j := range subs {
+		b := &subs[j]
 		if b.M < chainPrefetchBits {
 			continue
 		}
@@ -147,16 +148,17 @@ func AnyHolds(subs []layout.Bits, h1, h2 uint64) bool {
 		subs = subs[len(chunk):]
 		var alive uint64 // bit j: chunk[j] may hold the key
 		for j := range chunk {
+			b := &chunk[j]
 			q := p1
-			if chunk[j].K == 1 {
+			if b.K == 1 {
 				q = p0
 			}
-			blk := Block(chunk[j].Words, chunk[j].M, h1)
+			blk := Block(b.Words, b.M, h1)
 			hold := atomic.LoadUint64(&blk[p0>>6]) >> (p0 & 63) & (atomic.LoadUint64(&blk[q>>6]) >> (q & 63)) & 1
 			alive |= hold << j
 		}
 		for ; alive != 0; alive &= alive - 1 {
-			b := chunk[bits.TrailingZeros64(alive)]
+			b := &chunk[bits.TrailingZeros64(alive)]
 			blk := Block(b.Words, b.M, h1)
 			if holdsCandidates(blk, h2, b.K) && holdsMaskAtomic(blk, seq.maskOf(b.K)) {
 				return true

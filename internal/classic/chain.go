@@ -18,7 +18,7 @@ const DeepBits = 1 << 22
 
 // testOne reports whether b, plain or Concurrent (conc), holds the key
 // hashed to (h1, h2).
-func testOne(b layout.Bits, h1, h2 uint64, conc bool) bool {
+func testOne(b *layout.Bits, h1, h2 uint64, conc bool) bool {
 	if conc {
 		return TestAtomic(b.Words, b.M, b.K, h1, h2)
 	}
@@ -59,7 +59,7 @@ func AnyHolds(subs []layout.Bits, h1, h2 uint64, deep uint64, conc bool) bool {
 	// them fit in the caches; otherwise after the first round.
 	n := len(subs) - 1
 	if subs[n].M < deep {
-		if testOne(subs[n], h1, h2, conc) {
+		if testOne(&subs[n], h1, h2, conc) {
 			return true
 		}
 		n, subs = -1, subs[:n]
@@ -86,7 +86,7 @@ func AnyHolds(subs []layout.Bits, h1, h2 uint64, deep uint64, conc bool) bool {
 		alive |= hold << j
 	}
 	if n >= 0 && alive>>n&1 != 0 {
-		if testOne(subs[n], h1, h2, conc) {
+		if testOne(&subs[n], h1, h2, conc) {
 			return true
 		}
 		alive &^= 1 << n
