@@ -10,9 +10,9 @@ import (
 
 // The single-key add and test of a blocked filter. The root package's
 // BloomFilter.addKey and testKey, which Add and Test inline to, call their
-// parts (Block, AddWide, AddFast, AddRepeat; Block, FirstTwo, Tail) rather
-// than Add and Test, one call per key less: see the notes beside Test and
-// AddFast for what a call cost.
+// parts (Block, AddWide, AddFast, AddRepeat; Block, FirstTwo, Tail, Rest)
+// rather than Add and Test, one call per key less: see the notes beside
+// Test and AddFast for what a call cost.
 
 // Wide reports whether a filter of k hash functions takes the assembly of
 // internal/blockbits: k = 8 or 9 (p near 1e-3) on a CPU with AVX-512.
