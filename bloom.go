@@ -114,6 +114,13 @@ import (
 	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/bloomfilters/bloom/internal/murmur"
+
+	// The batch pipelines of internal/classic and internal/blocked are
+	// generic, so they are compiled here, where they are instantiated, and
+	// the compiler inlines prefetch.Words and Pointers into them only if
+	// this package imports internal/prefetch itself (go build -gcflags=-m;
+	// without it, one call more per prefetch).
+	_ "github.com/bloomfilters/bloom/internal/prefetch"
 )
 
 const (
