@@ -963,8 +963,8 @@ func (f *BloomFilter) MarshalBinary() ([]byte, error) {
 // fromHeader returns the plain filter of a decoded header and its words,
 // which it owns.
 func fromHeader(h format.Header, words []uint64) *BloomFilter {
-	if h.Blocked && !blocked.IsAligned(words) {
-		words = append(blocked.AlignedWords(uint64(len(words)))[:0], words...)
+	if h.Blocked && !hugepage.IsAligned(words) {
+		words = append(hugepage.AlignedWords(uint64(len(words)))[:0], words...)
 	}
 	return &BloomFilter{
 		m: h.M, k: h.K, seed: h.Seed, set: bitset.FromWithLength(uint(h.M), words), words: words,
@@ -1328,7 +1328,7 @@ func newSet(m uint64, isBlocked bool) *bitset.BitSet {
 	if !isBlocked {
 		return bitset.FromWithLength(uint(m), hugepage.Words((m+63)/64))
 	}
-	return bitset.FromWithLength(uint(m), blocked.AlignedWords((m+63)/64))
+	return bitset.FromWithLength(uint(m), hugepage.AlignedWords((m+63)/64))
 }
 
 // cloneSet returns a copy of set, of m bits, cache-line aligned if

@@ -36,6 +36,7 @@ import (
 	"github.com/bloomfilters/bloom/internal/blocked"
 	"github.com/bloomfilters/bloom/internal/classic"
 	"github.com/bloomfilters/bloom/internal/format"
+	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/spaolacci/murmur3"
 )
@@ -3625,7 +3626,7 @@ func TestBlockedAlignment(t *testing.T) {
 			"new": f, "concurrent": c, "clone": f.Clone(), "concurrent clone": c.Clone(),
 			"union": u, "intersection": i, "decoded": &d, "read": &r, "concurrent union": cu,
 		} {
-			if !blocked.IsAligned(g.words) || uint64(len(g.words)) != g.m/64 {
+			if !hugepage.IsAligned(g.words) || uint64(len(g.words)) != g.m/64 {
 				t.Errorf("n=%d %s: words not aligned or of the wrong length", n, name)
 			}
 		}
@@ -3635,7 +3636,7 @@ func TestBlockedAlignment(t *testing.T) {
 		s.Add(fmt.Appendf(nil, "%d", i))
 	}
 	for _, f := range s.filters {
-		if !blocked.IsAligned(f.words) {
+		if !hugepage.IsAligned(f.words) {
 			t.Error("scalable sub-filter not aligned")
 		}
 	}
@@ -4254,7 +4255,7 @@ func TestBlockedWordsTextRead(t *testing.T) {
 		t.Error("Header of a blocked filter is not Blocked")
 	}
 	g, err := FromWords(h, f.AppendWords(nil))
-	if err != nil || !g.Equal(f) || !blocked.IsAligned(g.words) {
+	if err != nil || !g.Equal(f) || !hugepage.IsAligned(g.words) {
 		t.Errorf("FromWords: %v", err)
 	}
 	if _, err := FromWords(mustNew(t, 5000, 0.01).Header(), make([]uint64, 0), Blocked()); !errors.Is(err, ErrInvalidParameter) {

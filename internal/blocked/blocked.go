@@ -20,9 +20,7 @@ package blocked
 import (
 	"math/bits"
 	"sync/atomic"
-	"unsafe"
 
-	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/layout"
 )
 
@@ -32,24 +30,6 @@ const BlockBits = 512
 // golden is 2^64 divided by the golden ratio: the step between the words of
 // candidates after the first.
 const golden = 0x9E3779B97F4A7C15
-
-// cacheLine is the alignment of the words of a blocked filter, in bytes.
-const cacheLine = 64
-
-// AlignedWords returns n zero words whose first one starts a cache line, so
-// that each block is one cache line. Large allocations are page-aligned
-// anyway; small ones get up to 7 words of slack in front. They come from
-// hugepage.Words, like every filter's words.
-func AlignedWords(n uint64) []uint64 {
-	w := hugepage.Words(n + cacheLine/8 - 1)
-	off := (cacheLine - uintptr(unsafe.Pointer(&w[0]))%cacheLine) % cacheLine / 8
-	return w[off : off+uintptr(n) : off+uintptr(n)]
-}
-
-// IsAligned reports whether w starts a cache line.
-func IsAligned(w []uint64) bool {
-	return len(w) == 0 || uintptr(unsafe.Pointer(&w[0]))%cacheLine == 0
-}
 
 // splitmix is the SplitMix64 finalizer (Steele, Lea and Flood, "Fast
 // splittable pseudorandom number generators", OOPSLA 2014).

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bloomfilters/bloom/internal/blockbits"
+	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/layout"
 )
 
@@ -69,7 +70,7 @@ func testBlockedFastPath(t *testing.T) {
 	}
 	ks := []uint{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 20, maxHashes}
 	for _, k := range ks {
-		b := layout.Bits{Words: AlignedWords(32), M: 4 * BlockBits, K: k}
+		b := layout.Bits{Words: hugepage.AlignedWords(32), M: 4 * BlockBits, K: k}
 		for _, h2 := range hashes {
 			want, firstK := ref(h2, k)
 			if got := Mask(h2, k); got != want {
