@@ -160,7 +160,10 @@ func paramError(format string, args ...any) error {
 
 // Option configures a filter at construction. Options are created by Seed,
 // Concurrent and Blocked and, for ScalableBloomFilter only, by Linear,
-// Exponential and Tightening.
+// Exponential and Tightening. Each may be given at most once: an option
+// given twice, even with the same value, is an error wrapping
+// ErrInvalidParameter that names it (and so are Linear and Exponential
+// together).
 type Option struct {
 	apply func(*settings) error
 }
@@ -198,6 +201,9 @@ func newSettings(opts []Option) (settings, error) {
 // filter, defends against such adversaries.
 func Seed(seed uint32) Option {
 	return Option{func(s *settings) error {
+		if s.seedSet {
+			return paramError("Seed may be given only once")
+		}
 		s.seed, s.seedSet = seed, true
 		return nil
 	}}
@@ -232,6 +238,9 @@ func Seed(seed uint32) Option {
 // part of the binary format or of Equal.
 func Concurrent() Option {
 	return Option{func(s *settings) error {
+		if s.concurrent {
+			return paramError("Concurrent may be given only once")
+		}
 		s.concurrent = true
 		return nil
 	}}
@@ -2245,6 +2254,9 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 // version 2 with any layout other than 1, so every filter has one encoding.
 func Blocked() Option {
 	return Option{func(s *settings) error {
+		if s.blocked {
+			return paramError("Blocked may be given only once")
+		}
 		s.blocked = true
 		return nil
 	}}

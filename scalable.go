@@ -41,8 +41,11 @@ const (
 
 func setGrowth(g growth, scale float64, name string, min float64) Option {
 	return Option{func(s *settings) error {
+		if s.growth == g {
+			return paramError("%s may be given only once", name)
+		}
 		if s.growth != growthNone {
-			return paramError("only one of Linear and Exponential may be given")
+			return paramError("only one of Linear and Exponential may be given, got %s after %s", name, growthName(s.growth))
 		}
 		if !(scale > min) || math.IsInf(scale, 0) {
 			return paramError("%s scale must be finite and greater than %v, got %v", name, min, scale)
@@ -213,8 +216,8 @@ func (s *ScalableBloomFilter) makeConcurrent(locks *lockTable) {
 // Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed,
 // Concurrent and Blocked (blocked sub-filters, each sized by BlockedSize).
 // It returns an error wrapping ErrInvalidParameter for a capacity of 0, an
-// errorRate not in (0, 1), invalid options (including Tightening or a growth
-// option given twice), a first sub-filter larger than MaxBits, growth
+// errorRate not in (0, 1), invalid options (including any option given
+// twice, or Linear with Exponential), a first sub-filter larger than MaxBits, growth
 // parameters that cannot build the first three sub-filters within MaxBits
 // bits and MaxHashes hash functions, or an error rate and tightening whose
 // sub-filters, filled to capacity, would exceed errorRate (see

@@ -59,6 +59,52 @@ func TestScalableOptionErrors(t *testing.T) {
 	}
 }
 
+// TestRepeatedOptionIsAnError is issue 21, item 7: Seed given twice was
+// last-wins while Tightening twice was an error. Every option given twice,
+// with the same or another value, is an error wrapping ErrInvalidParameter
+// that names the option, from every constructor that takes it.
+func TestRepeatedOptionIsAnError(t *testing.T) {
+	type opt struct {
+		name       string
+		a, b       Option
+		plainToo   bool // New and NewWithSize take it too
+		growthKind bool
+	}
+	opts := []opt{
+		{"Seed", Seed(1), Seed(2), true, false},
+		{"Seed", Seed(1), Seed(1), true, false},
+		{"Concurrent", Concurrent(), Concurrent(), true, false},
+		{"Blocked", Blocked(), Blocked(), true, false},
+		{"Tightening", Tightening(0.5), Tightening(0.6), false, false},
+		{"Linear", Linear(1), Linear(2), false, true},
+		{"Exponential", Exponential(2), Exponential(2), false, true},
+	}
+	for _, o := range opts {
+		calls := map[string]func(...Option) error{
+			"NewScalable": func(os ...Option) error { _, err := NewScalable(1000, 0.01, os...); return err },
+		}
+		if o.plainToo {
+			calls["New"] = func(os ...Option) error { _, err := New(1000, 0.01, os...); return err }
+			calls["NewWithSize"] = func(os ...Option) error { _, err := NewWithSize(1024, 3, os...); return err }
+		}
+		for name, call := range calls {
+			// Alone, each is valid, so that the error below is the repetition's.
+			if err := call(o.a); err != nil {
+				t.Fatalf("%s(%s): %v", name, o.name, err)
+			}
+			for _, pair := range [][]Option{{o.a, o.b}, {o.a, Seed(7), o.b}} {
+				if o.name == "Seed" && len(pair) == 3 {
+					continue
+				}
+				err := call(pair...)
+				if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), o.name) {
+					t.Errorf("%s with %s twice: %v, want an ErrInvalidParameter naming %s", name, o.name, err, o.name)
+				}
+			}
+		}
+	}
+}
+
 func TestScalableSubFilterSizes(t *testing.T) {
 	lin := mustScalable(t, 1000, 0.01, Linear(2), Tightening(0.5))
 	exp := mustScalable(t, 1000, 0.01, Exponential(3), Tightening(0.5))
