@@ -320,6 +320,7 @@ func TestZeroValue(t *testing.T) {
 		"Bits":                  returns(func() string { return zeroIs(f.Bits()) }),
 		"Hashes":                returns(func() string { return zeroIs(f.Hashes()) }),
 		"Blocked":               returns(func() string { return zeroIs(f.Blocked()) }),
+		"Layout":                returns(func() string { return zeroIs(f.Layout()) }),
 		"Seed":                  returns(func() string { return zeroIs(f.Seed()) }),
 		"Capacity":              returns(func() string { return zeroIs(f.Capacity()) }),
 		"ErrorRate":             returns(func() string { return zeroIs(f.ErrorRate()) }),
@@ -4300,6 +4301,91 @@ func TestBlockedWordsTextRead(t *testing.T) {
 	var sd ScalableBloomFilter
 	if err := sd.UnmarshalText(stext); err != nil || !sd.Equal(s) {
 		t.Errorf("scalable text round trip: %v", err)
+	}
+}
+
+// TestCrossLayoutRefused is issue 21, item 1: a Header not filled in by
+// Header (code written before its layout fields existed) rebuilt a blocked
+// filter's words as a classic filter, which then answered absent for 100 of
+// the 100 keys added. FromWords now refuses a Header that does not state its
+// layout, or whose Blocked contradicts its Layout; and every call that
+// combines or compares filters refuses two layouts.
+func TestCrossLayoutRefused(t *testing.T) {
+	blocked := mustNewWithSize(t, 11264, 7, Blocked())
+	classic := mustNewWithSize(t, 11264, 7)
+	buf := make([]byte, 16)
+	for i := range uint64(100) {
+		blocked.Add(keyOf(buf, 0, i))
+		classic.Add(keyOf(buf, 0, i))
+	}
+	if blocked.Layout() != LayoutBlocked || classic.Layout() != LayoutClassic {
+		t.Fatalf("Layout: blocked %v, classic %v", blocked.Layout(), classic.Layout())
+	}
+	words := blocked.AppendWords(nil)
+	bh := blocked.Header()
+	if bh.Layout != LayoutBlocked || !bh.Blocked {
+		t.Fatalf("Header of a blocked filter: %+v", bh)
+	}
+	// What code written before Layout (and Blocked) existed fills in.
+	old := Header{Bits: bh.Bits, Hashes: bh.Hashes, Seed: bh.Seed, Capacity: bh.Capacity, ErrorRate: bh.ErrorRate, Count: bh.Count}
+	g, err := FromWords(old, words)
+	if err == nil {
+		absent := 0
+		for i := range uint64(100) {
+			if !g.Test(keyOf(buf, 0, i)) {
+				absent++
+			}
+		}
+		t.Errorf("FromWords of a Header without a layout: nil error, and %d of 100 added keys test absent", absent)
+	} else if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "Layout") {
+		t.Errorf("FromWords of a Header without a layout: %v, want an ErrInvalidParameter naming Layout", err)
+	}
+	for _, h := range []Header{
+		func() Header { h := bh; h.Blocked = false; return h }(),        // Layout blocked, Blocked false
+		func() Header { h := bh; h.Layout = LayoutClassic; return h }(), // Layout classic, Blocked true
+		func() Header { h := bh; h.Layout = 3; return h }(),
+	} {
+		if g, err := FromWords(h, words); g != nil || !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("FromWords(Layout %v, Blocked %v): %v, %v", h.Layout, h.Blocked, g, err)
+		}
+	}
+	if g, err := FromWords(bh, words); err != nil || !g.Equal(blocked) {
+		t.Errorf("FromWords(Header(), AppendWords): %v", err)
+	}
+	if g, err := FromWords(classic.Header(), classic.AppendWords(nil)); err != nil || !g.Equal(classic) {
+		t.Errorf("FromWords of a classic filter: %v", err)
+	}
+	if _, err := FromWords(classic.Header(), classic.AppendWords(nil), Blocked()); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("FromWords of a classic Header with Blocked: %v", err)
+	}
+	for _, pair := range [][2]*BloomFilter{{blocked, classic}, {classic, blocked}} {
+		a, b := pair[0], pair[1]
+		if a.Equal(b) {
+			t.Errorf("%v Equal %v", a.Layout(), b.Layout())
+		}
+		if u, err := a.Union(b); u != nil || !errors.Is(err, ErrIncompatible) {
+			t.Errorf("%v Union %v: %v", a.Layout(), b.Layout(), err)
+		}
+		if u, err := a.Intersection(b); u != nil || !errors.Is(err, ErrIncompatible) {
+			t.Errorf("%v Intersection %v: %v", a.Layout(), b.Layout(), err)
+		}
+		before := a.Clone()
+		if err := a.Merge(b); !errors.Is(err, ErrIncompatible) || !a.Equal(before) {
+			t.Errorf("%v Merge %v: %v", a.Layout(), b.Layout(), err)
+		}
+	}
+	var zero BloomFilter
+	if zero.Layout() != 0 || zero.Header().Layout != 0 {
+		t.Errorf("zero BloomFilter: Layout %v", zero.Layout())
+	}
+	if s := mustScalable(t, 100, 0.01, Blocked()); s.Layout() != LayoutBlocked {
+		t.Errorf("blocked ScalableBloomFilter: Layout %v", s.Layout())
+	}
+	if s := mustScalable(t, 100, 0.01); s.Layout() != LayoutClassic {
+		t.Errorf("classic ScalableBloomFilter: Layout %v", s.Layout())
+	}
+	if LayoutClassic.String() != "classic" || LayoutBlocked.String() != "blocked" || Layout(0).String() != "Layout(0)" {
+		t.Errorf("Layout.String: %q %q %q", LayoutClassic, LayoutBlocked, Layout(0))
 	}
 }
 

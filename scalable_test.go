@@ -1453,6 +1453,7 @@ func TestScalableZeroValue(t *testing.T) {
 		"InitialCapacity":       returns(func() string { return zeroIs(s.InitialCapacity()) }),
 		"Seed":                  returns(func() string { return zeroIs(s.Seed()) }),
 		"Blocked":               returns(func() string { return zeroIs(s.Blocked()) }),
+		"Layout":                returns(func() string { return zeroIs(s.Layout()) }),
 		"EstimatedErrorRate":    returns(func() string { return zeroIs(s.EstimatedErrorRate()) }),
 		"Bits":                  returns(func() string { return zeroIs(s.Bits()) }),
 		"NumFilters":            returns(func() string { return zeroIs(s.NumFilters()) }),
