@@ -68,7 +68,7 @@
 //	24      8     tightening ratio r, float64 bits, in (0, 1)
 //	32      8     initial capacity, keys, at least 1
 //	40      8     error rate P, float64 bits, in (0, 1)
-//	48      4     N, the number of sub-filters, at least 1
+//	48      4     N, the number of sub-filters, in [1, 65536]
 //	52      4     zero
 //	56      ...   the N sub-filters, oldest first, each in the BloomFilter
 //	              format (with its own CRC-32C)

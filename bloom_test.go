@@ -2182,6 +2182,7 @@ func TestEveryWrittenEncodingDecodes(t *testing.T) {
 	if failed > 0 {
 		t.Errorf("%d encodings did not decode", failed)
 	}
+	t.Run("scalable sub-filter cap", checkSubFilterCap)
 }
 
 // legacyAbsent is the number of absent keys (tag 1) whose answers the

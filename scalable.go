@@ -111,7 +111,9 @@ func Tightening(ratio float64) Option {
 // duplicates do not make the filter grow.
 //
 // Growth stops only when the next sub-filter would take the filter past
-// MaxBits bits in all (or its error rate would round to 0); sub-filters whose
+// MaxBits bits in all (or its error rate would round to 0), or past 65,536
+// sub-filters, the most the binary format holds (growth as slow as
+// Linear(1e-9) from one key adds one per key); sub-filters whose
 // rate needs more than MaxHashes hash functions use MaxHashes and more bits.
 // A stopped filter keeps adding to its newest sub-filter: there are still no
 // false negatives, but the error rate rises above ErrorRate; Saturated
@@ -303,7 +305,15 @@ func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m u
 // nextSize returns the parameters of sub-filter i, given the bits the others
 // use, or an error if it cannot be built. It allocates nothing: decoders rely
 // on it to decide whether a filter can still grow.
+//
+// Sub-filter maxSubFilters cannot be built, whatever its size: the format
+// holds no more, and growth that goes one sub-filter per key or so
+// (Linear(1e-9) from one key, Exponential(1.0000001)) reached it well before
+// MaxBits and wrote encodings that no decoder read.
 func (s *ScalableBloomFilter) nextSize(i int, usedBits uint64) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	if i >= maxSubFilters {
+		return 0, 0, 0, 0, paramError("sub-filter %d would exceed the %d sub-filters the format holds", i, maxSubFilters)
+	}
 	capacity, rate, m, k, err = s.subSize(i)
 	if err == nil && usedBits+m > MaxBits {
 		err = paramError("sub-filter %d would take the filter past MaxBits", i)
@@ -1001,8 +1011,10 @@ func (s *ScalableBloomFilter) NumFilters() int {
 }
 
 // Saturated reports whether the filter has stopped growing because the next
-// sub-filter would take it past MaxBits bits. A saturated filter still has no
-// false negatives, but its error rate rises above ErrorRate as keys are added.
+// sub-filter would take it past MaxBits bits, or past the 65,536 sub-filters
+// the binary format holds (see ScalableBloomFilter). A saturated filter still
+// has no false negatives, but its error rate rises above ErrorRate as keys
+// are added.
 func (s *ScalableBloomFilter) Saturated() bool {
 	_, saturated := s.subFilters()
 	return saturated
