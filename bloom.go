@@ -105,7 +105,9 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -1645,11 +1647,21 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 // UnmarshalBinary, and returns the number of bytes read. It reads exactly the
 // encoding and no byte past it, so several filters can follow each other in
 // one stream. It never allocates much more than the bytes it has actually
-// read, whatever the header claims, never panics, and leaves f unchanged on
-// error. A stream that ends early gives io.ErrUnexpectedEOF; other errors wrap
-// ErrCorrupt or come from r. It must not run concurrently with any other call.
+// read, or that r has shown it holds (below), whatever the header claims,
+// never panics, and leaves f unchanged on error. A stream that ends early
+// gives io.ErrUnexpectedEOF; other errors wrap ErrCorrupt or come from r. It
+// must not run concurrently with any other call.
+//
+// Where r shows that it holds the whole encoding the header declares (a
+// *bytes.Reader, *bytes.Buffer or *strings.Reader by its Len, a regular
+// *os.File by its size and offset, an *io.SectionReader or other
+// io.ReaderAt and io.Seeker with a Size by its size and by reading the last
+// byte needed), ReadFrom reads the bits straight into the filter: it
+// allocates about the size of the input. From any other reader it keeps the
+// bits in chunks as they arrive and copies them once they all have: about
+// twice the size of the input.
 func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := readFilter(r)
+	g, n, err := readFilter(r, r)
 	if err != nil {
 		return n, err
 	}
@@ -1657,7 +1669,9 @@ func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
-func readFilter(r io.Reader) (*BloomFilter, int64, error) {
+// readFilter reads one filter from r. src is the reader underneath r (r
+// itself, or one that r only passes through), which holds reports on.
+func readFilter(r, src io.Reader) (*BloomFilter, int64, error) {
 	var hb [headerSize]byte
 	n, err := io.ReadFull(r, hb[:])
 	read := int64(n)
@@ -1669,7 +1683,7 @@ func readFilter(r io.Reader) (*BloomFilter, int64, error) {
 		return nil, read, err
 	}
 	crc := crc32.Checksum(hb[:], castagnoli)
-	words, n64, err := readWords(r, h.words(), &crc)
+	words, n64, err := readWords(r, h.words(), &crc, holds(src, 8*h.words()+crcSize), h.blocked)
 	read += n64
 	if err != nil {
 		return nil, read, err
@@ -1691,10 +1705,14 @@ func readFilter(r io.Reader) (*BloomFilter, int64, error) {
 const readChunk = 1 << 13
 
 // readWords reads total little-endian words from r, updating crc with their
-// bytes, and returns them with the number of bytes read.
+// bytes, and returns them with the number of bytes read, cache-line aligned
+// if blocked (as newSet makes them).
 //
-// A header can claim up to MaxBits bits that the input does not hold, so the
-// words are kept in chunks of readChunk words, each allocated when its bytes
+// If known, the input has shown that it holds them (see holds): they are
+// read into one slice of that size, through a buffer of one chunk.
+//
+// Otherwise, a header can claim up to MaxBits bits that the input does not
+// hold, so the words are kept in chunks of readChunk words, each allocated when its bytes
 // are about to be read: until the input has supplied every word, what is
 // allocated is what has arrived plus one chunk. Only then are the chunks
 // copied into one slice of the declared size, so a valid input costs twice
@@ -1702,7 +1720,7 @@ const readChunk = 1 << 13
 // hostile one about its size. Growing one slice by append instead cost about
 // 5x what was read (Go grows large slices by 1.25x; the copies add up), and
 // allocating the declared size up front lets a 48-byte header ask for 128 GiB.
-func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) {
+func readWords(r io.Reader, total uint64, crc *uint32, known, blocked bool) ([]uint64, int64, error) {
 	if total <= readChunk {
 		words := make([]uint64, total)
 		n, err := readInto(r, words, make([]byte, 8*total), crc)
@@ -1710,6 +1728,24 @@ func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) 
 	}
 	var read int64
 	buf := make([]byte, 8*readChunk)
+	if known {
+		var words []uint64
+		if blocked {
+			words = alignedWords(total)
+		} else {
+			words = hugepage.Words(total)
+		}
+		for got := uint64(0); got < total; {
+			c := words[got : got+min(total-got, readChunk)]
+			n, err := readInto(r, c, buf, crc)
+			read += n
+			if err != nil {
+				return nil, read, err
+			}
+			got += uint64(len(c))
+		}
+		return words, read, nil
+	}
 	var chunks [][]uint64
 	for got := uint64(0); got < total; {
 		c := make([]uint64, min(total-got, readChunk))
@@ -1727,6 +1763,48 @@ func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) 
 		chunks[i] = nil // the collector may take it now
 	}
 	return words, read, nil
+}
+
+// holds reports whether src, at its current position, has shown that it
+// holds at least need more bytes, so that a decoder may allocate them before
+// it reads them. In-memory readers tell by their Len, a regular file by its
+// size and offset. Any other reader must have a Size, which alone can
+// exceed what it holds (io.NewSectionReader(r, 0, math.MaxInt64) is an
+// idiom for "all of r"), and then read the last byte needed at its offset.
+// Every other reader, and any error, gives false: the caller then allocates
+// only as bytes arrive.
+func holds(src io.Reader, need uint64) bool {
+	switch v := src.(type) {
+	case *bytes.Reader:
+		return uint64(v.Len()) >= need
+	case *bytes.Buffer:
+		return uint64(v.Len()) >= need
+	case *strings.Reader:
+		return uint64(v.Len()) >= need
+	case *os.File:
+		fi, err := v.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+		pos, err := v.Seek(0, io.SeekCurrent)
+		return err == nil && pos >= 0 && pos <= fi.Size() && uint64(fi.Size()-pos) >= need
+	}
+	v, ok := src.(interface {
+		Size() int64
+		io.ReaderAt
+		io.Seeker
+	})
+	if !ok || need == 0 {
+		return false
+	}
+	pos, err := v.Seek(0, io.SeekCurrent)
+	size := v.Size()
+	if err != nil || pos < 0 || pos > size || uint64(size-pos) < need {
+		return false
+	}
+	var b [1]byte
+	n, _ := v.ReadAt(b[:], pos+int64(need)-1) // no overflow: size-pos >= need
+	return n == 1
 }
 
 // readInto fills words from r through buf, which holds at least
@@ -1801,10 +1879,10 @@ var (
 // Read reads one BloomFilter written by WriteTo or MarshalBinary from r and
 // returns it, built with opts: Concurrent makes it concurrent; Seed is
 // allowed only if it agrees with the encoded seed. It has the guarantees of
-// ReadFrom: it reads no byte past the filter, allocates only as data
-// arrives, and never panics. A stream that ends before the first byte gives
-// io.EOF, so a loop can read filters until then; one that ends later
-// io.ErrUnexpectedEOF. Other errors wrap ErrCorrupt (also for a
+// ReadFrom: it reads no byte past the filter, allocates only what the input
+// has supplied or shown it holds, and never panics. A stream that ends
+// before the first byte gives io.EOF, so a loop can read filters until then;
+// one that ends later io.ErrUnexpectedEOF. Other errors wrap ErrCorrupt (also for a
 // ScalableBloomFilter's encoding: use ReadAny for either) or come from r; an
 // option that contradicts the encoding, or applies only to
 // ScalableBloomFilter, is an error wrapping ErrInvalidParameter, and invalid
@@ -1900,7 +1978,7 @@ func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
 	if s.blocked && !h.blocked {
 		return nil, paramError("Blocked contradicts the encoded classic layout")
 	}
-	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb[:]), r))
+	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb[:]), r), r)
 	if err != nil {
 		return nil, err
 	}
@@ -1931,7 +2009,7 @@ func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter,
 		return nil, paramError("Blocked contradicts the encoded classic layout")
 	}
 	var g ScalableBloomFilter
-	if _, err := g.ReadFrom(io.MultiReader(bytes.NewReader(hb[:]), r)); err != nil {
+	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb[:]), r), r); err != nil {
 		return nil, err
 	}
 	if s.concurrent {

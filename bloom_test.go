@@ -21,6 +21,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -927,8 +928,9 @@ func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 
 // TestReadFromAllocatesWhatArrives bounds what ReadFrom allocates by what the
 // input holds: about its size for a header that claims more than follows,
-// about twice for a valid filter (the chunks, then the filter). Growing one
-// slice as the words came in cost about 5x.
+// about twice for a valid filter from a stream of unknown size (the chunks,
+// then the filter; TestReadKnownSizeAllocatesOnce has the readers that tell
+// their size). Growing one slice as the words came in cost about 5x.
 func TestReadFromAllocatesWhatArrives(t *testing.T) {
 	const size = 8 << 20 // bytes of words supplied
 	f, _ := NewWithSize(64, 1)
@@ -949,7 +951,7 @@ func TestReadFromAllocatesWhatArrives(t *testing.T) {
 	} {
 		var g BloomFilter
 		got := allocated(func() {
-			if _, err := g.ReadFrom(bytes.NewReader(tc.data)); err != tc.err {
+			if _, err := g.ReadFrom(struct{ io.Reader }{bytes.NewReader(tc.data)}); err != tc.err {
 				t.Errorf("%s: ReadFrom: %v, want %v", tc.name, err, tc.err)
 			}
 		})
@@ -957,6 +959,154 @@ func TestReadFromAllocatesWhatArrives(t *testing.T) {
 		t.Logf("%s: %d bytes allocated for %d read: %.2fx", tc.name, got, len(tc.data), r)
 		if r > tc.ratio {
 			t.Errorf("%s: ReadFrom allocated %.2fx the %d bytes of input, want at most %vx", tc.name, r, len(tc.data), tc.ratio)
+		}
+	}
+}
+
+// lyingLen claims to hold far more than it does.
+type lyingLen struct{ r io.Reader }
+
+func (l lyingLen) Read(p []byte) (int, error) { return l.r.Read(p) }
+func (lyingLen) Len() int                     { return math.MaxInt }
+func (lyingLen) Size() int64                  { return math.MaxInt64 }
+
+// TestReadKnownSizeAllocatesOnce is issue 21, item 8: ReadFrom, Read,
+// ReadAny and ReadScalable allocated twice the bytes they read for a valid
+// 9 MB filter (the chunks, then one copy), whatever the reader. When the
+// reader tells how much it holds (bytes.Reader, bytes.Buffer, strings.Reader,
+// io.SectionReader, a regular *os.File) and that confirms what the header
+// declares, the words are read into one slice: at most 1.1x the input. A
+// reader that does not tell keeps the chunks; one whose Len or Size claims
+// more than it holds gets no larger allocation than the chunks would.
+func TestReadKnownSizeAllocatesOnce(t *testing.T) {
+	bits := uint64(72 << 20) // 9 MiB of words
+	if testing.Short() {
+		bits = 16 << 20
+	}
+	plain := mustNewWithSize(t, bits, 3)
+	blocked := mustNewWithSize(t, bits, 3, Blocked())
+	scalable := mustScalable(t, bits/10, 0.01)
+	buf := make([]byte, 16)
+	for i := range uint64(1000) {
+		plain.Add(keyOf(buf, 0, i))
+		blocked.Add(keyOf(buf, 0, i))
+		scalable.Add(keyOf(buf, 0, i))
+	}
+	dir := t.TempDir()
+	type decoder struct {
+		name   string
+		decode func(io.Reader) (Filter, error)
+	}
+	intoPlain := func(r io.Reader) (Filter, error) {
+		var g BloomFilter
+		_, err := g.ReadFrom(r)
+		return &g, err
+	}
+	intoScalable := func(r io.Reader) (Filter, error) {
+		var g ScalableBloomFilter
+		_, err := g.ReadFrom(r)
+		return &g, err
+	}
+	readAny := func(r io.Reader) (Filter, error) { return ReadAny(r) }
+	for _, tc := range []struct {
+		name     string
+		f        Filter
+		decoders []decoder
+	}{
+		{"classic", plain, []decoder{
+			{"ReadFrom", intoPlain},
+			{"Read", func(r io.Reader) (Filter, error) { return Read(r, Concurrent()) }},
+			{"ReadAny", readAny},
+		}},
+		{"blocked", blocked, []decoder{{"ReadFrom", intoPlain}, {"ReadAny", readAny}}},
+		{"scalable", scalable, []decoder{
+			{"ReadFrom", intoScalable},
+			{"ReadScalable", func(r io.Reader) (Filter, error) { return ReadScalable(r) }},
+			{"ReadAny", readAny},
+		}},
+	} {
+		enc, _ := tc.f.MarshalBinary()
+		const prefix = 100 // bytes in the file before the filter
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, append(make([]byte, prefix), enc...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		str := string(enc)
+		worst := 0.0
+		readers := map[string]func() io.Reader{
+			"bytes.Reader":     func() io.Reader { return bytes.NewReader(enc) },
+			"bytes.Buffer":     func() io.Reader { return bytes.NewBuffer(enc) },
+			"strings.Reader":   func() io.Reader { return strings.NewReader(str) },
+			"io.SectionReader": func() io.Reader { return io.NewSectionReader(bytes.NewReader(enc), 0, int64(len(enc))) },
+			"os.File": func() io.Reader {
+				fd, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { fd.Close() })
+				if _, err := fd.Seek(prefix, io.SeekStart); err != nil {
+					t.Fatal(err)
+				}
+				return fd
+			},
+		}
+		for _, d := range tc.decoders {
+			for rname, newReader := range readers {
+				r := newReader()
+				var got Filter
+				var err error
+				n := allocated(func() { got, err = d.decode(r) })
+				ratio := float64(n) / float64(len(enc))
+				if err != nil || !bytes.Equal(mustMarshal(t, got), enc) {
+					t.Fatalf("%s %s from %s: %v, or the filter differs", tc.name, d.name, rname, err)
+				}
+				if ratio > 1.1 {
+					t.Errorf("%s %s from %s: allocated %.2fx the %d bytes of input, want at most 1.1x", tc.name, d.name, rname, ratio, len(enc))
+				}
+				worst = max(worst, ratio)
+			}
+			// A stream of unknown size keeps the bounded chunks.
+			r := struct{ io.Reader }{bytes.NewReader(enc)}
+			var err error
+			n := allocated(func() { _, err = d.decode(r) })
+			if ratio := float64(n) / float64(len(enc)); err != nil || ratio > 2.2 {
+				t.Errorf("%s %s from a stream: %v, allocated %.2fx", tc.name, d.name, err, ratio)
+			}
+		}
+		t.Logf("%s, %d bytes: at most %.3fx allocated from a reader that tells its size", tc.name, len(enc), worst)
+	}
+
+	// A header that claims MaxBits bits, then 1 KB: a size that confirms
+	// nothing, or lies, must not make the decoder trust the header.
+	f, _ := NewWithSize(64, 1)
+	b, _ := f.MarshalBinary()
+	hostile := bytes.Clone(b[:headerSize])
+	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
+	hostile = append(hostile, make([]byte, 1000)...)
+	hostilePath := filepath.Join(dir, "hostile")
+	if err := os.WriteFile(hostilePath, hostile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := os.Open(hostilePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	for name, r := range map[string]io.Reader{
+		"bytes.Reader":                     bytes.NewReader(hostile),
+		"os.File":                          fd,
+		"io.SectionReader of MaxInt64":     io.NewSectionReader(bytes.NewReader(hostile), 0, math.MaxInt64),
+		"a reader whose Len and Size lie":  lyingLen{bytes.NewReader(hostile)},
+		"an os.File behind a lying reader": lyingLen{io.NewSectionReader(fd, 0, math.MaxInt64)},
+	} {
+		g := goldenFilter(t)
+		before := g.Clone()
+		n := allocated(func() { _, err = g.ReadFrom(r) })
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !g.Equal(before) {
+			t.Errorf("hostile header from %s: %v, or the receiver changed", name, err)
+		}
+		if n > 1<<20 {
+			t.Errorf("hostile header from %s: allocated %d bytes for a %d-byte input", name, n, len(hostile))
 		}
 	}
 }

@@ -1364,10 +1364,18 @@ func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
 // s (io.ReaderFrom), with the guarantees of BloomFilter.ReadFrom: it keeps the
-// mode of s, reads no byte past the filter, allocates only as data arrives,
-// never panics, and leaves s unchanged on error. It must not run concurrently
-// with any other call.
+// mode of s, reads no byte past the filter, allocates only what the input
+// has supplied or shown it holds, never panics, and leaves s unchanged on
+// error. It must not run concurrently with any other call. Like
+// BloomFilter.ReadFrom, it allocates about the size of the input from a
+// reader that shows it holds each sub-filter, and about twice that from any
+// other.
 func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
+	return s.readFrom(r, r)
+}
+
+// readFrom is ReadFrom from r, which passes src through (see readFilter).
+func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
 	cr := &crcReader{r: r}
 	var hb [scalableHeaderSize]byte
 	if _, err := io.ReadFull(cr, hb[:]); err != nil {
@@ -1378,7 +1386,7 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 		return cr.n, err
 	}
 	for i := range n {
-		f, _, err := readFilter(cr)
+		f, _, err := readFilter(cr, src)
 		if err != nil {
 			return cr.n, err
 		}
