@@ -68,7 +68,7 @@
 //	24      8     tightening ratio r, float64 bits, in (0, 1)
 //	32      8     initial capacity, keys, at least 1
 //	40      8     error rate P, float64 bits, in (0, 1)
-//	48      4     N, the number of sub-filters, at least 1
+//	48      4     N, the number of sub-filters, in [1, 65536]
 //	52      4     zero
 //	56      ...   the N sub-filters, oldest first, each in the BloomFilter
 //	              format (with its own CRC-32C)
@@ -157,7 +157,7 @@ var (
 	ErrInvalidParameter = errors.New("bloom: invalid parameter")
 
 	// ErrIncompatible is returned when combining filters whose sizes, hash
-	// counts or seeds differ.
+	// counts, seeds or layouts differ.
 	ErrIncompatible = errors.New("bloom: incompatible filters")
 
 	// ErrCorrupt is wrapped by every error a decoder returns for input that is
@@ -172,7 +172,10 @@ func paramError(format string, args ...any) error {
 
 // Option configures a filter at construction. Options are created by Seed,
 // Concurrent and Blocked and, for ScalableBloomFilter only, by Linear,
-// Exponential and Tightening.
+// Exponential and Tightening. Each may be given at most once: an option
+// given twice, even with the same value, is an error wrapping
+// ErrInvalidParameter that names it (and so are Linear and Exponential
+// together).
 type Option struct {
 	apply func(*settings) error
 }
@@ -210,6 +213,9 @@ func newSettings(opts []Option) (settings, error) {
 // filter, defends against such adversaries.
 func Seed(seed uint32) Option {
 	return Option{func(s *settings) error {
+		if s.seedSet {
+			return paramError("Seed may be given only once")
+		}
 		s.seed, s.seedSet = seed, true
 		return nil
 	}}
@@ -244,6 +250,9 @@ func Seed(seed uint32) Option {
 // part of the binary format or of Equal.
 func Concurrent() Option {
 	return Option{func(s *settings) error {
+		if s.concurrent {
+			return paramError("Concurrent may be given only once")
+		}
 		s.concurrent = true
 		return nil
 	}}
@@ -845,7 +854,7 @@ func (f *BloomFilter) sharedCount() uint64 {
 }
 
 // Equal reports whether f and other are the same filter: the same size, hash
-// count, seed, capacity, error rate, count and bits, which is when they encode
+// count, seed, layout, capacity, error rate, count and bits, which is when they encode
 // to the same bytes. Whether they are concurrent does not matter. O(m/64).
 func (f *BloomFilter) Equal(other *BloomFilter) bool {
 	if f == nil || other == nil {
@@ -892,8 +901,8 @@ func (f *BloomFilter) compatible(other *BloomFilter) error {
 // Union returns a new filter holding the keys of both f and other: Test on it
 // reports true for every key added to either. Its capacity, error rate and
 // concurrency are f's; its Count is its EstimatedCount. f and other are unchanged. It returns
-// an error wrapping ErrIncompatible if their sizes, hash counts or seeds
-// differ. O(m/64).
+// an error wrapping ErrIncompatible if their sizes, hash counts, seeds or
+// layouts differ. O(m/64).
 func (f *BloomFilter) Union(other *BloomFilter) (*BloomFilter, error) {
 	return f.combine(other, (*bitset.BitSet).InPlaceUnion)
 }
@@ -903,7 +912,8 @@ func (f *BloomFilter) Union(other *BloomFilter) (*BloomFilter, error) {
 // a somewhat higher false-positive rate than either, for some keys added to
 // only one). Its capacity, error rate and concurrency are f's; its Count is
 // its EstimatedCount. f and other are unchanged. It returns an error wrapping
-// ErrIncompatible if their sizes, hash counts or seeds differ. O(m/64).
+// ErrIncompatible if their sizes, hash counts, seeds or layouts differ.
+// O(m/64).
 func (f *BloomFilter) Intersection(other *BloomFilter) (*BloomFilter, error) {
 	return f.combine(other, (*bitset.BitSet).InPlaceIntersection)
 }
@@ -1021,11 +1031,21 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 // UnmarshalBinary, and returns the number of bytes read. It reads exactly the
 // encoding and no byte past it, so several filters can follow each other in
 // one stream. It never allocates much more than the bytes it has actually
-// read, whatever the header claims, never panics, and leaves f unchanged on
-// error. A stream that ends early gives io.ErrUnexpectedEOF; other errors wrap
-// ErrCorrupt or come from r. It must not run concurrently with any other call.
+// read, or that r has shown it holds (below), whatever the header claims,
+// never panics, and leaves f unchanged on error. A stream that ends early
+// gives io.ErrUnexpectedEOF; other errors wrap ErrCorrupt or come from r. It
+// must not run concurrently with any other call.
+//
+// Where r shows that it holds the whole encoding the header declares (a
+// *bytes.Reader, *bytes.Buffer or *strings.Reader by its Len, a regular
+// *os.File by its size and offset, an *io.SectionReader or other
+// io.ReaderAt and io.Seeker with a Size by its size and by reading the last
+// byte needed), ReadFrom reads the bits straight into the filter: it
+// allocates about the size of the input. From any other reader it keeps the
+// bits in chunks as they arrive and copies them once they all have: about
+// twice the size of the input.
 func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := readFilter(r)
+	g, n, err := readFilter(r, r)
 	if err != nil {
 		return n, err
 	}
@@ -1033,8 +1053,10 @@ func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
-func readFilter(r io.Reader) (*BloomFilter, int64, error) {
-	h, words, n, err := format.Read(r)
+// readFilter reads one filter from r. src is the reader underneath r (r
+// itself, or one that r only passes through), which format.Holds reports on.
+func readFilter(r, src io.Reader) (*BloomFilter, int64, error) {
+	h, words, n, err := format.Read(r, src)
 	if err != nil {
 		return nil, n, err
 	}
@@ -1044,10 +1066,10 @@ func readFilter(r io.Reader) (*BloomFilter, int64, error) {
 // Read reads one BloomFilter written by WriteTo or MarshalBinary from r and
 // returns it, built with opts: Concurrent makes it concurrent; Seed is
 // allowed only if it agrees with the encoded seed. It has the guarantees of
-// ReadFrom: it reads no byte past the filter, allocates only as data
-// arrives, and never panics. A stream that ends before the first byte gives
-// io.EOF, so a loop can read filters until then; one that ends later
-// io.ErrUnexpectedEOF. Other errors wrap ErrCorrupt (also for a
+// ReadFrom: it reads no byte past the filter, allocates only what the input
+// has supplied or shown it holds, and never panics. A stream that ends
+// before the first byte gives io.EOF, so a loop can read filters until then;
+// one that ends later io.ErrUnexpectedEOF. Other errors wrap ErrCorrupt (also for a
 // ScalableBloomFilter's encoding: use ReadAny for either) or come from r; an
 // option that contradicts the encoding, or applies only to
 // ScalableBloomFilter, is an error wrapping ErrInvalidParameter, and invalid
@@ -1079,7 +1101,7 @@ func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
 	if s.blocked && !h.Blocked {
 		return nil, paramError("Blocked contradicts the encoded classic layout")
 	}
-	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb[:]), r))
+	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb[:]), r), r)
 	if err != nil {
 		return nil, err
 	}
@@ -1139,6 +1161,11 @@ func (f *BloomFilter) UnmarshalText(text []byte) error {
 // FromWords builds a filter from one and the bits, so that other stores (the
 // redisbloom module keeps the bits in Redis) can move a filter in and out
 // without writing the binary format by hand.
+//
+// The layout must be stated: FromWords refuses a Header whose Layout is 0,
+// such as one built field by field by code written before Layout existed,
+// rather than read a blocked filter's words as a classic filter's (which
+// would answer "absent" for keys that were added).
 type Header struct {
 	Bits      uint64  // m, the size in bits, in [1, MaxBits]
 	Hashes    uint    // k, the number of hash functions, in [1, MaxHashes]
@@ -1146,11 +1173,71 @@ type Header struct {
 	Capacity  uint64  // the keys the filter was sized for, at least 1
 	ErrorRate float64 // the target false-positive rate at Capacity, in (0, 1)
 	Count     uint64  // what Count returns, at most the number of set bits
-	Blocked   bool    // the blocked layout (see Blocked); Bits is then a multiple of BlockBits
+	Layout    Layout  // LayoutClassic or LayoutBlocked (Bits is then a multiple of BlockBits); never 0
+
+	// Blocked reports whether Layout is LayoutBlocked.
+	//
+	// Deprecated: Blocked mirrors Layout, which states the layout
+	// explicitly; FromWords refuses a Header where the two disagree.
+	Blocked bool
 }
 
-// Header returns the filter's size, hash count, seed, capacity, error rate
-// and count: a zero Header for a zero BloomFilter. Its Count is at most the
+// Layout is how a filter places a key's bits: LayoutClassic or LayoutBlocked
+// (see Blocked). The zero Layout states no layout; only a zero BloomFilter
+// or ScalableBloomFilter reports it.
+type Layout uint8
+
+// The layouts.
+const (
+	// LayoutClassic spreads a key's k bits over the whole filter
+	// (AppendLocations). It is the default.
+	LayoutClassic Layout = 1
+
+	// LayoutBlocked keeps a key's k bits in one 512-bit block
+	// (AppendBlockedLocations), made by the Blocked option.
+	LayoutBlocked Layout = 2
+)
+
+// String returns "classic" or "blocked", or "Layout(n)" for any other value.
+func (l Layout) String() string {
+	switch l {
+	case LayoutClassic:
+		return "classic"
+	case LayoutBlocked:
+		return "blocked"
+	}
+	return fmt.Sprintf("Layout(%d)", uint8(l))
+}
+
+// layoutOf returns the layout of a filter that exists, blocked or not.
+func layoutOf(isBlocked bool) Layout {
+	if isBlocked {
+		return LayoutBlocked
+	}
+	return LayoutClassic
+}
+
+// Layout returns the filter's layout, LayoutClassic or LayoutBlocked, or 0
+// for a zero BloomFilter. Filters of different layouts are never combined or
+// Equal, and their bits mean different keys.
+func (f *BloomFilter) Layout() Layout {
+	if f.k == 0 {
+		return 0
+	}
+	return layoutOf(f.blocked)
+}
+
+// Layout returns the layout of the filter's sub-filters, LayoutClassic or
+// LayoutBlocked, or 0 for a zero ScalableBloomFilter.
+func (s *ScalableBloomFilter) Layout() Layout {
+	if filters, _ := s.subFilters(); len(filters) == 0 {
+		return 0
+	}
+	return layoutOf(s.blocked)
+}
+
+// Header returns the filter's size, hash count, seed, capacity, error rate,
+// count and layout: a zero Header for a zero BloomFilter. Its Count is at most the
 // number of set bits, even while other goroutines add to a Concurrent
 // filter, and stays so for words that AppendWords returns after it: bits are
 // only ever set. O(m/64) for a concurrent filter, which counts the bits.
@@ -1161,7 +1248,7 @@ func (f *BloomFilter) Header() Header {
 	return Header{
 		Bits: f.m, Hashes: f.k, Seed: f.seed,
 		Capacity: f.capacity, ErrorRate: f.errorRate, Count: f.sharedCount(),
-		Blocked: f.blocked,
+		Layout: layoutOf(f.blocked), Blocked: f.blocked,
 	}
 }
 
@@ -1184,11 +1271,13 @@ func (f *BloomFilter) AppendWords(dst []uint64) []uint64 {
 // FromWords returns a filter with the fields of h and the bits of words,
 // laid out as AppendWords returns them: FromWords(f.Header(),
 // f.AppendWords(nil)) is Equal to f. It copies words. Options: Concurrent;
-// Seed is allowed only if it agrees with h.Seed. It returns an error wrapping
-// ErrInvalidParameter, before it allocates, for a field of h out of the
-// range Header gives, for len(words) other than ceil(h.Bits/64), for a bit
-// set at h.Bits or above, for a Count above the number of set bits, and for
-// an option that contradicts h or applies only to ScalableBloomFilter.
+// Seed is allowed only if it agrees with h.Seed, Blocked only if h.Layout is
+// LayoutBlocked. It returns an error wrapping ErrInvalidParameter, before it
+// allocates, for a field of h out of the range Header gives (including a
+// Layout of 0, which states no layout, and a Blocked that contradicts
+// Layout), for len(words) other than ceil(h.Bits/64), for a bit set at
+// h.Bits or above, for a Count above the number of set bits, and for an
+// option that contradicts h or applies only to ScalableBloomFilter.
 func FromWords(h Header, words []uint64, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
@@ -1201,14 +1290,21 @@ func FromWords(h Header, words []uint64, opts ...Option) (*BloomFilter, error) {
 		return nil, paramError("Seed(%#x) contradicts the seed %#x of the header", s.seed, h.Seed)
 	}
 	s.seed = h.Seed
-	if s.blocked && !h.Blocked {
+	switch {
+	case h.Layout == 0:
+		return nil, paramError("Header.Layout must be stated (LayoutClassic or LayoutBlocked), got 0: a Header built before Layout existed must set it")
+	case h.Layout != LayoutClassic && h.Layout != LayoutBlocked:
+		return nil, paramError("Header.Layout must be LayoutClassic or LayoutBlocked, got %v", h.Layout)
+	case h.Blocked != (h.Layout == LayoutBlocked):
+		return nil, paramError("Header.Blocked %v contradicts Header.Layout %v", h.Blocked, h.Layout)
+	case s.blocked && h.Layout != LayoutBlocked:
 		return nil, paramError("Blocked contradicts the classic layout of the header")
 	}
-	s.blocked = h.Blocked
+	s.blocked = h.Layout == LayoutBlocked
 	if err := checkSize(h.Bits, h.Hashes); err != nil {
 		return nil, err
 	}
-	if h.Blocked && h.Bits%BlockBits != 0 {
+	if s.blocked && h.Bits%BlockBits != 0 {
 		return nil, paramError("Bits must be a multiple of %d with Blocked, got %d", BlockBits, h.Bits)
 	}
 	switch {
@@ -1238,7 +1334,7 @@ func FromWords(h Header, words []uint64, opts ...Option) (*BloomFilter, error) {
 // true for every key added to either, and f is Equal to what f.Union(other)
 // would have returned, its Count the EstimatedCount of the result. It returns
 // an error wrapping ErrIncompatible, and leaves f unchanged, if their sizes,
-// hash counts or seeds differ or either is nil or zero. O(m/64); it does not
+// hash counts, seeds or layouts differ or either is nil or zero. O(m/64); it does not
 // allocate.
 //
 // On a Concurrent f, Merge may run during Add, Test, TestAndAdd and the
@@ -1315,6 +1411,9 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 // version 2 with any layout other than 1, so every filter has one encoding.
 func Blocked() Option {
 	return Option{func(s *settings) error {
+		if s.blocked {
+			return paramError("Blocked may be given only once")
+		}
 		s.blocked = true
 		return nil
 	}}

@@ -21,6 +21,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -324,6 +325,7 @@ func TestZeroValue(t *testing.T) {
 		"Bits":                  returns(func() string { return zeroIs(f.Bits()) }),
 		"Hashes":                returns(func() string { return zeroIs(f.Hashes()) }),
 		"Blocked":               returns(func() string { return zeroIs(f.Blocked()) }),
+		"Layout":                returns(func() string { return zeroIs(f.Layout()) }),
 		"Seed":                  returns(func() string { return zeroIs(f.Seed()) }),
 		"Capacity":              returns(func() string { return zeroIs(f.Capacity()) }),
 		"ErrorRate":             returns(func() string { return zeroIs(f.ErrorRate()) }),
@@ -930,8 +932,9 @@ func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 
 // TestReadFromAllocatesWhatArrives bounds what ReadFrom allocates by what the
 // input holds: about its size for a header that claims more than follows,
-// about twice for a valid filter (the chunks, then the filter). Growing one
-// slice as the words came in cost about 5x.
+// about twice for a valid filter from a stream of unknown size (the chunks,
+// then the filter; TestReadKnownSizeAllocatesOnce has the readers that tell
+// their size). Growing one slice as the words came in cost about 5x.
 func TestReadFromAllocatesWhatArrives(t *testing.T) {
 	const size = 8 << 20 // bytes of words supplied
 	f, _ := NewWithSize(64, 1)
@@ -952,7 +955,7 @@ func TestReadFromAllocatesWhatArrives(t *testing.T) {
 	} {
 		var g BloomFilter
 		got := allocated(func() {
-			if _, err := g.ReadFrom(bytes.NewReader(tc.data)); err != tc.err {
+			if _, err := g.ReadFrom(struct{ io.Reader }{bytes.NewReader(tc.data)}); err != tc.err {
 				t.Errorf("%s: ReadFrom: %v, want %v", tc.name, err, tc.err)
 			}
 		})
@@ -960,6 +963,154 @@ func TestReadFromAllocatesWhatArrives(t *testing.T) {
 		t.Logf("%s: %d bytes allocated for %d read: %.2fx", tc.name, got, len(tc.data), r)
 		if r > tc.ratio {
 			t.Errorf("%s: ReadFrom allocated %.2fx the %d bytes of input, want at most %vx", tc.name, r, len(tc.data), tc.ratio)
+		}
+	}
+}
+
+// lyingLen claims to hold far more than it does.
+type lyingLen struct{ r io.Reader }
+
+func (l lyingLen) Read(p []byte) (int, error) { return l.r.Read(p) }
+func (lyingLen) Len() int                     { return math.MaxInt }
+func (lyingLen) Size() int64                  { return math.MaxInt64 }
+
+// TestReadKnownSizeAllocatesOnce is issue 21, item 8: ReadFrom, Read,
+// ReadAny and ReadScalable allocated twice the bytes they read for a valid
+// 9 MB filter (the chunks, then one copy), whatever the reader. When the
+// reader tells how much it holds (bytes.Reader, bytes.Buffer, strings.Reader,
+// io.SectionReader, a regular *os.File) and that confirms what the header
+// declares, the words are read into one slice: at most 1.1x the input. A
+// reader that does not tell keeps the chunks; one whose Len or Size claims
+// more than it holds gets no larger allocation than the chunks would.
+func TestReadKnownSizeAllocatesOnce(t *testing.T) {
+	bits := uint64(72 << 20) // 9 MiB of words
+	if testing.Short() {
+		bits = 16 << 20
+	}
+	plain := mustNewWithSize(t, bits, 3)
+	blocked := mustNewWithSize(t, bits, 3, Blocked())
+	scalable := mustScalable(t, bits/10, 0.01)
+	buf := make([]byte, 16)
+	for i := range uint64(1000) {
+		plain.Add(keyOf(buf, 0, i))
+		blocked.Add(keyOf(buf, 0, i))
+		scalable.Add(keyOf(buf, 0, i))
+	}
+	dir := t.TempDir()
+	type decoder struct {
+		name   string
+		decode func(io.Reader) (Filter, error)
+	}
+	intoPlain := func(r io.Reader) (Filter, error) {
+		var g BloomFilter
+		_, err := g.ReadFrom(r)
+		return &g, err
+	}
+	intoScalable := func(r io.Reader) (Filter, error) {
+		var g ScalableBloomFilter
+		_, err := g.ReadFrom(r)
+		return &g, err
+	}
+	readAny := func(r io.Reader) (Filter, error) { return ReadAny(r) }
+	for _, tc := range []struct {
+		name     string
+		f        Filter
+		decoders []decoder
+	}{
+		{"classic", plain, []decoder{
+			{"ReadFrom", intoPlain},
+			{"Read", func(r io.Reader) (Filter, error) { return Read(r, Concurrent()) }},
+			{"ReadAny", readAny},
+		}},
+		{"blocked", blocked, []decoder{{"ReadFrom", intoPlain}, {"ReadAny", readAny}}},
+		{"scalable", scalable, []decoder{
+			{"ReadFrom", intoScalable},
+			{"ReadScalable", func(r io.Reader) (Filter, error) { return ReadScalable(r) }},
+			{"ReadAny", readAny},
+		}},
+	} {
+		enc, _ := tc.f.MarshalBinary()
+		const prefix = 100 // bytes in the file before the filter
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, append(make([]byte, prefix), enc...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		str := string(enc)
+		worst := 0.0
+		readers := map[string]func() io.Reader{
+			"bytes.Reader":     func() io.Reader { return bytes.NewReader(enc) },
+			"bytes.Buffer":     func() io.Reader { return bytes.NewBuffer(enc) },
+			"strings.Reader":   func() io.Reader { return strings.NewReader(str) },
+			"io.SectionReader": func() io.Reader { return io.NewSectionReader(bytes.NewReader(enc), 0, int64(len(enc))) },
+			"os.File": func() io.Reader {
+				fd, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { fd.Close() })
+				if _, err := fd.Seek(prefix, io.SeekStart); err != nil {
+					t.Fatal(err)
+				}
+				return fd
+			},
+		}
+		for _, d := range tc.decoders {
+			for rname, newReader := range readers {
+				r := newReader()
+				var got Filter
+				var err error
+				n := allocated(func() { got, err = d.decode(r) })
+				ratio := float64(n) / float64(len(enc))
+				if err != nil || !bytes.Equal(mustMarshal(t, got), enc) {
+					t.Fatalf("%s %s from %s: %v, or the filter differs", tc.name, d.name, rname, err)
+				}
+				if ratio > 1.1 {
+					t.Errorf("%s %s from %s: allocated %.2fx the %d bytes of input, want at most 1.1x", tc.name, d.name, rname, ratio, len(enc))
+				}
+				worst = max(worst, ratio)
+			}
+			// A stream of unknown size keeps the bounded chunks.
+			r := struct{ io.Reader }{bytes.NewReader(enc)}
+			var err error
+			n := allocated(func() { _, err = d.decode(r) })
+			if ratio := float64(n) / float64(len(enc)); err != nil || ratio > 2.2 {
+				t.Errorf("%s %s from a stream: %v, allocated %.2fx", tc.name, d.name, err, ratio)
+			}
+		}
+		t.Logf("%s, %d bytes: at most %.3fx allocated from a reader that tells its size", tc.name, len(enc), worst)
+	}
+
+	// A header that claims MaxBits bits, then 1 KB: a size that confirms
+	// nothing, or lies, must not make the decoder trust the header.
+	f, _ := NewWithSize(64, 1)
+	b, _ := f.MarshalBinary()
+	hostile := bytes.Clone(b[:format.HeaderSize])
+	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
+	hostile = append(hostile, make([]byte, 1000)...)
+	hostilePath := filepath.Join(dir, "hostile")
+	if err := os.WriteFile(hostilePath, hostile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := os.Open(hostilePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	for name, r := range map[string]io.Reader{
+		"bytes.Reader":                     bytes.NewReader(hostile),
+		"os.File":                          fd,
+		"io.SectionReader of MaxInt64":     io.NewSectionReader(bytes.NewReader(hostile), 0, math.MaxInt64),
+		"a reader whose Len and Size lie":  lyingLen{bytes.NewReader(hostile)},
+		"an os.File behind a lying reader": lyingLen{io.NewSectionReader(fd, 0, math.MaxInt64)},
+	} {
+		g := goldenFilter(t)
+		before := g.Clone()
+		n := allocated(func() { _, err = g.ReadFrom(r) })
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !g.Equal(before) {
+			t.Errorf("hostile header from %s: %v, or the receiver changed", name, err)
+		}
+		if n > 1<<20 {
+			t.Errorf("hostile header from %s: allocated %d bytes for a %d-byte input", name, n, len(hostile))
 		}
 	}
 }
@@ -2185,6 +2336,7 @@ func TestEveryWrittenEncodingDecodes(t *testing.T) {
 	if failed > 0 {
 		t.Errorf("%d encodings did not decode", failed)
 	}
+	t.Run("scalable sub-filter cap", checkSubFilterCap)
 }
 
 // legacyAbsent is the number of absent keys (tag 1) whose answers the
@@ -4304,6 +4456,91 @@ func TestBlockedWordsTextRead(t *testing.T) {
 	var sd ScalableBloomFilter
 	if err := sd.UnmarshalText(stext); err != nil || !sd.Equal(s) {
 		t.Errorf("scalable text round trip: %v", err)
+	}
+}
+
+// TestCrossLayoutRefused is issue 21, item 1: a Header not filled in by
+// Header (code written before its layout fields existed) rebuilt a blocked
+// filter's words as a classic filter, which then answered absent for 100 of
+// the 100 keys added. FromWords now refuses a Header that does not state its
+// layout, or whose Blocked contradicts its Layout; and every call that
+// combines or compares filters refuses two layouts.
+func TestCrossLayoutRefused(t *testing.T) {
+	blocked := mustNewWithSize(t, 11264, 7, Blocked())
+	classic := mustNewWithSize(t, 11264, 7)
+	buf := make([]byte, 16)
+	for i := range uint64(100) {
+		blocked.Add(keyOf(buf, 0, i))
+		classic.Add(keyOf(buf, 0, i))
+	}
+	if blocked.Layout() != LayoutBlocked || classic.Layout() != LayoutClassic {
+		t.Fatalf("Layout: blocked %v, classic %v", blocked.Layout(), classic.Layout())
+	}
+	words := blocked.AppendWords(nil)
+	bh := blocked.Header()
+	if bh.Layout != LayoutBlocked || !bh.Blocked {
+		t.Fatalf("Header of a blocked filter: %+v", bh)
+	}
+	// What code written before Layout (and Blocked) existed fills in.
+	old := Header{Bits: bh.Bits, Hashes: bh.Hashes, Seed: bh.Seed, Capacity: bh.Capacity, ErrorRate: bh.ErrorRate, Count: bh.Count}
+	g, err := FromWords(old, words)
+	if err == nil {
+		absent := 0
+		for i := range uint64(100) {
+			if !g.Test(keyOf(buf, 0, i)) {
+				absent++
+			}
+		}
+		t.Errorf("FromWords of a Header without a layout: nil error, and %d of 100 added keys test absent", absent)
+	} else if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "Layout") {
+		t.Errorf("FromWords of a Header without a layout: %v, want an ErrInvalidParameter naming Layout", err)
+	}
+	for _, h := range []Header{
+		func() Header { h := bh; h.Blocked = false; return h }(),        // Layout blocked, Blocked false
+		func() Header { h := bh; h.Layout = LayoutClassic; return h }(), // Layout classic, Blocked true
+		func() Header { h := bh; h.Layout = 3; return h }(),
+	} {
+		if g, err := FromWords(h, words); g != nil || !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("FromWords(Layout %v, Blocked %v): %v, %v", h.Layout, h.Blocked, g, err)
+		}
+	}
+	if g, err := FromWords(bh, words); err != nil || !g.Equal(blocked) {
+		t.Errorf("FromWords(Header(), AppendWords): %v", err)
+	}
+	if g, err := FromWords(classic.Header(), classic.AppendWords(nil)); err != nil || !g.Equal(classic) {
+		t.Errorf("FromWords of a classic filter: %v", err)
+	}
+	if _, err := FromWords(classic.Header(), classic.AppendWords(nil), Blocked()); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("FromWords of a classic Header with Blocked: %v", err)
+	}
+	for _, pair := range [][2]*BloomFilter{{blocked, classic}, {classic, blocked}} {
+		a, b := pair[0], pair[1]
+		if a.Equal(b) {
+			t.Errorf("%v Equal %v", a.Layout(), b.Layout())
+		}
+		if u, err := a.Union(b); u != nil || !errors.Is(err, ErrIncompatible) {
+			t.Errorf("%v Union %v: %v", a.Layout(), b.Layout(), err)
+		}
+		if u, err := a.Intersection(b); u != nil || !errors.Is(err, ErrIncompatible) {
+			t.Errorf("%v Intersection %v: %v", a.Layout(), b.Layout(), err)
+		}
+		before := a.Clone()
+		if err := a.Merge(b); !errors.Is(err, ErrIncompatible) || !a.Equal(before) {
+			t.Errorf("%v Merge %v: %v", a.Layout(), b.Layout(), err)
+		}
+	}
+	var zero BloomFilter
+	if zero.Layout() != 0 || zero.Header().Layout != 0 {
+		t.Errorf("zero BloomFilter: Layout %v", zero.Layout())
+	}
+	if s := mustScalable(t, 100, 0.01, Blocked()); s.Layout() != LayoutBlocked {
+		t.Errorf("blocked ScalableBloomFilter: Layout %v", s.Layout())
+	}
+	if s := mustScalable(t, 100, 0.01); s.Layout() != LayoutClassic {
+		t.Errorf("classic ScalableBloomFilter: Layout %v", s.Layout())
+	}
+	if LayoutClassic.String() != "classic" || LayoutBlocked.String() != "blocked" || Layout(0).String() != "Layout(0)" {
+		t.Errorf("Layout.String: %q %q %q", LayoutClassic, LayoutBlocked, Layout(0))
 	}
 }
 

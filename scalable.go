@@ -45,8 +45,11 @@ const (
 
 func setGrowth(g growth, scale float64, name string, min float64) Option {
 	return Option{func(s *settings) error {
+		if s.growth == g {
+			return paramError("%s may be given only once", name)
+		}
 		if s.growth != growthNone {
-			return paramError("only one of Linear and Exponential may be given")
+			return paramError("only one of Linear and Exponential may be given, got %s after %s", name, growthName(s.growth))
 		}
 		if !(scale > min) || math.IsInf(scale, 0) {
 			return paramError("%s scale must be finite and greater than %v, got %v", name, min, scale)
@@ -112,7 +115,9 @@ func Tightening(ratio float64) Option {
 // duplicates do not make the filter grow.
 //
 // Growth stops only when the next sub-filter would take the filter past
-// MaxBits bits in all (or its error rate would round to 0); sub-filters whose
+// MaxBits bits in all (or its error rate would round to 0), or past 65,536
+// sub-filters, the most the binary format holds (growth as slow as
+// Linear(1e-9) from one key adds one per key); sub-filters whose
 // rate needs more than MaxHashes hash functions use MaxHashes and more bits.
 // A stopped filter keeps adding to its newest sub-filter: there are still no
 // false negatives, but the error rate rises above ErrorRate; Saturated
@@ -245,8 +250,8 @@ func (s *ScalableBloomFilter) makeConcurrent(locks *layout.Locks) {
 // Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed,
 // Concurrent and Blocked (blocked sub-filters, each sized by BlockedSize).
 // It returns an error wrapping ErrInvalidParameter for a capacity of 0, an
-// errorRate not in (0, 1), invalid options (including Tightening or a growth
-// option given twice), a first sub-filter larger than MaxBits, growth
+// errorRate not in (0, 1), invalid options (including any option given
+// twice, or Linear with Exponential), a first sub-filter larger than MaxBits, growth
 // parameters that cannot build the first three sub-filters within MaxBits
 // bits and MaxHashes hash functions, or an error rate and tightening whose
 // sub-filters, filled to capacity, would exceed errorRate (see
@@ -700,8 +705,10 @@ func (s *ScalableBloomFilter) NumFilters() int {
 }
 
 // Saturated reports whether the filter has stopped growing because the next
-// sub-filter would take it past MaxBits bits. A saturated filter still has no
-// false negatives, but its error rate rises above ErrorRate as keys are added.
+// sub-filter would take it past MaxBits bits, or past the 65,536 sub-filters
+// the binary format holds (see ScalableBloomFilter). A saturated filter still
+// has no false negatives, but its error rate rises above ErrorRate as keys
+// are added.
 func (s *ScalableBloomFilter) Saturated() bool {
 	_, saturated := s.subFilters()
 	return saturated
@@ -891,10 +898,6 @@ func (s *ScalableBloomFilter) finish() error {
 // (encoding.BinaryUnmarshaler), with the guarantees of
 // BloomFilter.UnmarshalBinary: it keeps the mode of s (concurrent or not),
 // validates before it allocates, never panics, and leaves s unchanged on
-// UnmarshalBinary decodes a filter encoded by MarshalBinary into s
-// (encoding.BinaryUnmarshaler), with the guarantees of
-// BloomFilter.UnmarshalBinary: it keeps the mode of s (concurrent or not),
-// validates before it allocates, never panics, and leaves s unchanged on
 // error. It must not run concurrently with any other call.
 func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
 	if len(data) < format.ScalableHeaderSize+format.CRCSize {
@@ -961,10 +964,18 @@ func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
 // s (io.ReaderFrom), with the guarantees of BloomFilter.ReadFrom: it keeps the
-// mode of s, reads no byte past the filter, allocates only as data arrives,
-// never panics, and leaves s unchanged on error. It must not run concurrently
-// with any other call.
+// mode of s, reads no byte past the filter, allocates only what the input
+// has supplied or shown it holds, never panics, and leaves s unchanged on
+// error. It must not run concurrently with any other call. Like
+// BloomFilter.ReadFrom, it allocates about the size of the input from a
+// reader that shows it holds each sub-filter, and about twice that from any
+// other.
 func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
+	return s.readFrom(r, r)
+}
+
+// readFrom is ReadFrom from r, which passes src through (see readFilter).
+func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
 	cr := &format.CRCReader{R: r}
 	var hb [format.ScalableHeaderSize]byte
 	if _, err := io.ReadFull(cr, hb[:]); err != nil {
@@ -975,7 +986,7 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 		return cr.N, err
 	}
 	for i := range n {
-		f, _, err := readFilter(cr)
+		f, _, err := readFilter(cr, src)
 		if err != nil {
 			return cr.N, err
 		}
@@ -1118,7 +1129,7 @@ func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter,
 		return nil, paramError("Blocked contradicts the encoded classic layout")
 	}
 	var g ScalableBloomFilter
-	if _, err := g.ReadFrom(io.MultiReader(bytes.NewReader(hb[:]), r)); err != nil {
+	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb[:]), r), r); err != nil {
 		return nil, err
 	}
 	if s.concurrent {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -59,6 +60,52 @@ func TestScalableOptionErrors(t *testing.T) {
 	s := mustScalable(t, 100, 0.01)
 	if s.growth != growthExponential || s.scale != DefaultScale || s.tightening != DefaultTightening || s.Seed() != DefaultSeed {
 		t.Errorf("defaults: growth %d scale %v tightening %v", s.growth, s.scale, s.tightening)
+	}
+}
+
+// TestRepeatedOptionIsAnError is issue 21, item 7: Seed given twice was
+// last-wins while Tightening twice was an error. Every option given twice,
+// with the same or another value, is an error wrapping ErrInvalidParameter
+// that names the option, from every constructor that takes it.
+func TestRepeatedOptionIsAnError(t *testing.T) {
+	type opt struct {
+		name       string
+		a, b       Option
+		plainToo   bool // New and NewWithSize take it too
+		growthKind bool
+	}
+	opts := []opt{
+		{"Seed", Seed(1), Seed(2), true, false},
+		{"Seed", Seed(1), Seed(1), true, false},
+		{"Concurrent", Concurrent(), Concurrent(), true, false},
+		{"Blocked", Blocked(), Blocked(), true, false},
+		{"Tightening", Tightening(0.5), Tightening(0.6), false, false},
+		{"Linear", Linear(1), Linear(2), false, true},
+		{"Exponential", Exponential(2), Exponential(2), false, true},
+	}
+	for _, o := range opts {
+		calls := map[string]func(...Option) error{
+			"NewScalable": func(os ...Option) error { _, err := NewScalable(1000, 0.01, os...); return err },
+		}
+		if o.plainToo {
+			calls["New"] = func(os ...Option) error { _, err := New(1000, 0.01, os...); return err }
+			calls["NewWithSize"] = func(os ...Option) error { _, err := NewWithSize(1024, 3, os...); return err }
+		}
+		for name, call := range calls {
+			// Alone, each is valid, so that the error below is the repetition's.
+			if err := call(o.a); err != nil {
+				t.Fatalf("%s(%s): %v", name, o.name, err)
+			}
+			for _, pair := range [][]Option{{o.a, o.b}, {o.a, Seed(7), o.b}} {
+				if o.name == "Seed" && len(pair) == 3 {
+					continue
+				}
+				err := call(pair...)
+				if !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), o.name) {
+					t.Errorf("%s with %s twice: %v, want an ErrInvalidParameter naming %s", name, o.name, err, o.name)
+				}
+			}
+		}
 	}
 }
 
@@ -347,6 +394,134 @@ func TestScalableSaturation(t *testing.T) {
 	}
 	if s.Saturated() || s.NumFilters() <= n {
 		t.Errorf("after Clear: %d sub-filters, saturated %v; want growth past %d", s.NumFilters(), s.Saturated(), n)
+	}
+}
+
+// checkSubFilterCap is issue 21, item 2, run by TestEveryWrittenEncodingDecodes:
+// growth that adds a sub-filter per key or so (NewScalable(1, 0.01,
+// Linear(1e-9), Tightening(0.999)), or Exponential(1.0000001)) went past the
+// 65,536 sub-filters the format holds, and MarshalBinary then wrote an
+// encoding that every decoder refused ("65537 sub-filters"). Growth now stops
+// at the cap as it does at MaxBits: the filter saturates. The filter here has
+// blocked sub-filters of one key each, whose sizing is cheap (a classic one
+// takes 25 µs to 3 ms per sub-filter, so 65,536 of them would take the
+// decoders tens of seconds); the cap is the layout's no more than MaxBits is.
+// It checks every decoder at the cap and past it, plain and concurrent.
+func checkSubFilterCap(t *testing.T) {
+	// The classic layout stops at the same cap.
+	c := mustScalable(t, 1, 0.01, Linear(1e-9), Tightening(0.999))
+	if _, _, _, _, err := c.nextSize(maxSubFilters-1, 0); err != nil {
+		t.Errorf("classic sub-filter %d: %v", maxSubFilters-1, err)
+	}
+	if _, _, _, _, err := c.nextSize(maxSubFilters, 0); err == nil {
+		t.Errorf("classic sub-filter %d can be built", maxSubFilters)
+	}
+
+	s := mustScalable(t, 1, 0.01, Exponential(1.0000001), Tightening(0.999), Blocked(), Seed(21))
+	buf := make([]byte, 16)
+	key := uint64(0)
+	var sample []uint64 // keys to test after decoding: all 65,536 would take 65,536^2 probes
+	fill := func(f *BloomFilter) {
+		for f.count < f.capacity {
+			f.Add(keyOf(buf, 0, key))
+			if key%1024 == 0 {
+				sample = append(sample, key)
+			}
+			key++
+		}
+	}
+	// Build all but the last sub-filter directly: growing through Add
+	// tests every key against every sub-filter, and grow sums their sizes.
+	fill(s.filters[0])
+	used := s.filters[0].m
+	for len(s.filters) < maxSubFilters-1 {
+		f, err := s.newSubFilter(len(s.filters), used)
+		if err != nil {
+			t.Fatalf("sub-filter %d: %v", len(s.filters), err)
+		}
+		fill(f)
+		used += f.m
+		s.filters = append(s.filters, f)
+	}
+	s.setFilters(s.filters) // the sub-filters' bits for the layouts' tests
+	if s.Saturated() || s.filters[len(s.filters)-1].capacity != 1 {
+		t.Fatalf("%d sub-filters: saturated %v, capacity of the newest %d", len(s.filters), s.Saturated(), s.filters[len(s.filters)-1].capacity)
+	}
+
+	decodes := func(what string, f *ScalableBloomFilter, sample []uint64) {
+		t.Helper()
+		enc, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatalf("%s: MarshalBinary: %v", what, err)
+		}
+		text, _ := f.MarshalText()
+		var u, r, x ScalableBloomFilter
+		read, rerr := ReadScalable(bytes.NewReader(enc))
+		for name, err := range map[string]error{
+			"UnmarshalBinary": u.UnmarshalBinary(enc),
+			"ReadFrom":        func() error { _, err := r.ReadFrom(bytes.NewReader(enc)); return err }(),
+			"UnmarshalText":   x.UnmarshalText(text),
+			"ReadScalable":    rerr,
+		} {
+			if err != nil {
+				t.Errorf("%s (%d sub-filters, %d bytes): %s: %v", what, f.NumFilters(), len(enc), name, err)
+			}
+		}
+		if rerr != nil {
+			return
+		}
+		for _, d := range []*ScalableBloomFilter{&u, &r, &x, read} {
+			if !d.Equal(f) || d.Saturated() != f.Saturated() {
+				t.Errorf("%s: decoded filter differs", what)
+			}
+		}
+		for _, k := range sample {
+			if !read.Test(keyOf(buf, 0, k)) {
+				t.Fatalf("%s: false negative after decoding: key %d", what, k)
+			}
+		}
+	}
+
+	for _, concurrent := range []bool{false, true} {
+		f, sample := s.Clone(), slices.Clone(sample)
+		what := "plain"
+		if concurrent {
+			f.makeConcurrent(newScalableLocks())
+			what = "concurrent"
+		}
+		// Through Add from here: fill the newest, grow to the cap, fill it.
+		for f.NumFilters() < maxSubFilters || f.Count() < f.Capacity() {
+			if !f.TestAndAdd(keyOf(buf, 0, key)) {
+				sample = append(sample, key)
+			}
+			key++
+			if f.Saturated() {
+				t.Fatalf("%s: saturated at %d sub-filters", what, f.NumFilters())
+			}
+		}
+		if f.NumFilters() != maxSubFilters {
+			t.Fatalf("%s: %d sub-filters, want %d", what, f.NumFilters(), maxSubFilters)
+		}
+		decodes(what+" at the cap", f, sample)
+		// Past the cap: the next new key saturates the filter, which keeps
+		// adding to its newest sub-filter, without false negatives.
+		var past []uint64
+		for len(past) < 10 {
+			if !f.TestAndAdd(keyOf(buf, 0, key)) {
+				past = append(past, key)
+			}
+			key++
+		}
+		if got := f.NumFilters(); got != maxSubFilters || !f.Saturated() {
+			t.Errorf("%s past the cap: %d sub-filters, saturated %v; want %d, saturated", what, got, f.Saturated(), maxSubFilters)
+		}
+		for _, k := range past {
+			if !f.Test(keyOf(buf, 0, k)) {
+				t.Fatalf("%s past the cap: false negative: key %d", what, k)
+			}
+		}
+		sample = append(sample, past...)
+		decodes(what+" past the cap", f, sample)
 	}
 }
 
@@ -1410,6 +1585,7 @@ func TestScalableZeroValue(t *testing.T) {
 		"InitialCapacity":       returns(func() string { return zeroIs(s.InitialCapacity()) }),
 		"Seed":                  returns(func() string { return zeroIs(s.Seed()) }),
 		"Blocked":               returns(func() string { return zeroIs(s.Blocked()) }),
+		"Layout":                returns(func() string { return zeroIs(s.Layout()) }),
 		"EstimatedErrorRate":    returns(func() string { return zeroIs(s.EstimatedErrorRate()) }),
 		"Bits":                  returns(func() string { return zeroIs(s.Bits()) }),
 		"NumFilters":            returns(func() string { return zeroIs(s.NumFilters()) }),

@@ -732,6 +732,10 @@ func (f *BloomFilter) estimatedCountOf(set uint64) uint64 {
 // its error rate, and the checks of a decoded filter's sub-filters against
 // them.
 
+// maxSubFilters is the most sub-filters a ScalableBloomFilter's encoding
+// holds, and so the most it grows to.
+const maxSubFilters = format.MaxSubFilters
+
 // subCapacity returns the capacity of sub-filter i, or false if it does not
 // fit in a uint64.
 func (s *ScalableBloomFilter) subCapacity(i int) (uint64, bool) {
@@ -773,7 +777,15 @@ func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m u
 // nextSize returns the parameters of sub-filter i, given the bits the others
 // use, or an error if it cannot be built. It allocates nothing: decoders rely
 // on it to decide whether a filter can still grow.
+//
+// Sub-filter maxSubFilters cannot be built, whatever its size: the format
+// holds no more, and growth that goes one sub-filter per key or so
+// (Linear(1e-9) from one key, Exponential(1.0000001)) reached it well before
+// MaxBits and wrote encodings that no decoder read.
 func (s *ScalableBloomFilter) nextSize(i int, usedBits uint64) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	if i >= maxSubFilters {
+		return 0, 0, 0, 0, paramError("sub-filter %d would exceed the %d sub-filters the format holds", i, maxSubFilters)
+	}
 	capacity, rate, m, k, err = s.subSize(i)
 	if err == nil && usedBits+m > MaxBits {
 		err = paramError("sub-filter %d would take the filter past MaxBits", i)

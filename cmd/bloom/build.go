@@ -54,11 +54,19 @@ func runBuild(e *env, args []string) error {
 			return errors.New("-o - would write a binary filter to the terminal: redirect stdout to a file or a pipe")
 		}
 	} else {
-		if fi, err := os.Stat(resolvePath(*out)); err == nil && fi.IsDir() {
+		// As dedup does with its state: one lock for every name of the
+		// output, under which any temporary of it is stale.
+		path := resolvePath(*out)
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			return fmt.Errorf("-o %s: is a directory", *out)
 		}
-		removeStaleTemps(resolvePath(*out))
-		if err := checkWritable(*out); err != nil {
+		unlock, err := lockState(path)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		removeTemps(path)
+		if err := checkWritable(path); err != nil {
 			return err
 		}
 	}

@@ -30,7 +30,9 @@ stops reading at once and saves what was read, exiting with status 130. A
 second one does not cut the save short, since the old state lacks the lines
 already written (kill -9 does, leaving the old FILE whole). A run holds a
 lock on FILE.lock, which stays beside FILE, from start to end: a second run
-on FILE meanwhile fails at once.
+on FILE meanwhile fails at once, through any name of FILE (symbolic
+links are followed, even to a FILE not yet made). FILE must be a regular
+file or not exist.
 
 A filter that reaches the library's limits (MaxBits, 2^40 bits in all)
 saturates: it can grow no more, so it can no longer keep its error rate. dedup then stops after the line that saturated
@@ -70,20 +72,24 @@ func runDedup(e *env, args []string) error {
 		defer files.Close()
 		in, inName = files, "input"
 	}
+	statePath := "" // *state resolved
 	if *state != "" {
-		// Every name of the state, through symbolic links, shares one lock.
+		// Every name of the state, through symbolic links (dangling ones
+		// too), shares one lock; the state is read and saved by the
+		// resolved name, so a link stays a link.
 		path := resolvePath(*state)
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			return fmt.Errorf("%s: is a directory", *state)
+		if err := checkRegular(*state, path); err != nil {
+			return err
 		}
 		unlock, err := lockState(path)
 		if err != nil {
 			return err
 		}
 		defer unlock()
-		removeStaleTemps(path)
+		removeTemps(path)
+		statePath = path
 	}
-	f, err := dedupFilter(*state, *capacity, *errorRate)
+	f, err := dedupFilter(statePath, *capacity, *errorRate)
 	if err != nil {
 		return err
 	}
@@ -92,7 +98,7 @@ func runDedup(e *env, args []string) error {
 		return fmt.Errorf("%s: %s; no line read; %s", *state, saturatedWhy(f), saturatedWhatToDo(true))
 	}
 	if *state != "" {
-		if err := checkWritable(*state); err != nil {
+		if err := checkWritable(statePath); err != nil {
 			return err
 		}
 	}
@@ -112,7 +118,7 @@ func runDedup(e *env, args []string) error {
 		return err // the old state stays as it was
 	}
 	if *state != "" {
-		if err := writeFileAtomic(*state, func(w io.Writer) error {
+		if err := writeFileAtomic(statePath, func(w io.Writer) error {
 			_, err := f.WriteTo(w)
 			return err
 		}); err != nil {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/bloomfilters/bloom"
 )
@@ -149,14 +148,59 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// resolvePath returns the file that path names, following symbolic links, so
-// that a save replaces the file a link points to, not the link. A path that
-// does not resolve, as a file yet to be made, is returned as it is.
-func resolvePath(path string) string {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		return target
+// checkRegular reports an error unless path (name, resolved) is a regular
+// file or does not exist: a FIFO or a device would block or never hold a
+// filter, and a save would replace it.
+func checkRegular(name, path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil // does not exist yet, or opening it reports why
+	case fi.IsDir():
+		return fmt.Errorf("%s: is a directory", name)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s: not a regular file (%s): a state must be a regular file or not exist", name, fi.Mode().Type())
 	}
-	return path
+	return nil
+}
+
+// resolvePath returns the file that path names, following symbolic links,
+// dangling ones included, so that every name of a file, even one yet to be
+// made, resolves to the same path: the lock and the temporaries derive from
+// it, and a save replaces the file a link points to, never the link. A path
+// whose directory does not exist, or a loop of links, is returned as far as
+// it resolved; opening it then fails with the system's error.
+func resolvePath(path string) string {
+	for range 40 { // as many links as Linux follows
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(target) {
+			// Relative to the link's directory as it really is: ".." in
+			// target must not be cleaned against a link's name.
+			dir := filepath.Dir(path)
+			if d, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = d
+			}
+			target = filepath.Join(dir, target)
+		}
+		path = target
+	}
+	// The last name is not a link (or could not be followed); its directory
+	// may be reached through links.
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(d, base)
+	}
+	return filepath.Clean(path)
 }
 
 // splitPath splits path into its directory, "." if it has none, and its base.
@@ -169,10 +213,13 @@ func splitPath(path string) (dir, base string) {
 }
 
 // A temporary file for BASE is named ".BASE.tmp-PID-N": the process writing it
-// and a random number. The process ID tells a later run whether the file is
-// still being written or left by a process that died while saving (kill -9,
-// a power cut), which removeStaleTemps removes. Versions before it named
-// them ".BASE.tmp-N".
+// and a random number (versions before named them ".BASE.tmp-N"). Only a run
+// that holds the lock of BASE (see lockState) writes one, so a run that holds
+// the lock knows that every temporary of BASE but its own was left by a run
+// that died while saving (kill -9, a power cut): removeTemps removes them. The
+// process ID is only a hint for a person reading the directory: IDs lie (a
+// zombie keeps its ID, and containers or hosts sharing a volume each have
+// their own).
 const tempMarker = ".tmp-"
 
 // createTemp creates a new file named like ".BASE.tmp-PID-N" in dir, with
@@ -195,19 +242,13 @@ func createTemp(dir, base string) (*os.File, error) {
 	}
 }
 
-// legacyTempAge is how long a temporary file of the old naming, which does
-// not say which process writes it, must have been left unmodified before
-// removeStaleTemps takes it for stale. A save writes its file without pause
-// and renames it at once, so an hour is ample.
-const legacyTempAge = time.Hour
-
-// removeStaleTemps removes the temporary files for path (resolved) that runs
-// which died while saving left: those named ".BASE.tmp-PID-N" whose process
-// is gone or is this one (which has none yet), and those of the old naming,
-// ".BASE.tmp-N", unmodified for legacyTempAge. It removes nothing else, not
-// even other files of the same prefix, and gives up quietly on errors: a
-// stale file costs disk space, not correctness.
-func removeStaleTemps(path string) {
+// removeTemps removes the temporary files of path (resolved) that runs which
+// died while saving left: every file named ".BASE.tmp-PID-N" or, of the old
+// naming, ".BASE.tmp-N", but the one this process is writing. The caller must
+// hold the lock of path, which is what makes them stale. It removes nothing
+// else, not even other files of the same prefix, and gives up quietly on
+// errors: a stale file costs disk space, not correctness.
+func removeTemps(path string) {
 	dir, base := splitPath(path)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -219,28 +260,17 @@ func removeStaleTemps(path string) {
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		name := filepath.Join(dir, e.Name())
 		pid, n, named := strings.Cut(rest, "-")
-		switch {
-		case !isDigits(pid) || named && !isDigits(n):
+		if !isDigits(pid) || named && !isDigits(n) {
 			continue // not ours
-		case named:
-			id, err := strconv.Atoi(pid)
-			if err != nil || id != os.Getpid() && !processGone(id) {
-				continue
-			}
-			saving.Lock()
-			busy := name == saving.tmp
-			saving.Unlock()
-			if busy {
-				continue
-			}
-		default:
-			if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < legacyTempAge {
-				continue
-			}
 		}
-		os.Remove(name)
+		name := filepath.Join(dir, e.Name())
+		saving.Lock()
+		busy := name == saving.tmp
+		saving.Unlock()
+		if !busy {
+			os.Remove(name)
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"testing"
+
+	"github.com/bloomfilters/bloom/internal/hugepage"
 )
 
 // encoding returns the encoding of a filter with header h and words.
@@ -51,11 +53,17 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("Decode", g, w)
-		g, w, n, err := Read(bytes.NewReader(enc))
+		g, w, n, err := Read(bytes.NewReader(enc), nil)
 		if err != nil || n != int64(len(enc)) {
 			t.Fatalf("Read: %d bytes, %v", n, err)
 		}
 		check("Read", g, w)
+		br := bytes.NewReader(enc) // which Holds trusts: the words in one slice
+		g, w, n, err = Read(br, br)
+		if err != nil || n != int64(len(enc)) {
+			t.Fatalf("Read of a known size: %d bytes, %v", n, err)
+		}
+		check("Read of a known size", g, w)
 		var buf bytes.Buffer
 		if n, err := Write(&buf, h, words, true); err != nil || n != int64(len(enc)) || !bytes.Equal(buf.Bytes(), enc) {
 			t.Fatalf("blocked %v: Write wrote %d bytes (%v), not Append's", blocked, n, err)
@@ -72,7 +80,7 @@ func TestDecodersFailClosed(t *testing.T) {
 		if _, _, err := Decode(enc[:n]); err != io.ErrUnexpectedEOF {
 			t.Fatalf("Decode of %d of %d bytes: %v", n, len(enc), err)
 		}
-		_, _, _, err := Read(bytes.NewReader(enc[:n]))
+		_, _, _, err := Read(bytes.NewReader(enc[:n]), nil)
 		if want := io.ErrUnexpectedEOF; n == 0 {
 			if err != want && err != io.EOF {
 				t.Fatalf("Read of 0 bytes: %v", err)
@@ -87,7 +95,7 @@ func TestDecodersFailClosed(t *testing.T) {
 		if _, _, err := Decode(b); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: Decode %v", name, err)
 		}
-		if _, _, _, err := Read(bytes.NewReader(b)); !errors.Is(err, ErrCorrupt) {
+		if _, _, _, err := Read(bytes.NewReader(b), nil); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: Read %v", name, err)
 		}
 	}
@@ -220,4 +228,39 @@ func appendCRC(b []byte) []byte {
 	c := crc32.Checksum(b, Castagnoli)
 	sum[0], sum[1], sum[2], sum[3] = byte(c), byte(c>>8), byte(c>>16), byte(c>>24)
 	return append(b, sum[:]...)
+}
+
+// TestReadLargeKnownSize: past one chunk of words, Read of an input that
+// shows its size reads into one slice, aligned to a cache line for the
+// blocked layout, and gives the same words as Read of a plain stream.
+func TestReadLargeKnownSize(t *testing.T) {
+	for _, blocked := range []bool{false, true} {
+		h := Header{Seed: 1, K: 5, M: 4 * readChunk * 64, Capacity: 1000, ErrorRate: 0.01, Blocked: blocked}
+		words := make([]uint64, h.Words())
+		for i := range words {
+			words[i] = uint64(i) * 0x9E3779B97F4A7C15 & 0x0101010101010101
+		}
+		h.Count = 100
+		enc := encoding(h, words)
+		br := bytes.NewReader(enc)
+		if !Holds(br, uint64(len(enc))) || Holds(br, uint64(len(enc))+1) {
+			t.Fatal("Holds of a bytes.Reader is not its length")
+		}
+		_, known, _, err := Read(br, br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, chunked, _, err := Read(io.MultiReader(bytes.NewReader(enc)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if blocked && !hugepage.IsAligned(known) {
+			t.Error("blocked words read at a known size are not cache-line aligned")
+		}
+		for i := range words {
+			if known[i] != words[i] || chunked[i] != words[i] {
+				t.Fatalf("blocked %v: word %d differs", blocked, i)
+			}
+		}
+	}
 }

@@ -1,9 +1,12 @@
 package format
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/bloomfilters/bloom/internal/hugepage"
 )
@@ -40,10 +43,12 @@ func Write(w io.Writer, h Header, words []uint64, conc bool) (int64, error) {
 }
 
 // Read reads the encoding of one BloomFilter from r, and no byte past it,
-// and returns its header, its words and the number of bytes read. It never
-// allocates much more than the bytes it has actually read, whatever the
-// header claims (see readWords).
-func Read(r io.Reader) (Header, []uint64, int64, error) {
+// and returns its header, its words (cache-line aligned for the blocked
+// layout) and the number of bytes read. src is the reader underneath r (r
+// itself, or one that r only passes through), which Holds reports on. It
+// never allocates much more than the bytes it has actually read, or that src
+// has shown it holds, whatever the header claims (see readWords).
+func Read(r, src io.Reader) (Header, []uint64, int64, error) {
 	var hb [HeaderSize]byte
 	n, err := io.ReadFull(r, hb[:])
 	read := int64(n)
@@ -55,7 +60,7 @@ func Read(r io.Reader) (Header, []uint64, int64, error) {
 		return h, nil, read, err
 	}
 	crc := crc32.Checksum(hb[:], Castagnoli)
-	words, n64, err := readWords(r, h.Words(), &crc)
+	words, n64, err := readWords(r, h.Words(), &crc, Holds(src, 8*h.Words()+CRCSize), h.Blocked)
 	read += n64
 	if err != nil {
 		return h, nil, read, err
@@ -79,18 +84,23 @@ func Read(r io.Reader) (Header, []uint64, int64, error) {
 const readChunk = 1 << 13
 
 // readWords reads total little-endian words from r, updating crc with their
-// bytes, and returns them with the number of bytes read.
+// bytes, and returns them with the number of bytes read, cache-line aligned
+// if blocked (as the blocked layout's words are made).
 //
-// A header can claim up to MaxBits bits that the input does not hold, so the
-// words are kept in chunks of readChunk words, each allocated when its bytes
-// are about to be read: until the input has supplied every word, what is
-// allocated is what has arrived plus one chunk. Only then are the chunks
-// copied into one slice of the declared size, so a valid input costs twice
-// its size, once for the chunks and once for the result, and a truncated or
-// hostile one about its size. Growing one slice by append instead cost about
-// 5x what was read (Go grows large slices by 1.25x; the copies add up), and
-// allocating the declared size up front lets a 48-byte header ask for 128 GiB.
-func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) {
+// If known, the input has shown that it holds them (see Holds): they are
+// read into one slice of that size, through a buffer of one chunk.
+//
+// Otherwise, a header can claim up to MaxBits bits that the input does not
+// hold, so the words are kept in chunks of readChunk words, each allocated
+// when its bytes are about to be read: until the input has supplied every
+// word, what is allocated is what has arrived plus one chunk. Only then are
+// the chunks copied into one slice of the declared size, so a valid input
+// costs twice its size, once for the chunks and once for the result, and a
+// truncated or hostile one about its size. Growing one slice by append
+// instead cost about 5x what was read (Go grows large slices by 1.25x; the
+// copies add up), and allocating the declared size up front lets a 48-byte
+// header ask for 128 GiB.
+func readWords(r io.Reader, total uint64, crc *uint32, known, blocked bool) ([]uint64, int64, error) {
 	if total <= readChunk {
 		words := make([]uint64, total)
 		n, err := readInto(r, words, make([]byte, 8*total), crc)
@@ -98,6 +108,24 @@ func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) 
 	}
 	var read int64
 	buf := make([]byte, 8*readChunk)
+	if known {
+		var words []uint64
+		if blocked {
+			words = hugepage.AlignedWords(total)
+		} else {
+			words = hugepage.Words(total)
+		}
+		for got := uint64(0); got < total; {
+			c := words[got : got+min(total-got, readChunk)]
+			n, err := readInto(r, c, buf, crc)
+			read += n
+			if err != nil {
+				return nil, read, err
+			}
+			got += uint64(len(c))
+		}
+		return words, read, nil
+	}
 	var chunks [][]uint64
 	for got := uint64(0); got < total; {
 		c := make([]uint64, min(total-got, readChunk))
@@ -115,6 +143,48 @@ func readWords(r io.Reader, total uint64, crc *uint32) ([]uint64, int64, error) 
 		chunks[i] = nil // the collector may take it now
 	}
 	return words, read, nil
+}
+
+// Holds reports whether src, at its current position, has shown that it
+// holds at least need more bytes, so that a decoder may allocate them before
+// it reads them. In-memory readers tell by their Len, a regular file by its
+// size and offset. Any other reader must have a Size, which alone can
+// exceed what it holds (io.NewSectionReader(r, 0, math.MaxInt64) is an
+// idiom for "all of r"), and then read the last byte needed at its offset.
+// Every other reader, and any error, gives false: the caller then allocates
+// only as bytes arrive.
+func Holds(src io.Reader, need uint64) bool {
+	switch v := src.(type) {
+	case *bytes.Reader:
+		return uint64(v.Len()) >= need
+	case *bytes.Buffer:
+		return uint64(v.Len()) >= need
+	case *strings.Reader:
+		return uint64(v.Len()) >= need
+	case *os.File:
+		fi, err := v.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+		pos, err := v.Seek(0, io.SeekCurrent)
+		return err == nil && pos >= 0 && pos <= fi.Size() && uint64(fi.Size()-pos) >= need
+	}
+	v, ok := src.(interface {
+		Size() int64
+		io.ReaderAt
+		io.Seeker
+	})
+	if !ok || need == 0 {
+		return false
+	}
+	pos, err := v.Seek(0, io.SeekCurrent)
+	size := v.Size()
+	if err != nil || pos < 0 || pos > size || uint64(size-pos) < need {
+		return false
+	}
+	var b [1]byte
+	n, _ := v.ReadAt(b[:], pos+int64(need)-1) // no overflow: size-pos >= need
+	return n == 1
 }
 
 // readInto fills words from r through buf, which holds at least
