@@ -140,9 +140,8 @@ const (
 	DefaultSeed uint32 = 0x5BD1E995
 )
 
-// The format validates headers against the limits above, and the layouts
-// and the format use BlockBits: these constants overflow, and the build
-// fails, if their copies differ.
+// The copies of these limits in internal/format and internal/blocked: the
+// build fails (constant overflow) if they differ.
 const (
 	_ = uint64(MaxBits-format.MaxBits) + uint64(format.MaxBits-MaxBits)
 	_ = uint(MaxHashes-format.MaxHashes) + uint(format.MaxHashes-MaxHashes)
@@ -400,7 +399,7 @@ func (s *settings) plainOnly() error {
 
 // newFilter is the one path that allocates a filter; m and k are valid.
 func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings) (*BloomFilter, error) {
-	set := newSet(m, s.blocked)
+	set := layout.NewSet(m, s.blocked)
 	f := &BloomFilter{
 		m:         m,
 		k:         k,
@@ -489,24 +488,6 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 		f.count++
 	}
 	return present
-}
-
-// unsetAtomic and setAtomic are the add of a concurrent filter in two steps,
-// for ScalableBloomFilter, which takes its own lock between them:
-// unsetAtomic returns what setAtomic, with the lock held, sets. See
-// classic.Unset and blocked.Unset.
-func (f *BloomFilter) unsetAtomic(h1, h2 uint64) uint64 {
-	if f.blocked {
-		return blocked.Unset(f.words, f.m, f.k, h1, h2)
-	}
-	return classic.Unset(f.words, f.m, f.k, h1, h2)
-}
-
-func (f *BloomFilter) setAtomic(h1, h2, unset uint64) (fresh bool) {
-	if f.blocked {
-		return blocked.Set(f.words, f.m, f.k, h1, h2, unset)
-	}
-	return classic.Set(f.words, f.m, f.k, h1, h2, unset)
 }
 
 // Add inserts key. Afterwards Test(key) reports true. It hashes key once and
@@ -823,13 +804,13 @@ func (f *BloomFilter) Clone() *BloomFilter {
 func (f *BloomFilter) snapshot() *BloomFilter {
 	g := *f
 	if f.conc == nil {
-		g.set = cloneSet(f.set, f.m, f.blocked)
+		g.set = layout.CloneSet(f.set, f.m, f.blocked)
 		g.words = g.set.Words()[:len(f.words)]
 		return &g
 	}
 	count := f.conc.Load() // before the bits: see sharedCount
 	g.conc = nil
-	g.set = newSet(f.m, f.blocked)
+	g.set = layout.NewSet(f.m, f.blocked)
 	g.words = g.set.Words()[:len(f.words)]
 	var set int
 	for i := range g.words {
@@ -1417,25 +1398,6 @@ func Blocked() Option {
 		s.blocked = true
 		return nil
 	}}
-}
-
-// newSet returns an empty bit set of m bits, cache-line aligned if
-// isBlocked. Every filter's words come from here or from the decoders,
-// through hugepage.Words: at 10^8 keys huge pages made random loads ~1.5x
-// faster (TLB misses on top of cache misses otherwise).
-func newSet(m uint64, isBlocked bool) *bitset.BitSet {
-	if !isBlocked {
-		return bitset.FromWithLength(uint(m), hugepage.Words((m+63)/64))
-	}
-	return bitset.FromWithLength(uint(m), hugepage.AlignedWords((m+63)/64))
-}
-
-// cloneSet returns a copy of set, of m bits, cache-line aligned if
-// isBlocked.
-func cloneSet(set *bitset.BitSet, m uint64, isBlocked bool) *bitset.BitSet {
-	c := newSet(m, isBlocked)
-	copy(c.Words(), set.Words())
-	return c
 }
 
 // AppendBlockedLocations appends to dst the hashes bit positions, each in

@@ -178,7 +178,7 @@ type ScalableBloomFilter struct {
 
 // scalableConcurrency is the state of a concurrent ScalableBloomFilter.
 type scalableConcurrency struct {
-	chain atomic.Pointer[chain] // replaces filters and saturated
+	chain atomic.Pointer[chain] // replaces filters, subs and saturated
 	grow  sync.Mutex            // held while adding a sub-filter
 	locks *layout.Locks         // serializes writers of the same key
 }
@@ -400,6 +400,24 @@ func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 	return !fresh
 }
 
+// unsetAtomic and setAtomic are the add of a concurrent filter in two steps,
+// for ScalableBloomFilter, which takes its own lock between them:
+// unsetAtomic returns what setAtomic, with the lock held, sets. See
+// classic.Unset and blocked.Unset.
+func (f *BloomFilter) unsetAtomic(h1, h2 uint64) uint64 {
+	if f.blocked {
+		return blocked.Unset(f.words, f.m, f.k, h1, h2)
+	}
+	return classic.Unset(f.words, f.m, f.k, h1, h2)
+}
+
+func (f *BloomFilter) setAtomic(h1, h2, unset uint64) (fresh bool) {
+	if f.blocked {
+		return blocked.Set(f.words, f.m, f.k, h1, h2, unset)
+	}
+	return classic.Set(f.words, f.m, f.k, h1, h2, unset)
+}
+
 // reserve takes a slot for one more key in the newest sub-filter of c, or of
 // the chain that replaces c when that one is full, and returns that
 // sub-filter. The caller then sets the key's bits and either counts the key
@@ -489,14 +507,11 @@ func (s *ScalableBloomFilter) TestAndAddString(key string) bool {
 	return s.testAndAdd(murmur.Sum128(bytesOf(key), s.seed))
 }
 
-// Batch calls: the batch calls of BloomFilter, for the chain of sub-filters.
-// They are the loops of single calls, on purpose, so growth happens exactly
-// where the loop grows. Rounds that first prefetched the first two positions
-// of every key in every sub-filter of at least deepBits bits (and more in the
-// newest) measured 0.85-0.97x of the loop on a filter grown to 10^7 keys
-// (BenchmarkScalableBatch, rounds of 8): anyHolds already has the misses of
-// all sub-filters of one key in flight at once, about 28 at 10^7 keys, which
-// is as many as the machine serves, and the prefetches only added work.
+// Batch calls: the batch calls of BloomFilter, for the chain of
+// sub-filters. With classic sub-filters they are the loops of single calls,
+// on purpose (see classic.AnyHolds); with blocked ones a pipeline (see
+// blocked.ChainTestMany). Either way growth happens exactly where the loop
+// of single calls grows.
 
 func scalableTestMany[K layout.Key](s *ScalableBloomFilter, keys []K, results []bool) []bool {
 	results = batchResults(results, len(keys))

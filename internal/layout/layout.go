@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/bits-and-blooms/bitset"
+	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/murmur"
 )
 
@@ -168,4 +170,23 @@ func (c *Conc) NewLocks() *Locks {
 		return nil
 	}
 	return c.Locks.Fresh()
+}
+
+// NewSet returns an empty bit set of m bits for a filter's bits, cache-line
+// aligned if aligned (the blocked layout). Every filter's words come from
+// here or from the decoders, through internal/hugepage: at 10^8 keys huge
+// pages made random loads ~1.5x faster (TLB misses on top of cache misses
+// otherwise).
+func NewSet(m uint64, aligned bool) *bitset.BitSet {
+	if !aligned {
+		return bitset.FromWithLength(uint(m), hugepage.Words((m+63)/64))
+	}
+	return bitset.FromWithLength(uint(m), hugepage.AlignedWords((m+63)/64))
+}
+
+// CloneSet returns a copy of set, of m bits, made by NewSet.
+func CloneSet(set *bitset.BitSet, m uint64, aligned bool) *bitset.BitSet {
+	c := NewSet(m, aligned)
+	copy(c.Words(), set.Words())
+	return c
 }
