@@ -6,6 +6,10 @@ import (
 
 	"github.com/bloomfilters/bloom/internal/blockbits"
 	"github.com/bloomfilters/bloom/internal/layout"
+
+	// The compiler inlines sync.Mutex.Lock and Unlock into AddLocked only
+	// if this package imports sync itself (go build -gcflags=-m).
+	_ "sync"
 )
 
 // The single-key add and test of a blocked filter. The root package's

@@ -20,6 +20,10 @@ import (
 	"sync/atomic"
 
 	"github.com/bloomfilters/bloom/internal/layout"
+
+	// The compiler inlines sync.Mutex.Lock and Unlock into AddLocked only
+	// if this package imports sync itself (go build -gcflags=-m).
+	_ "sync"
 )
 
 // golden is 2^64 divided by the golden ratio. Scaling the enhanced double
