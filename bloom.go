@@ -3027,19 +3027,30 @@ func (s *ScalableBloomFilter) Blocked() bool { return s.blocked }
 // capacity/64 keys with r at the end of each step, which underestimates c as
 // r grows, so the t found for c = capacity (interpolated within its step) is
 // at or above the true one. It is 1 if c stops short of capacity.
-func blockedFullRate(capacity, m uint64, k uint) float64 {
+//
+// stop, if not nil, may end the work early: each step's r is at most the
+// result (the result is the rate at a t no earlier than that step's end,
+// and the rate grows with t), so once stop(lo) holds for lo, that r less a
+// margin for rounding, blockedFullRate returns lo and true. Otherwise it
+// returns the result and false. w, if not nil, meters the work.
+func blockedFullRate(capacity, m uint64, k uint, stop func(lo float64) bool, w *workMeter) (float64, bool) {
 	const steps = 64
 	n := float64(capacity)
 	dt := n / steps
 	var c, t float64
 	for {
-		r := BlockedFalsePositiveRate(m, k, uint64(math.Ceil(t+dt)))
+		r := blockedRate(m, k, uint64(math.Ceil(t+dt)), w)
 		if r > 1-1e-6 || t > float64(MaxBits) {
-			return 1
+			return 1, false
 		}
 		if c+(1-r)*dt >= n {
 			t += (n - c) / (1 - r)
-			return BlockedFalsePositiveRate(m, k, uint64(math.Ceil(t)))
+			return blockedRate(m, k, uint64(math.Ceil(t)), w), false
+		}
+		// The margin covers rounding in BlockedFalsePositiveRate, which is
+		// accurate to about 1e-12, so that lo is below the result.
+		if lo := r - 1e-9; stop != nil && lo > 0 && stop(lo) {
+			return lo, true
 		}
 		c += (1 - r) * dt
 		t += dt
