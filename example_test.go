@@ -13,6 +13,23 @@ import (
 )
 
 // Create a filter for the keys you expect, add some, and test membership.
+// The quick start of README.md, as it stands there.
+func Example_quickStart() {
+	f, err := bloom.New(1_000_000, 0.01) // room for 10^6 keys at 1% false positives
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.AddString("https://example.com/")
+	fmt.Println(f.TestString("https://example.com/"))  // true: added keys are always found
+	fmt.Println(f.TestString("https://example.net/"))  // false: definitely never added (true ~1% of the time)
+	seen := f.TestAndAddString("https://example.org/") // one hash pass: was it there? add it
+	fmt.Println(seen)
+	// Output:
+	// true
+	// false
+	// false
+}
+
 func Example() {
 	f, err := bloom.New(1_000_000, 0.01) // 1e6 keys, 1% false positives
 	if err != nil {

@@ -108,6 +108,10 @@ func Tightening(ratio float64) Option {
 // whose sub-filters, all full, would exceed P by more than 1%, with the
 // Tightening that would do; they also refuse growth that cannot build the
 // first three sub-filters within MaxBits bits and MaxHashes hash functions.
+// A decoder spends at most a few milliseconds on that check, whatever the
+// header: parameters it cannot condemn by then (some with thousands of keys
+// per block) it lets through. Every filter NewScalable makes decodes, and a
+// filter let through still has no false negatives.
 //
 // Keys go into the newest sub-filter; Test looks newest-first, where most keys
 // are. A key is hashed once per call, however many sub-filters there are. A
@@ -174,6 +178,8 @@ type ScalableBloomFilter struct {
 	scale           float64
 	tightening      float64
 	blocked         bool // the sub-filters have the blocked layout (see Blocked)
+
+	work *workMeter // meters subSize and rateBound while a decoder checks s; nil otherwise
 }
 
 // scalableConcurrency is the state of a concurrent ScalableBloomFilter.
@@ -882,11 +888,11 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 		saturated:       h.Saturated,
 		blocked:         h.Blocked,
 	}
-	// growthWorks, not checkGrowth: the bound that checkGrowth's message
+	// growthWithin, not checkGrowth: the bound that checkGrowth's message
 	// gives takes a bisection over many sizings, which would let a short
 	// hostile input cost a decoder seconds (seen as stalls in
-	// FuzzScalableUnmarshalBinary).
-	if !s.growthWorks() {
+	// FuzzScalableUnmarshalBinary), and growthWorks alone up to 0.12 s.
+	if !s.growthWithin(headerWork) {
 		return nil, 0, format.Corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
 	}
 	return s, h.N, nil
