@@ -201,9 +201,7 @@ type chain struct {
 // the most a BloomFilter gets. They cannot grow with the filter: two writers
 // of one key must take the same lock, and a goroutine holding a lock of the
 // old table would not exclude one taking a lock of the new.
-func newScalableLocks() *layout.Locks {
-	return layout.NewLocks(layout.MaxStripes * layout.StripeWords)
-}
+func newScalableLocks() *layout.Locks { return layout.NewLocks(layout.MaxStripes * layout.StripeWords) }
 
 // subsOf returns the bits of filters, which the layouts' tests of several
 // sub-filters at once (classic.AnyHolds, blocked.AnyHolds) read: kept beside
@@ -327,9 +325,8 @@ func (s *ScalableBloomFilter) grow() {
 
 const errZeroScalable = "bloom: use of a zero ScalableBloomFilter (create one with NewScalable)"
 
-// test reports whether any sub-filter holds the key hashed to (h1, h2),
-// with the layout's test of all sub-filters at once (classic.AnyHolds,
-// blocked.AnyHolds).
+// test reports whether any sub-filter holds the key hashed to (h1, h2): the
+// layout's test of all sub-filters at once.
 func (s *ScalableBloomFilter) test(h1, h2 uint64) bool {
 	subs, conc := s.subs, s.conc != nil
 	if conc {
@@ -370,8 +367,7 @@ func (s *ScalableBloomFilter) insert(h1, h2 uint64) {
 // with callers adding the same key: the first inserts it, the others then
 // find it present.
 func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
-	// test for the chain c, the layouts' tests written out rather than
-	// called through one more function.
+	// test for the chain c, without one more call (the closure inlines).
 	holds := func(c *chain) bool {
 		if s.blocked {
 			return blocked.AnyHolds(c.subs, h1, h2)
@@ -1031,8 +1027,6 @@ func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
 	s.replace(d)
 	return cr.N, nil
 }
-
-// Either kind of filter.
 
 // Filter is what BloomFilter and ScalableBloomFilter have in common, for
 // code that handles either kind, such as the result of ReadAny. Only
