@@ -1208,15 +1208,6 @@ func (f *BloomFilter) Layout() Layout {
 	return layoutOf(f.blocked)
 }
 
-// Layout returns the layout of the filter's sub-filters, LayoutClassic or
-// LayoutBlocked, or 0 for a zero ScalableBloomFilter.
-func (s *ScalableBloomFilter) Layout() Layout {
-	if filters, _ := s.subFilters(); len(filters) == 0 {
-		return 0
-	}
-	return layoutOf(s.blocked)
-}
-
 // Header returns the filter's size, hash count, seed, capacity, error rate,
 // count and layout: a zero Header for a zero BloomFilter. Its Count is at most the
 // number of set bits, even while other goroutines add to a Concurrent

@@ -1194,6 +1194,15 @@ func (s *ScalableBloomFilter) UnmarshalText(text []byte) error {
 	return s.UnmarshalBinary(data)
 }
 
+// Layout returns the layout of the filter's sub-filters, LayoutClassic or
+// LayoutBlocked, or 0 for a zero ScalableBloomFilter.
+func (s *ScalableBloomFilter) Layout() Layout {
+	if filters, _ := s.subFilters(); len(filters) == 0 {
+		return 0
+	}
+	return layoutOf(s.blocked)
+}
+
 // Blocked reports whether the filter's sub-filters have the blocked layout
 // (see Blocked).
 func (s *ScalableBloomFilter) Blocked() bool { return s.blocked }
