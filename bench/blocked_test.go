@@ -182,14 +182,14 @@ func BenchmarkBlockedPrototype(b *testing.B) {
 	const n = 10_000_000
 	present, absent := genKeys(randomKeys, n, 23), genKeys(randomKeys, 1<<20, 24)
 	newScalable := func() *bloom.ScalableBloomFilter {
-		s, err := bloom.NewScalable(growInitial, growP)
+		s, err := bloom.NewScalable(growInitial, growP, bloom.Classic())
 		if err != nil {
 			b.Fatal(err)
 		}
 		return s
 	}
 	newSingle := func() *bloom.BloomFilter {
-		f, err := bloom.New(n, growP)
+		f, err := bloom.New(n, growP, bloom.Classic())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func runBuild(e *env, args []string) error {
 	}
 	// Every check comes before the filter is allocated and the input read.
 	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", *capacity, *errorRate)
-	bits, _, err := bloom.Size(*capacity, *errorRate)
+	bits, err := defaultBits(*capacity, *errorRate)
 	if err != nil {
 		return fmt.Errorf("%s: %w", sizing, err)
 	}

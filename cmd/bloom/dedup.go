@@ -184,7 +184,7 @@ func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.Scala
 	}
 	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", capacity, errorRate)
 	// The first sub-filter, at error rate P(1-r), is allocated at once.
-	if bits, _, err := bloom.Size(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
+	if bits, err := defaultBits(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
 		if err := checkMemory(sizing, bits); err != nil {
 			return nil, err
 		}
