@@ -298,8 +298,11 @@ func (f *Filter) positionsPerScript() int {
 var errZero = errors.New("redisbloom: use of a zero Filter (create one with New or Open)")
 
 // New returns the filter called name in rdb, creating it if it does not exist,
-// sized like bloom.New(capacity, errorRate, opts...): bloom.Size gives its
-// bits and hashes, and bloom.Seed its seed (default bloom.DefaultSeed). Every
+// sized like a classic bloom.New(capacity, errorRate, opts...): bloom.Size
+// gives its bits and hashes, and bloom.Seed its seed (default
+// bloom.DefaultSeed). Redis filters have the classic layout only: New
+// refuses bloom.Blocked (ErrInvalidParameter), and Concurrent means nothing
+// here. Every
 // process that shares a filter can call New with the same arguments. If only
 // the filter's metadata is left (its bitmap was evicted or deleted), New
 // creates the filter again, empty.
@@ -312,7 +315,8 @@ var errZero = errors.New("redisbloom: use of a zero Filter (create one with New 
 // is accepted, and its check field written on the way (see Open).
 //
 // It returns an error wrapping bloom.ErrInvalidParameter for an invalid name
-// (see Destroy), invalid sizing or options, or a filter larger than MaxBits;
+// (see Destroy), invalid sizing or options (bloom.Blocked included), or a
+// filter larger than MaxBits;
 // an error wrapping bloom.ErrIncompatible when the filter exists with another
 // seed, capacity or error rate; ErrFormat when name's keys hold
 // something else (a bitmap key without metadata included); ErrCorrupt or
@@ -321,9 +325,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity u
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	// bloom.Option is opaque; a one-bit filter built with the options
-	// validates them and reveals the seed they choose.
-	probe, err := bloom.NewWithSize(1, 1, opts...)
+	probe, err := fixedProbe(opts)
 	if err != nil {
 		return nil, err
 	}
