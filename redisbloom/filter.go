@@ -2,10 +2,13 @@
 // many machines share one set: a fleet of crawler workers sharing one
 // seen-URL set, say.
 //
-// A Filter sets exactly the bits the in-memory bloom.BloomFilter with the
-// same bits, hashes and seed sets (bloom.AppendLocations computes them on the
-// client), so Export and Import move a filter between Redis and memory bit
-// for bit. Every operation is one Lua script run on the server: it is atomic,
+// A Filter sets exactly the bits the in-memory bloom.BloomFilter of the
+// classic layout with the same bits, hashes and seed sets
+// (bloom.AppendLocations computes them on the client), so Export and Import
+// move a filter between Redis and memory bit for bit. Every filter of this
+// package has the classic layout: the constructors refuse the bloom.Blocked
+// option (bloom.ErrInvalidParameter), and Import refuses a blocked filter
+// (bloom.ErrIncompatible), whose bits sit at other positions. Every operation is one Lua script run on the server: it is atomic,
 // takes one round trip for one key or for a whole batch, and checks in that
 // same round trip that the filter is still the one the handle opened, intact,
 // and not older than the handle has seen it. A filter that was deleted,
@@ -191,9 +194,13 @@ var (
 	// metadata's bits, hashes or seed changed after the filter was opened or
 	// no longer match its checksum, the bitmap's length is not ceil(bits/8)
 	// bytes (a bitmap replaced by another string), or the metadata is gone
-	// while the bitmap stays (evicted, expired or deleted). Such a filter
-	// cannot answer without false negatives. Destroy removes it, so that New
-	// can create it again.
+	// while the bitmap stays (evicted, expired or deleted); for a
+	// ScalableFilter, a number of sub-filters lower than a handle has seen
+	// with no Import since, beyond what the parameters build or the 65,536
+	// the format holds, or not matching the sub-filters' counts and bitmaps;
+	// for a sharded filter, shards whose parameters are not those the top
+	// metadata gives them. Such a filter cannot answer without false
+	// negatives. Destroy removes it, so that New can create it again.
 	ErrCorrupt = errors.New("redisbloom: filter corrupt")
 
 	// ErrLost is returned when the filter lost writes that were acknowledged:

@@ -44,7 +44,8 @@ const errGrownPrefix = "GROWN"
 // chain of fixed-size sub-filters that grows as keys are added, with the
 // sub-filters, growth, tightening and positions of bloom.ScalableBloomFilter,
 // so that Export returns a filter Equal to the in-memory one built from the
-// same keys in the same order, and Import loads one. Its Test never reports
+// same keys in the same order, and Import loads one (of the classic layout,
+// as every filter of this package). Its Test never reports
 // an added key as absent (on the conditions of the package documentation,
 // "Durability") and reports an absent key present with a probability of at
 // most ErrorRate, however many keys it holds, until it is saturated.
@@ -61,16 +62,30 @@ const errGrownPrefix = "GROWN"
 // The filter named name is the keys {name}:meta (a hash: format
 // "redisbloom-scalable/1", id, seed, growth, scale, tightening,
 // initial_capacity, error_rate, check, gen, n the number of sub-filters, c0,
-// c1, ... their counts, saturated once growth stopped, lost) and
-// {name}:s:0, {name}:s:1, ... the sub-filters' bitmaps, laid out as a
-// Filter's. They share the hash tag {name}, so they live on one Cluster slot
-// (one master serves the whole filter).
+// c1, ... their counts, saturated once growth stopped, epoch the number of
+// Imports, lost) and {name}:s:0, {name}:s:1, ... the sub-filters' bitmaps,
+// laid out as a Filter's. They share the hash tag {name}, so they live on
+// one Cluster slot (one master serves the whole filter).
+//
+// The number of sub-filters changes as the filter grows, so no checksum
+// covers it. A handle never accepts fewer sub-filters than it has seen,
+// unless an Import (which increments epoch) came in between, as it never
+// accepts an older write generation; every call checks that the newest
+// sub-filter's count is valid and no count exists past it, and that every
+// sub-filter it reads exists with its size; New, Open and a handle that
+// learns of an Import check that no sub-filter exists past the last; and
+// a number of sub-filters past what the parameters can build (see below)
+// is refused before anything is sized for it. Each of these gives
+// ErrCorrupt, never "absent".
 //
 // One Redis string holds 2^32 bits, so growth stops (the filter saturates)
 // when the next sub-filter would need more than MaxBits bits or the filter
-// more than bloom.MaxBits; bloom.ScalableBloomFilter saturates at the second
-// limit only, so from a sub-filter of 2^32 bits (some 4.5*10^8 keys at 1%)
-// the two would differ, and Export then fails.
+// more than bloom.MaxBits, or past 65,536 sub-filters, the most the bloom
+// package's format holds; bloom.ScalableBloomFilter does not have the first
+// limit, so from a sub-filter of 2^32 bits (some 4.5*10^8 keys at 1%) the
+// two would differ, and Export then fails. A handle computes the sizes of
+// the sub-filters once, each from the one before; a call whose context ends
+// while it does returns the context's error.
 //
 // A ScalableFilter is safe for concurrent use. A zero ScalableFilter is not
 // usable: its methods return an error.
@@ -611,7 +626,7 @@ func (s *ScalableFilter) reload(ctx context.Context) error {
 		return err
 	}
 	if meta["id"] != s.h.id {
-		return s.h.wrap(errors.New(errNotFoundPrefix))
+		return fmt.Errorf("%w: %q (deleted and created again)", ErrNotFound, s.h.name)
 	}
 	if meta["check"] != s.check {
 		return fmt.Errorf("%w: %q: metadata check %q, opened with %q", ErrCorrupt, s.h.name, meta["check"], s.check)
@@ -1162,8 +1177,9 @@ func (s *ScalableFilter) Delete(ctx context.Context) error {
 }
 
 // Export returns an in-memory copy of the filter: a bloom.ScalableBloomFilter
-// with the same parameters, sub-filters, counts and bits, Equal to the one
-// bloom.NewScalable builds from the same keys added in the same order. It
+// of the classic layout with the same parameters, sub-filters, counts and
+// bits, Equal to the one bloom.NewScalable (classic) builds from the same
+// keys added in the same order. It
 // reads every sub-filter in one round trip, consistently, and needs about
 // three times the filter's size in bytes on the client. It returns the errors
 // Test returns, and ErrCorrupt if the bitmaps do not decode (a filter

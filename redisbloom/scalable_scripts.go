@@ -289,13 +289,23 @@ end
 return gentext .. ':' .. n .. ':' .. table.concat(out)
 `)
 
+// scalableCountsLua appends the counts c0, c1, ... c(n-1) to reply, and
+// returns an error reply if one is missing.
+const scalableCountsLua = `
+for j = 0, n - 1 do
+  local c = redis.call('HGET', KEYS[1], 'c' .. j)
+  if not c then
+    return redis.error_reply('CORRUPT redisbloom: the count of sub-filter ' .. j .. ' is missing')
+  end
+  reply[#reply + 1] = c
+end
+`
+
 // scalableCountScript returns {gen, n, saturated, c0, c1, ...}.
 var scalableCountScript = redis.NewScript(`#!lua flags=no-writes
 ` + scalableCheckLua + `
 local reply = {gentext, n, meta[7] or '0'}
-for j = 0, n - 1 do
-  reply[#reply + 1] = redis.call('HGET', KEYS[1], 'c' .. j) or '0'
-end
+` + scalableCountsLua + `
 return reply
 `)
 
@@ -303,9 +313,7 @@ return reply
 var scalableExportScript = redis.NewScript(`#!lua flags=no-writes
 ` + scalableCheckLua + `
 local reply = {gentext, n, meta[7] or '0'}
-for j = 0, n - 1 do
-  reply[#reply + 1] = redis.call('HGET', KEYS[1], 'c' .. j) or '0'
-end
+` + scalableCountsLua + `
 for j = 0, n - 1 do
   reply[#reply + 1] = redis.call('GET', KEYS[j + 2])
 end

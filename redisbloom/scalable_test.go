@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -507,79 +509,89 @@ func absentOf(ctx context.Context, testMany func(context.Context, [][]byte) ([]b
 // TestMany of either handle answered 1,894 of 2,000 added keys absent with a
 // nil error.)
 func TestScalableEditedSubFilterCount(t *testing.T) {
-	rdb := client(t)
 	ctx := context.Background()
-	for _, c := range []struct {
-		desc string
-		edit func(meta string) error
-		// notFound: a sub-filter the metadata names does not exist.
-		notFound bool
-	}{
-		{"n 1", func(meta string) error { return rdb.HSet(ctx, meta, "n", 1).Err() }, false},
-		{"n 5", func(meta string) error { return rdb.HSet(ctx, meta, "n", 5).Err() }, false},
-		{"n 5, c5 deleted", func(meta string) error {
-			return errors.Join(rdb.HSet(ctx, meta, "n", 5).Err(), rdb.HDel(ctx, meta, "c5").Err())
-		}, false},
-		{"n 1, epoch 9, c1..c5 deleted", func(meta string) error {
-			return errors.Join(rdb.HSet(ctx, meta, "n", 1, "epoch", 9).Err(), rdb.HDel(ctx, meta, "c1", "c2", "c3", "c4", "c5").Err())
-		}, false},
-		{"n 7", func(meta string) error { return rdb.HSet(ctx, meta, "n", 7).Err() }, true},
-		{"n 0", func(meta string) error { return rdb.HSet(ctx, meta, "n", 0).Err() }, false},
-		{"n 2.5", func(meta string) error { return rdb.HSet(ctx, meta, "n", "2.5").Err() }, false},
-		{"c5 deleted", func(meta string) error { return rdb.HDel(ctx, meta, "c5").Err() }, false},
-		{"c5 not a number", func(meta string) error { return rdb.HSet(ctx, meta, "c5", "many").Err() }, false},
-	} {
-		t.Run(c.desc, func(t *testing.T) {
-			name := scalableName(t, rdb)
-			s, err := redisbloom.NewScalable(ctx, rdb, name, 100, 0.01)
-			if err != nil {
-				t.Fatal(err)
+	for _, where := range []string{"standalone", "cluster"} {
+		t.Run(where, func(t *testing.T) {
+			var rdb redis.UniversalClient
+			if where == "cluster" {
+				rdb = clusterClient(t)
+			} else {
+				rdb = client(t)
 			}
-			keys := keyRange("ed-", 0, 2000)
-			if err := s.AddMany(ctx, keys); err != nil {
-				t.Fatal(err)
-			}
-			if s.NumFilters() != 6 {
-				t.Fatalf("%d sub-filters, want 6", s.NumFilters())
-			}
-			cached, err := redisbloom.OpenScalable(ctx, rdb, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cached.CacheFullSubFilters(1 << 20)
-			if _, err := cached.TestMany(ctx, keys); err != nil { // fetches the copies
-				t.Fatal(err)
-			}
-			if err := c.edit("{" + name + "}:meta"); err != nil {
-				t.Fatal(err)
-			}
-			want := func(err error) bool {
-				return errors.Is(err, redisbloom.ErrCorrupt) || (c.notFound && errors.Is(err, redisbloom.ErrNotFound))
-			}
-			for desc, h := range map[string]*redisbloom.ScalableFilter{"handle that saw 6": s, "handle with copies": cached} {
-				if got, err := absentOf(ctx, h.TestMany, keys); !want(err) {
-					t.Errorf("%s: TestMany: %s; want ErrCorrupt", desc, got)
-				}
-				for method, err := range everyScalable(ctx, h, keys) {
-					if !want(err) {
-						t.Errorf("%s: %s: %v, want ErrCorrupt", desc, method, err)
-					}
-				}
-			}
-			for desc, open := range map[string]func() (*redisbloom.ScalableFilter, error){
-				"OpenScalable": func() (*redisbloom.ScalableFilter, error) { return redisbloom.OpenScalable(ctx, rdb, name) },
-				"NewScalable":  func() (*redisbloom.ScalableFilter, error) { return redisbloom.NewScalable(ctx, rdb, name, 100, 0.01) },
+			for _, c := range []struct {
+				desc string
+				edit func(meta string) error
+				// notFound: a sub-filter the metadata names does not exist.
+				notFound bool
+			}{
+				{"n 1", func(meta string) error { return rdb.HSet(ctx, meta, "n", 1).Err() }, false},
+				{"n 5", func(meta string) error { return rdb.HSet(ctx, meta, "n", 5).Err() }, false},
+				{"n 5, c5 deleted", func(meta string) error {
+					return errors.Join(rdb.HSet(ctx, meta, "n", 5).Err(), rdb.HDel(ctx, meta, "c5").Err())
+				}, false},
+				{"n 1, epoch 9, c1..c5 deleted", func(meta string) error {
+					return errors.Join(rdb.HSet(ctx, meta, "n", 1, "epoch", 9).Err(), rdb.HDel(ctx, meta, "c1", "c2", "c3", "c4", "c5").Err())
+				}, false},
+				{"n 7", func(meta string) error { return rdb.HSet(ctx, meta, "n", 7).Err() }, true},
+				{"n 0", func(meta string) error { return rdb.HSet(ctx, meta, "n", 0).Err() }, false},
+				{"n 2.5", func(meta string) error { return rdb.HSet(ctx, meta, "n", "2.5").Err() }, false},
+				{"c5 deleted", func(meta string) error { return rdb.HDel(ctx, meta, "c5").Err() }, false},
+				{"c6 added", func(meta string) error { return rdb.HSet(ctx, meta, "c6", 0).Err() }, false},
+				{"c5 not a number", func(meta string) error { return rdb.HSet(ctx, meta, "c5", "many").Err() }, false},
 			} {
-				h, err := open()
-				if err != nil {
-					if !want(err) {
-						t.Errorf("%s: %v, want ErrCorrupt", desc, err)
+				t.Run(c.desc, func(t *testing.T) {
+					name := scalableName(t, rdb)
+					s, err := redisbloom.NewScalable(ctx, rdb, name, 100, 0.01)
+					if err != nil {
+						t.Fatal(err)
 					}
-					continue
-				}
-				if got, err := absentOf(ctx, h.TestMany, keys); !want(err) {
-					t.Errorf("%s, then TestMany: %s; want ErrCorrupt", desc, got)
-				}
+					keys := keyRange("ed-", 0, 2000)
+					if err := s.AddMany(ctx, keys); err != nil {
+						t.Fatal(err)
+					}
+					if s.NumFilters() != 6 {
+						t.Fatalf("%d sub-filters, want 6", s.NumFilters())
+					}
+					cached, err := redisbloom.OpenScalable(ctx, rdb, name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cached.CacheFullSubFilters(1 << 20)
+					if _, err := cached.TestMany(ctx, keys); err != nil { // fetches the copies
+						t.Fatal(err)
+					}
+					if err := c.edit("{" + name + "}:meta"); err != nil {
+						t.Fatal(err)
+					}
+					want := func(err error) bool {
+						return errors.Is(err, redisbloom.ErrCorrupt) || (c.notFound && errors.Is(err, redisbloom.ErrNotFound))
+					}
+					for desc, h := range map[string]*redisbloom.ScalableFilter{"handle that saw 6": s, "handle with copies": cached} {
+						if got, err := absentOf(ctx, h.TestMany, keys); !want(err) {
+							t.Errorf("%s: TestMany: %s; want ErrCorrupt", desc, got)
+						}
+						for method, err := range everyScalable(ctx, h, keys) {
+							if !want(err) {
+								t.Errorf("%s: %s: %v, want ErrCorrupt", desc, method, err)
+							}
+						}
+					}
+					for desc, open := range map[string]func() (*redisbloom.ScalableFilter, error){
+						"OpenScalable": func() (*redisbloom.ScalableFilter, error) { return redisbloom.OpenScalable(ctx, rdb, name) },
+						"NewScalable":  func() (*redisbloom.ScalableFilter, error) { return redisbloom.NewScalable(ctx, rdb, name, 100, 0.01) },
+					} {
+						h, err := open()
+						if err != nil {
+							if !want(err) {
+								t.Errorf("%s: %v, want ErrCorrupt", desc, err)
+							}
+							continue
+						}
+						if got, err := absentOf(ctx, h.TestMany, keys); !want(err) {
+							t.Errorf("%s, then TestMany: %s; want ErrCorrupt", desc, got)
+						}
+					}
+				})
 			}
 		})
 	}
@@ -610,18 +622,23 @@ func TestScalableHugeSubFilterCount(t *testing.T) {
 	rdb := client(t)
 	ctx := context.Background()
 	// within runs call and fails the test if it has not returned after
-	// limit; it returns call's error and how long it took.
-	within := func(t *testing.T, limit time.Duration, call func() error) (error, time.Duration) {
+	// limit; it returns call's error, and how long it took and the bytes
+	// the process allocated meanwhile, for the log.
+	within := func(t *testing.T, limit time.Duration, call func() error) (error, string) {
 		t.Helper()
 		done := make(chan error, 1)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		start := time.Now()
 		go func() { done <- call() }()
 		select {
 		case err := <-done:
-			return err, time.Since(start)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			return err, fmt.Sprintf("%v, %d KB allocated", took.Round(time.Microsecond), (after.TotalAlloc-before.TotalAlloc)>>10)
 		case <-time.After(limit):
 			t.Fatalf("still running after %v", limit)
-			return nil, 0
+			return nil, ""
 		}
 	}
 	for _, c := range []struct {
@@ -708,5 +725,33 @@ func TestScalableHugeSubFilterCount(t *testing.T) {
 				t.Logf("OpenScalable: %v after %v", err, took)
 			}
 		})
+	}
+}
+
+// TestScalableMissingCount deletes the count field of a full sub-filter:
+// Test needs no count and answers right, and Count and Export, which read
+// every count, fail with ErrCorrupt rather than report fewer keys.
+func TestScalableMissingCount(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	s, err := redisbloom.NewScalable(ctx, rdb, scalableName(t, rdb), 100, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := keyRange("mc-", 0, 2000)
+	if err := s.AddMany(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HDel(ctx, "{"+s.Name()+"}:meta", "c2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := absentOf(ctx, s.TestMany, keys); err != nil || !strings.HasPrefix(got, "0 of") {
+		t.Errorf("TestMany: %s", got)
+	}
+	if n, err := s.Count(ctx); !errors.Is(err, redisbloom.ErrCorrupt) {
+		t.Errorf("Count: %d, %v; want ErrCorrupt", n, err)
+	}
+	if _, err := s.Export(ctx); !errors.Is(err, redisbloom.ErrCorrupt) {
+		t.Errorf("Export: %v, want ErrCorrupt", err)
 	}
 }
