@@ -217,7 +217,7 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return build(capacity, rate, m, k, float64(m)/float64(capacity), s, true)
+	return build(capacity, rate, m, k, recordedBPE(m, capacity, k), s, true)
 }
 
 // Reserve returns the filter that `BF.RESERVE key errorRate capacity`
@@ -282,11 +282,17 @@ func NewWithSize(bits uint64, hashes uint, capacity uint64, errorRate float64, o
 	if hashes < 1 || hashes > MaxHashes {
 		return nil, fmt.Errorf("%w: bfdump: hashes must be in [1, %d], got %d", bloom.ErrInvalidParameter, MaxHashes, hashes)
 	}
-	bpe := float64(bits) / float64(capacity)
-	if hashesOf(bpe) != uint32(hashes) {
-		bpe = bpeFor(uint32(hashes))
+	return build(capacity, errorRate, bits, uint32(hashes), recordedBPE(bits, capacity, uint32(hashes)), s, true)
+}
+
+// recordedBPE returns the bits per entry a sub-filter of m bits, n keys and
+// k hash functions records: m/n when RedisBloom's rule gives k from it, and
+// otherwise the largest value that gives k (bpeFor).
+func recordedBPE(m, n uint64, k uint32) float64 {
+	if bpe := float64(m) / float64(n); hashesOf(bpe) == k {
+		return bpe
 	}
-	return build(capacity, errorRate, bits, uint32(hashes), bpe, s, true)
+	return bpeFor(k)
 }
 
 // build is the one path that makes a filter: a chain of one empty
@@ -324,6 +330,23 @@ func wrapOf(m uint64) uint64 {
 // and sub-filter whatever the hash count (TestPositionsMatchModulo checks
 // this against (a + i*b) % m). m <= MaxBits keeps x + (b mod m) < 2^64.
 
+// advance returns the next position and 64-bit sum: from x = s mod m to
+// (s + b) mod m, given step = b mod m and w = 2^64 mod m.
+func advance(x, s, b, step, m, w uint64) (uint64, uint64) {
+	s, c := bits.Add64(s, b, 0)
+	if x += step; x >= m {
+		x -= m
+	}
+	if c != 0 {
+		if x >= w {
+			x -= w
+		} else {
+			x += m - w
+		}
+	}
+	return x, s
+}
+
 // test reports whether all of the positions of (a, b) are set.
 func (l *link) test(a, b uint64) bool {
 	m, w, set := l.m, l.wrap, l.bits
@@ -335,18 +358,7 @@ func (l *link) test(a, b uint64) bool {
 		if i--; i == 0 {
 			return true
 		}
-		var c uint64
-		s, c = bits.Add64(s, b, 0)
-		if x += step; x >= m {
-			x -= m
-		}
-		if c != 0 {
-			if x >= w {
-				x -= w
-			} else {
-				x += m - w
-			}
-		}
+		x, s = advance(x, s, b, step, m, w)
 	}
 }
 
@@ -362,18 +374,7 @@ func (l *link) add(a, b uint64) (fresh bool) {
 		if i--; i == 0 {
 			return clear != 0
 		}
-		var c uint64
-		s, c = bits.Add64(s, b, 0)
-		if x += step; x >= m {
-			x -= m
-		}
-		if c != 0 {
-			if x >= w {
-				x -= w
-			} else {
-				x += m - w
-			}
-		}
+		x, s = advance(x, s, b, step, m, w)
 	}
 }
 
@@ -433,7 +434,7 @@ func (f *Filter) grow() error {
 	)
 	if f.exact {
 		m, k, err = Size(entries, rate)
-		bpe = float64(m) / float64(entries)
+		bpe = recordedBPE(m, entries, k)
 	} else {
 		m, k, bpe, err = reserveGeometry(entries, rate)
 	}

@@ -197,6 +197,10 @@ type Loader struct {
 	link  int    // the sub-filter being loaded
 	off   uint64 // bytes loaded into it
 	err   error  // sticky
+
+	// noBits makes the Loader check the stream without keeping the bits,
+	// for RestoreFrom and ScanDumpTo, which pass them on.
+	noBits bool
 }
 
 // LoadChunk takes the next pair (iterator, chunk) of the stream. chunk is
@@ -238,8 +242,10 @@ func (l *Loader) load(iterator int64, chunk []byte) error {
 	case iterator < 1 || uint64(iterator) != 1+l.done+n:
 		return corrupt("chunk of %d bytes with iterator %d, want %d", n, iterator, 1+l.done+n)
 	}
-	lk.bits = extend(lk.bits, int(n), int(lk.m/8))
-	lk.bits = append(lk.bits, chunk...)
+	if !l.noBits {
+		lk.bits = extend(lk.bits, int(n), int(lk.m/8))
+		lk.bits = append(lk.bits, chunk...)
+	}
 	l.done += n
 	if l.off += n; l.off == lk.m/8 {
 		l.link++
@@ -364,7 +370,7 @@ func (a appendWriter) Write(p []byte) (int, error) {
 // errors.ErrUnsupported, and input that ends early also wraps
 // io.ErrUnexpectedEOF. It never allocates much more than it reads.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := readSaved(r, nil)
+	g, n, err := readSaved(r, &Loader{}, nil)
 	if err != nil {
 		return n, err
 	}
@@ -376,7 +382,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 // must hold the saved form and nothing else. Its errors are ReadFrom's.
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	r := &sliceReader{b: data}
-	g, _, err := readSaved(r, nil)
+	g, _, err := readSaved(r, &Loader{}, nil)
 	if err != nil {
 		return err
 	}
@@ -398,10 +404,18 @@ func (s *sliceReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readSaved reads a saved form from r into a Loader. When each is not nil,
-// it also gets every pair once the Loader has accepted it (the chunk is
-// valid until it returns); an error it returns stops the read.
-func readSaved(r io.Reader, each func(int64, []byte) error) (*Filter, int64, error) {
+// readSavedTo reads a saved form from r and passes each pair on to each
+// once a Loader has checked it, keeping no bits; the chunk is valid until
+// each returns, and an error each returns stops the read. It returns nil
+// only once the whole saved form, checksum included, is read and valid.
+func readSavedTo(r io.Reader, each func(int64, []byte) error) (int64, error) {
+	_, n, err := readSaved(r, &Loader{noBits: true}, each)
+	return n, err
+}
+
+// readSaved reads a saved form from r into ld. When each is not nil, it
+// also gets every pair once ld has accepted it (see readSavedTo).
+func readSaved(r io.Reader, ld *Loader, each func(int64, []byte) error) (*Filter, int64, error) {
 	crc := crc32.New(castagnoli)
 	cr := &countReader{r: io.TeeReader(r, crc)}
 	fail := func(err error) (*Filter, int64, error) {
@@ -420,10 +434,7 @@ func readSaved(r io.Reader, each func(int64, []byte) error) (*Filter, int64, err
 		}
 		return fail(corrupt("not a saved BF.SCANDUMP stream (magic %q)", head[:len(magic)]))
 	}
-	var (
-		ld  Loader
-		buf []byte // the header record and, when each is set, chunks
-	)
+	var buf []byte // the header record and, when each is set, chunks
 	le := binary.LittleEndian
 	for {
 		if _, err := io.ReadFull(cr, head[:]); err != nil {
