@@ -120,7 +120,10 @@ func reserveGeometry(entries uint64, rate float64) (m uint64, k uint32, bpe floa
 // where RedisBloom's positions have a floor of about 1/bits that no hash
 // count lowers, it needs more bits than the classic sizing: 124 bits per key
 // at 10 keys and 1e-4 (RedisBloom's own 19.2 give 43 times the rate), 129 at
-// 100 keys and 1e-5. Every target is reached up to MaxBits.
+// 100 keys and 1e-5. With few bits set the floor falls as about
+// 1.5 kn/m^2, so a target p needs at least about sqrt(1.5 kn/p) bits: more
+// than MaxBits for 10^8 keys at 1e-15 (where the classic sizing needs
+// 7.2e9), which Size refuses.
 //
 // It takes O(k log m) evaluations of FalsePositiveRate and allocates
 // nothing. It returns an error wrapping bloom.ErrInvalidParameter when
