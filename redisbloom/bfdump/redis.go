@@ -125,7 +125,9 @@ func restore(ctx context.Context, rdb redis.UniversalClient, key string, replace
 			p.PExpire(ctx, tmp, TempTTL)
 			return nil
 		})
-		if err == nil {
+		if load != nil && load.Err() != nil {
+			// The command's own error (say "unknown command") rather than
+			// the EXECABORT it caused.
 			err = load.Err()
 		}
 		if err != nil {
