@@ -2,6 +2,7 @@ package bfdump
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -119,6 +120,73 @@ func BenchmarkStream(b *testing.B) {
 			}
 			if _, err := ld.Filter(); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkServer loads 2*10^6 keys at 1% into a RedisBloom server three
+// ways: Restore of a filter built in Go, and BF.MADD of the keys in batches
+// of 1,000 on one pipeline; and reads the key back with ScanDump. It needs a
+// server with BF.* commands at BLOOM_REDIS_ADDR and skips without one.
+func BenchmarkServer(b *testing.B) {
+	rdb := bfClient(b)
+	ctx := context.Background()
+	const n = 2_000_000
+	keys := benchKeys(n, 4)
+	f, err := Reserve(n, 0.01, NonScaling())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := f.AddMany(keys); err != nil {
+		b.Fatal(err)
+	}
+	key := testKey(b, rdb)
+	b.Run("Restore", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := Restore(ctx, rdb, key, f, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("BF.MADD-pipelined", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			rdb.Del(ctx, key)
+			if err := rdb.Do(ctx, "BF.RESERVE", key, "0.01", n, "NONSCALING").Err(); err != nil {
+				b.Fatal(err)
+			}
+			pipe := rdb.Pipeline()
+			for start := 0; start < n; start += 1000 {
+				args := make([]any, 0, 1002)
+				args = append(args, "BF.MADD", key)
+				for _, k := range keys[start : start+1000] {
+					args = append(args, k)
+				}
+				pipe.Do(ctx, args...)
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ScanDump", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			g, err := ScanDump(ctx, rdb, key)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !g.Equal(f) {
+				h1, h2 := g.AppendHeader(nil), f.AppendHeader(nil)
+				nd := 0
+				for j := range g.links[0].bits {
+					if g.links[0].bits[j] != f.links[0].bits[j] {
+						if nd < 5 {
+							b.Logf("byte %d: server %08b go %08b", j, g.links[0].bits[j], f.links[0].bits[j])
+						}
+						nd++
+					}
+				}
+				b.Fatalf("the key differs from the filter: headers equal %v %x %x; %d bytes differ", bytes.Equal(h1, h2), h1, h2, nd)
 			}
 		}
 	})
