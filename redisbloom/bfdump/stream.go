@@ -174,8 +174,12 @@ func decodeHeader(h []byte) (*Filter, uint64, error) {
 		}
 	}
 	// A chain whose first sub-filter records RedisBloom's bits per entry
-	// for its rate grows as RedisBloom grows it; New's grow by Size.
-	f.exact = f.links[0].bpe != calcBPE(f.links[0].err)
+	// for its rate grows as RedisBloom grows it; New's grow by Size. A few
+	// ulps of slack cover the rare rates for which the server's log is not
+	// correctly rounded (see logRounded); New's m/n or bpeFor(k) is not
+	// that close to -ln(p)/(ln 2)^2 but by a coincidence of 1 in 10^14.
+	d := int64(math.Float64bits(f.links[0].bpe)) - int64(math.Float64bits(calcBPE(f.links[0].err)))
+	f.exact = d < -4 || d > 4
 	return f, total, nil
 }
 
