@@ -264,11 +264,12 @@ func smallestBits(n uint64, k uint32, p float64, lo uint64) (uint64, bool) {
 // (bloom.FalsePositiveRate), P the sum of those phi(d)/m,
 // phi(2^i) = max(2^(i-1), 1) and f = 1 - (1 - 1/m)^(kn) the expected fill.
 // The bracket is a floor of about 1/m that no hash count lowers. Against
-// rates measured with MurmurHash64A positions (TestRateModel), the estimate
-// was 1.1 to 2.1 times the measured rate for m a power of two (the bracket
-// alone 0.75 to 1.0 times, hence the factor 3/2) and 1.5 to 17 times for
-// other m, most where the floor dominates (the wrap-around removes most
-// short periods): there New spends more bits than the filter needs.
+// rates measured with MurmurHash64A positions (TestRateModel), the bracket
+// alone was 0.9 to 1.2 times the measured rate for m a power of two where
+// the floor dominates (m = 64, 256, 1024), hence the factor 3/2, and the
+// estimate 1.1 to 2.2 times it for m a power of two and 1.5 to 16 times
+// for other m, the most where the floor dominates (the wrap-around removes
+// most short periods): there New spends more bits than the filter needs.
 //
 // RedisBloom's own sizing (ReserveSize) misses its target by the floor: at
 // 10 keys and 1e-4, 192 bits (64 * 3) and 14 hash functions measured 4.2e-3
