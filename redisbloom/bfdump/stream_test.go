@@ -99,6 +99,9 @@ func TestCorruptSavedForm(t *testing.T) {
 	before, _ := orig.MarshalBinary()
 	for i := range saved {
 		for bit := range 8 {
+			if testing.Short() && bit != i%8 {
+				continue // one bit per byte
+			}
 			b := bytes.Clone(saved)
 			b[i] ^= 1 << bit
 			f := orig.Clone()
