@@ -434,3 +434,60 @@ func TestScanDumpChanged(t *testing.T) {
 		t.Errorf("ScanDump of a key that keeps changing: %v", err)
 	}
 }
+
+// TestRestoreCluster restores and reads filters through a Redis Cluster
+// client (BLOOM_REDIS_CLUSTER_ADDRS), under names with and without hash
+// tags and with braces that are no tag, so that the temporary key must get
+// a tag of its own: the rename works on the node that holds the slot. It
+// needs BF.* commands on the cluster's nodes and skips without them.
+func TestRestoreCluster(t *testing.T) {
+	addrs := os.Getenv("BLOOM_REDIS_CLUSTER_ADDRS")
+	if addrs == "" {
+		unavailable(t, "BLOOM_REDIS_CLUSTER_ADDRS is not set: start a cluster with `. .ci/start-redis-cluster.sh` from the repository root")
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ","), ReadTimeout: time.Minute})
+	defer rdb.Close()
+	ctx := context.Background()
+	ok, err := HasCommands(ctx, rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Skip("the Redis Cluster at BLOOM_REDIS_CLUSTER_ADDRS has no BF.LOADCHUNK / BF.SCANDUMP (RedisBloom is not loaded): skipping the round trip through a cluster")
+	}
+	f, _ := New(5000, 0.001)
+	for i := range 5000 {
+		_ = f.AddString("key-" + strconv.Itoa(i))
+	}
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, key := range []string{"bfdump-cluster-" + stamp, "{bfdump-tag}-" + stamp, "a}b{}-" + stamp, "x{" + stamp} {
+		t.Run(key, func(t *testing.T) {
+			defer rdb.Del(ctx, key)
+			if err := Restore(ctx, rdb, key, f, false); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"key-0", "key-4999"} {
+				if ok, err := rdb.Do(ctx, "BF.EXISTS", key, k).Bool(); err != nil || !ok {
+					t.Errorf("BF.EXISTS %s %s: %v, %v", key, k, ok, err)
+				}
+			}
+			g, err := ScanDump(ctx, rdb, key)
+			if err != nil || !g.Equal(f) {
+				t.Errorf("ScanDump: %v", err)
+			}
+			if err := Restore(ctx, rdb, key, f, false); !errors.Is(err, ErrExists) {
+				t.Errorf("second Restore without replace: %v", err)
+			}
+		})
+	}
+	err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		keys, err := node.Keys(ctx, "*bfdump-restore:*").Result()
+		if err == nil && len(keys) > 0 {
+			err = fmt.Errorf("temporary keys left on %s: %q", node.Options().Addr, keys)
+		}
+		return err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
