@@ -110,7 +110,6 @@ type Filter struct {
 type link struct {
 	bits    []byte  // the bit array, len(bits)*8 == m
 	m       uint64  // bits
-	wrap    uint64  // 2^64 mod m
 	k       uint32  // hash functions
 	entries uint64  // capacity: keys it takes before the chain grows
 	size    uint64  // keys added to it
@@ -314,68 +313,41 @@ func newLink(entries uint64, rate float64, m uint64, k uint32, bpe float64) (lin
 	if k < 1 || k > MaxHashes {
 		return link{}, fmt.Errorf("%w: bfdump: %d keys at rate %v need %d hash functions, more than MaxHashes (%d)", bloom.ErrInvalidParameter, entries, rate, k, MaxHashes)
 	}
-	return link{m: m, wrap: wrapOf(m), k: k, entries: entries, err: rate, bpe: bpe}, nil
+	return link{m: m, k: k, entries: entries, err: rate, bpe: bpe}, nil
 }
 
-// wrapOf returns 2^64 mod m.
-func wrapOf(m uint64) uint64 {
-	return (math.MaxUint64%m + 1) % m
-}
-
-// The positions of a key in a sub-filter are x_i = s_i mod m with
-// s_i = (a + i*b) mod 2^64. Rather than a division per position, test and
-// add carry x_i from one position to the next: s_{i+1} = s_i + b - c*2^64,
-// c being the carry out of the 64-bit addition, so
-// x_{i+1} = (x_i + (b mod m) - c*(2^64 mod m)) mod m, two divisions per key
-// and sub-filter whatever the hash count (TestPositionsMatchModulo checks
-// this against (a + i*b) % m). m <= MaxBits keeps x + (b mod m) < 2^64.
-
-// advance returns the next position and 64-bit sum: from x = s mod m to
-// (s + b) mod m, given step = b mod m and w = 2^64 mod m.
-func advance(x, s, b, step, m, w uint64) (uint64, uint64) {
-	s, c := bits.Add64(s, b, 0)
-	if x += step; x >= m {
-		x -= m
-	}
-	if c != 0 {
-		if x >= w {
-			x -= w
-		} else {
-			x += m - w
-		}
-	}
-	return x, s
-}
+// The positions of a key in a sub-filter are ((a + i*b) mod 2^64) mod m,
+// one division each, as RedisBloom computes them. Carrying x_i to x_{i+1}
+// instead (x + b mod m, less 2^64 mod m where the 64-bit sum wraps; two
+// divisions per key) was slower on the 2-vCPU AMD test machine, where the
+// k divisions of a key are independent and overlap but the carried
+// positions form a chain with unpredictable branches: Test of present keys
+// 87-180 ns against 151-383 at 10^5 keys, 408-738 against 543-1019 at 10^7,
+// three runs of each binary, alternated.
 
 // test reports whether all of the positions of (a, b) are set.
 func (l *link) test(a, b uint64) bool {
-	m, w, set := l.m, l.wrap, l.bits
-	x, step, s := a%m, b%m, a
-	for i := l.k; ; {
+	m, set := l.m, l.bits
+	for i := range uint64(l.k) {
+		x := (a + i*b) % m
 		if set[x>>3]&(1<<(x&7)) == 0 {
 			return false
 		}
-		if i--; i == 0 {
-			return true
-		}
-		x, s = advance(x, s, b, step, m, w)
 	}
+	return true
 }
 
 // add sets the positions of (a, b) and reports whether any was clear.
 func (l *link) add(a, b uint64) (fresh bool) {
-	m, w, set := l.m, l.wrap, l.bits
-	x, step, s := a%m, b%m, a
+	m, set := l.m, l.bits
 	var clear byte
-	for i := l.k; ; {
+	for i := range uint64(l.k) {
+		x := (a + i*b) % m
 		p, mask := &set[x>>3], byte(1)<<(x&7)
 		clear |= ^*p & mask
 		*p |= mask
-		if i--; i == 0 {
-			return clear != 0
-		}
-		x, s = advance(x, s, b, step, m, w)
 	}
+	return clear != 0
 }
 
 // test reports whether any sub-filter, newest first, holds (a, b)

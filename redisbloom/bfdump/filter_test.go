@@ -12,40 +12,6 @@ import (
 	"github.com/bloomfilters/bloom"
 )
 
-// TestPositionsMatchModulo checks advance, which carries a key's position
-// from one hash function to the next, against RedisBloom's
-// ((a + i*b) mod 2^64) mod m with one division per position, for sizes that
-// divide 2^64 and sizes that do not, up to MaxBits, and for steps that
-// never wrap, wrap at every step, or are multiples of m.
-func TestPositionsMatchModulo(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	sizes := []uint64{8, 16, 24, 64, 192, 200, 2112, 1 << 20, 9585064, MaxBits - 8, MaxBits}
-	for range 30 {
-		sizes = append(sizes, 8*(1+r.Uint64N(1<<37)))
-	}
-	for _, m := range sizes {
-		w := wrapOf(m)
-		for trial := range 400 {
-			a, b := r.Uint64(), r.Uint64()
-			switch trial % 4 {
-			case 1:
-				b = r.Uint64N(1 << 10)
-			case 2:
-				b = math.MaxUint64 - r.Uint64N(1<<10)
-			case 3:
-				b = m * r.Uint64N(math.MaxUint64/m)
-			}
-			x, s, step := a%m, a, b%m
-			for i := uint64(0); i < 64; i++ {
-				if want := (a + i*b) % m; x != want {
-					t.Fatalf("m=%d a=%#x b=%#x: position %d is %d, want %d", m, a, b, i, x, want)
-				}
-				x, s = advance(x, s, b, step, m, w)
-			}
-		}
-	}
-}
-
 // TestLinkBits checks that link.add sets exactly the positions
 // (a + i*b) % m and that link.test reports them, on small sub-filters.
 func TestLinkBits(t *testing.T) {

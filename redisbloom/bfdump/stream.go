@@ -165,7 +165,6 @@ func decodeHeader(h []byte) (*Filter, uint64, error) {
 		nbits := le.Uint64(p[8:])
 		f.links[i] = link{
 			m:       nbits,
-			wrap:    wrapOf(nbits),
 			size:    le.Uint64(p[16:]),
 			err:     math.Float64frombits(le.Uint64(p[24:])),
 			bpe:     math.Float64frombits(le.Uint64(p[32:])),
