@@ -125,7 +125,7 @@ type Option func(*settings) error
 type settings struct {
 	growth     uint32
 	nonScaling bool
-	expansion  bool // Expansion was given
+	expansion  bool // Expansion was given a factor above 0
 }
 
 // Expansion sets the growth factor: each new sub-filter holds factor times
@@ -137,12 +137,11 @@ func Expansion(factor uint32) Option {
 		if factor > MaxExpansion {
 			return fmt.Errorf("%w: bfdump: expansion must be in [0, %d], got %d", bloom.ErrInvalidParameter, MaxExpansion, factor)
 		}
-		s.expansion = true
 		if factor == 0 {
 			s.nonScaling = true
 			return nil
 		}
-		s.growth = factor
+		s.growth, s.expansion = factor, true
 		return nil
 	}
 }
@@ -168,7 +167,7 @@ func newSettings(opts []Option) (settings, error) {
 			return s, err
 		}
 	}
-	if s.nonScaling && s.expansion && s.growth != DefaultExpansion {
+	if s.nonScaling && s.expansion {
 		// BF.RESERVE: "Nonscaling filters cannot expand".
 		return s, fmt.Errorf("%w: bfdump: a non-scaling filter cannot have an expansion", bloom.ErrInvalidParameter)
 	}
@@ -307,7 +306,7 @@ func build(capacity uint64, rate float64, m uint64, k uint32, bpe float64, s set
 
 // newLink returns a sub-filter without its bit array.
 func newLink(entries uint64, rate float64, m uint64, k uint32, bpe float64) (link, error) {
-	if m == 0 || m%8 != 0 || m > MaxBits {
+	if m == 0 || m%8 != 0 || m > MaxBits || m/8 > maxLinkBytes {
 		return link{}, fmt.Errorf("%w: bfdump: %d keys at rate %v need %d bits, more than MaxBits (%d)", bloom.ErrInvalidParameter, entries, rate, m, MaxBits)
 	}
 	if k < 1 || k > MaxHashes {

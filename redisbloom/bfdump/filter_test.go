@@ -68,6 +68,7 @@ func TestConstructorErrors(t *testing.T) {
 		{"Reserve rate -1", func() (*Filter, error) { return Reserve(10, -1) }},
 		{"expansion too large", func() (*Filter, error) { return Reserve(10, 0.01, Expansion(MaxExpansion+1)) }},
 		{"non-scaling with expansion", func() (*Filter, error) { return Reserve(10, 0.01, NonScaling(), Expansion(4)) }},
+		{"non-scaling with expansion 2", func() (*Filter, error) { return Reserve(10, 0.01, Expansion(2), NonScaling()) }},
 		{"NewWithSize bits 0", func() (*Filter, error) { return NewWithSize(0, 3, 10, 0.01) }},
 		{"NewWithSize bits 12", func() (*Filter, error) { return NewWithSize(12, 3, 10, 0.01) }},
 		{"NewWithSize bits > MaxBits", func() (*Filter, error) { return NewWithSize(MaxBits+8, 3, 10, 0.01) }},
