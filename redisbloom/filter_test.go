@@ -39,7 +39,7 @@ func newPair(t *testing.T, rdb redis.UniversalClient, capacity uint64, errorRate
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := bloom.New(capacity, errorRate, bloom.Seed(seed))
+	mem, err := bloom.New(capacity, errorRate, bloom.Seed(seed), bloom.Classic())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func every(ctx context.Context, f *redisbloom.Filter) map[string]error {
 	_, errs["TestAndAddMany"] = f.TestAndAddMany(ctx, keys)
 	_, errs["Count"] = f.Count(ctx)
 	_, errs["Export"] = f.Export(ctx)
-	mem, _ := bloom.New(f.Capacity(), f.ErrorRate(), bloom.Seed(f.Seed()))
+	mem, _ := bloom.New(f.Capacity(), f.ErrorRate(), bloom.Seed(f.Seed()), bloom.Classic())
 	errs["Import"] = f.Import(ctx, mem)
 	return errs
 }

@@ -20,8 +20,9 @@ import (
 // probe; only fixedProbe and scalableProbe build one. A probe must have the
 // classic layout, so that neither a bloom.Blocked among the options nor a
 // default layout of the bloom package other than classic changes what is
-// built here: once the bloom package offers an option that asks for the
-// classic layout explicitly, both must pass it ahead of opts.
+// built here: fixedProbe builds with bloom.NewWithSize, classic unless
+// bloom.Blocked is given, and scalableProbe adds bloom.Classic where the
+// bloom package's default would choose the blocked layout.
 
 // errBlockedOption is the error of a constructor given bloom.Blocked.
 func errBlockedOption() error {
@@ -53,12 +54,18 @@ func fixedProbe(opts []bloom.Option) (*bloom.BloomFilter, error) {
 // on the real one, see scalableFromProbe). It returns bloom.NewScalable's
 // error for invalid arguments and errBlockedOption for bloom.Blocked.
 func scalableProbe(initialCapacity uint64, errorRate float64, opts []bloom.Option) (*bloom.ScalableBloomFilter, error) {
-	probe, err := bloom.NewScalable(min(initialCapacity, scalableProbeCapacity), errorRate, opts...)
+	capacity := min(initialCapacity, scalableProbeCapacity)
+	probe, err := bloom.NewScalable(capacity, errorRate, opts...)
 	if err != nil {
 		return nil, err
 	}
 	if probe.Blocked() {
-		return nil, errBlockedOption()
+		// The bloom package's default layout, or bloom.Blocked: with
+		// bloom.Classic added, the first builds, the second contradicts it.
+		probe, err = bloom.NewScalable(capacity, errorRate, append(opts[:len(opts):len(opts)], bloom.Classic())...)
+		if err != nil {
+			return nil, errBlockedOption()
+		}
 	}
 	return probe, nil
 }

@@ -74,7 +74,7 @@ func TestScalableParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.CacheFullSubFilters(c.copies)
-			mem, err := bloom.NewScalable(initial, p, c.opts...)
+			mem, err := bloom.NewScalable(initial, p, append(c.opts, bloom.Classic())...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -315,7 +315,7 @@ func TestScalableErrors(t *testing.T) {
 		_, errs["TestAndAddMany"] = s.TestAndAddMany(ctx, keys[:10])
 		_, errs["Count"] = s.Count(ctx)
 		_, errs["Export"] = s.Export(ctx)
-		mem, _ := bloom.NewScalable(100, 0.01)
+		mem, _ := bloom.NewScalable(100, 0.01, bloom.Classic())
 		errs["Import"] = s.Import(ctx, mem)
 		return errs
 	}
@@ -364,7 +364,7 @@ func TestScalableErrors(t *testing.T) {
 		if _, err := redisbloom.NewScalable(ctx, rdb, s.Name(), 100, 0.02); !errors.Is(err, bloom.ErrIncompatible) {
 			t.Errorf("NewScalable with another error rate: %v", err)
 		}
-		other, _ := bloom.NewScalable(100, 0.01, bloom.Seed(1))
+		other, _ := bloom.NewScalable(100, 0.01, bloom.Seed(1), bloom.Classic())
 		if err := s.Import(ctx, other); !errors.Is(err, bloom.ErrIncompatible) {
 			t.Errorf("Import with another seed: %v", err)
 		}
@@ -449,7 +449,7 @@ func TestScalableImport(t *testing.T) {
 	cached.CacheFullSubFilters(1 << 20)
 	probe := append(keyRange("imp-", 0, 5000), keyRange("more-", 0, 2000)...)
 	for _, n := range []int{5000, 100, 0, 3000} {
-		mem, err := bloom.NewScalable(200, 0.001)
+		mem, err := bloom.NewScalable(200, 0.001, bloom.Classic())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func TestSharded(t *testing.T) {
 			t.Cleanup(func() { s.Delete(context.Background()) })
 			mem := make([]*bloom.BloomFilter, shards)
 			for i := range mem {
-				if mem[i], err = bloom.New(capacity/shards, p); err != nil {
+				if mem[i], err = bloom.New(capacity/shards, p, bloom.Classic()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -342,7 +342,7 @@ func TestShardedPipelined(t *testing.T) {
 	t.Cleanup(func() { s.Delete(context.Background()) })
 	mem := make([]*bloom.BloomFilter, shards)
 	for i := range mem {
-		if mem[i], err = bloom.New(capacity/shards, p); err != nil {
+		if mem[i], err = bloom.New(capacity/shards, p, bloom.Classic()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -73,7 +73,7 @@ func TestExportImport(t *testing.T) {
 	checkExport(t, f, mem)
 
 	// Import replaces: an empty filter empties the Redis one.
-	empty, err := bloom.New(5000, 0.001, bloom.Seed(99))
+	empty, err := bloom.New(5000, 0.001, bloom.Seed(99), bloom.Classic())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +102,8 @@ func TestExportImport(t *testing.T) {
 	}
 
 	for desc, other := range map[string]func() (*bloom.BloomFilter, error){
-		"another size":  func() (*bloom.BloomFilter, error) { return bloom.New(5001, 0.001, bloom.Seed(99)) },
-		"another seed":  func() (*bloom.BloomFilter, error) { return bloom.New(5000, 0.001) },
+		"another size":  func() (*bloom.BloomFilter, error) { return bloom.New(5001, 0.001, bloom.Seed(99), bloom.Classic()) },
+		"another seed":  func() (*bloom.BloomFilter, error) { return bloom.New(5000, 0.001, bloom.Classic()) },
 		"another k":     func() (*bloom.BloomFilter, error) { return bloom.NewWithSize(f.Bits(), f.Hashes()+1, bloom.Seed(99)) },
 		"a nil filter":  func() (*bloom.BloomFilter, error) { return nil, nil },
 		"a zero filter": func() (*bloom.BloomFilter, error) { return new(bloom.BloomFilter), nil },
