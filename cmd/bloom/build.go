@@ -12,8 +12,9 @@ import (
 
 const buildDoc = `Builds a fixed-size Bloom filter from the lines of INPUT (or stdin) and
 writes it to FILE, atomically: on any error FILE is left as it was; -o -
-writes it to stdout. A filter larger than the machine's memory, or an
-unwritable FILE, is refused before any input is read. A line's
+writes it to stdout. FILE must be a regular file or not exist (for a pipe
+or a device, use -o - and redirect). A filter larger than the machine's
+memory, or an unwritable FILE, is refused before any input is read. A line's
 "\n" or "\r\n" ending is not part of the key. The filter is sized for
 -capacity distinct keys at -error-rate; with more keys its false-positive
 rate rises, and build warns. For a stream of unknown size, use dedup -state,
