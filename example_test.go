@@ -20,8 +20,8 @@ func Example_quickStart() {
 		log.Fatal(err)
 	}
 	f.AddString("https://example.com/")
-	fmt.Println(f.TestString("https://example.com/")) // true: added keys are always found
-	fmt.Println(f.TestString("https://example.net/")) // false: definitely never added (true ~1% of the time)
+	fmt.Println(f.TestString("https://example.com/"))  // true: added keys are always found
+	fmt.Println(f.TestString("https://example.net/"))  // false: definitely never added (true ~1% of the time)
 	seen := f.TestAndAddString("https://example.org/") // one hash pass: was it there? add it
 	fmt.Println(seen)
 	// Output:
