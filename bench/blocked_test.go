@@ -10,7 +10,7 @@ import (
 	"github.com/spaolacci/murmur3"
 )
 
-// This file holds the blocked prototype that README ("Where we lose") and
+// This file holds the blocked prototype that docs/benchmarks.md ("Where we lose") and
 // the closing note of issue 3 cite: a scalable filter whose sub-filters keep
 // all k bits of a key in one 512-bit cache line, the layout of blobloom. It is
 // a measurement, not a filter to use: its sizing is the classic one with 12%
