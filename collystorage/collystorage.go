@@ -1,6 +1,7 @@
 // Package collystorage keeps the visited requests of a colly crawler
 // (github.com/gocolly/colly/v2) in a Bloom filter instead of colly's default
-// map: a few bytes per URL instead of some 40, saved to a file and reloaded
+// map: 2 to 5 bytes per URL instead of the map's 44 (at 10^6 URLs; the
+// README has the figures), saved to a file and reloaded
 // across runs (Storage), or shared by crawlers on many machines through Redis
 // (RedisStorage). Both implement colly's storage.Storage; pass one to
 // Collector.SetStorage.

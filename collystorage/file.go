@@ -37,8 +37,9 @@ const (
 //
 // A saved filter keeps its own parameters: Open returns an error wrapping
 // bloom.ErrIncompatible if its initial capacity or error rate differ from
-// those given, or if opts contradict it (another Seed, growth or
-// Tightening; Blocked on a classic filter or the reverse); one wrapping
+// those given; one wrapping bloom.ErrInvalidParameter if opts contradict it
+// (another Seed, growth or Tightening; Blocked on a classic filter or the
+// reverse) or, for a new file, if New would refuse the parameters; one wrapping
 // bloom.ErrCorrupt if the file is not a saved Storage, is damaged or has
 // bytes after the filter; io.ErrUnexpectedEOF if it is cut short; or the
 // error of opening or reading it. Delete the file to start afresh.

@@ -227,6 +227,9 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := collystorage.Open(path, testCapacity, testRate, bloom.Linear(2)); !errors.Is(err, bloom.ErrInvalidParameter) {
 		t.Errorf("Open with another growth: %v, want ErrInvalidParameter", err)
 	}
+	if _, err := collystorage.Open(path, testCapacity, testRate, bloom.Blocked()); !errors.Is(err, bloom.ErrInvalidParameter) {
+		t.Errorf("Open of a classic filter with Blocked: %v, want ErrInvalidParameter", err)
+	}
 	if _, err := collystorage.Open(write("trailing", append(bytes.Clone(good), 0)), testCapacity, testRate); !errors.Is(err, bloom.ErrCorrupt) {
 		t.Errorf("Open of a file with a trailing byte: %v, want ErrCorrupt", err)
 	}
