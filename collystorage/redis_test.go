@@ -76,7 +76,7 @@ const childEnv = "COLLYSTORAGE_TEST_CRAWLER"
 
 // redisSiteLinks is the random links per page of the site that
 // TestCrawlTwoProcessesRedis crawls: every link costs each process a round
-// trip, so fewer than siteLinks (65 links to up to 9 others a page).
+// trip, so fewer than siteLinks() (65 links to up to 9 others a page).
 const redisSiteLinks = 8
 
 // TestCrawlTwoProcessesRedis crawls the site from two crawler processes (this

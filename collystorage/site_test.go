@@ -98,7 +98,7 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 		j := rng.IntN(s.n)
 		for range 2 {
 			fmt.Fprintf(&b, "<a href=\"/p/%d\">a</a> <a href=\"%s/p/%d\">b</a> <a href=\"%d\">c</a> <a href=\"../p/%d\">d</a>\n",
-				j, s.url, j, j, j)
+				j, "http://"+r.Host, j, j, j)
 		}
 	}
 	b.WriteString("</body></html>\n")
