@@ -1,17 +1,17 @@
 // Package collystorage keeps the visited requests of a colly crawler
 // (github.com/gocolly/colly/v2) in a Bloom filter instead of colly's default
-// map: 2 to 5 bytes per URL instead of the map's 44 (at 10^6 URLs; the
-// README has the figures), saved to a file and reloaded
-// across runs (Storage), or shared by crawlers on many machines through Redis
-// (RedisStorage). Both implement colly's storage.Storage; pass one to
-// Collector.SetStorage.
+// map: 2 to 5 bytes per URL instead of the map's 44 at 10^6 URLs (the README
+// has the figures), saved to a file and reloaded across runs (Storage), or
+// shared by crawlers on many machines through Redis (RedisStorage). Both
+// implement colly's storage.Storage; pass one to Collector.SetStorage.
 //
 // colly identifies a request by a 64-bit ID, the FNV-64a hash of its URL and
 // body. A Bloom filter answers "visited" for every ID it was given and, with
 // a probability of at most the error rate chosen, for an ID it was not: such
 // a page is skipped as if it had been fetched. A crawl of 10^6 pages at an
-// error rate of 0.001 skips about 1,000 pages it had not seen (fewer: the rate
-// is a bound, and the filter is below it while it fills); at 10^-6, about one.
+// error rate of 0.001 skips on average at most 1,000 pages it had not seen
+// (10^6 random IDs at 0.001 lost 466 grown from 10^4, and 10 in a filter
+// sized for 10^6); at 10^-6, at most one.
 //
 // # Exactly once
 //

@@ -18,9 +18,9 @@ import (
 //
 // The filter grows as the crawl does, keeping its false-positive rate at most
 // the error rate given: a new URL is taken for a visited one, and skipped,
-// with at most that probability. It takes about 1.44*log2(1/p) bits per
-// visited URL plus the growth's slack (see the package's README for the
-// figures at 10^6 URLs), independent of the URLs' length.
+// with at most that probability. At 10^6 visited URLs it takes 1.9 to 2.4
+// bytes per URL at an error rate of 0.01 and 4.3 to 5.1 at 10^-6 (sized for
+// them from the start, or grown from 10^4), whatever the URLs' length.
 //
 // A Storage is safe for concurrent use: IsVisited, Visited, Cookies,
 // SetCookies, Count, Bits, Save and WriteTo may run from any number of
