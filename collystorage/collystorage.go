@@ -10,8 +10,8 @@
 // a probability of at most the error rate chosen, for an ID it was not: such
 // a page is skipped as if it had been fetched. A crawl of 10^6 pages at an
 // error rate of 0.001 skips on average at most 1,000 pages it had not seen
-// (10^6 random IDs at 0.001 lost 466 grown from 10^4, and 10 in a filter
-// sized for 10^6); at 10^-6, at most one.
+// (of 10^6 random IDs, 466 were taken for visited ones by a filter grown
+// from 10^4, and 10 by one sized for 10^6); at 10^-6, at most one.
 //
 // # Exactly once
 //
