@@ -452,7 +452,7 @@ func TestAddTestCount(t *testing.T) {
 }
 
 func TestUnionIntersection(t *testing.T) {
-	a, b := mustNew(t, 1000, 0.01), mustNew(t, 1000, 0.01)
+	a, b := mustNew(t, 1000, 0.01, Classic()), mustNew(t, 1000, 0.01, Classic())
 	buf := make([]byte, 16)
 	for i := range uint64(600) {
 		a.Add(keyOf(buf, 0, i))
@@ -486,9 +486,9 @@ func TestUnionIntersection(t *testing.T) {
 	}
 
 	for name, other := range map[string]*BloomFilter{
-		"bits":   mustNew(t, 1001, 0.01),
+		"bits":   mustNew(t, 1001, 0.01, Classic()),
 		"hashes": func() *BloomFilter { f, _ := NewWithSize(a.Bits(), a.Hashes()+1); return f }(),
-		"seed":   mustNew(t, 1000, 0.01, Seed(1)),
+		"seed":   mustNew(t, 1000, 0.01, Seed(1), Classic()),
 		"nil":    nil,
 	} {
 		if g, err := a.Union(other); !errors.Is(err, ErrIncompatible) || g != nil {
@@ -533,7 +533,7 @@ func TestNoFalseNegatives(t *testing.T) {
 	for c := range configs {
 		n := 1 + r.Uint64N(20000)
 		p := math.Pow(10, -0.2-r.Float64()*6)
-		f := mustNew(t, n, p, Seed(r.Uint32()))
+		f := mustNew(t, n, p, Seed(r.Uint32()), Classic())
 		other, _ := NewWithSize(f.Bits(), f.Hashes(), Seed(f.Seed()))
 		keys := make([][]byte, 0, n+1)
 		keys = append(keys, []byte{})
@@ -696,7 +696,7 @@ func TestPositionsMatchIndependentHashes(t *testing.T) {
 		p float64
 	}{{1e4, 0.01}, {1e5, 0.001}, {2000, 1e-4}} {
 		t.Run(fmt.Sprintf("n=%g/p=%g", float64(tc.n), tc.p), func(t *testing.T) {
-			f := mustNew(t, tc.n, tc.p)
+			f := mustNew(t, tc.n, tc.p, Classic())
 			s := &sourceDesign{m: f.Bits(), k: f.Hashes(), bits: make([]uint64, (f.Bits()+63)/64)}
 			buf := make([]byte, 16)
 			for i := range tc.n {
@@ -3863,8 +3863,8 @@ func TestBlockedConstruction(t *testing.T) {
 	if !f.Blocked() || f.Bits() != m || f.Hashes() != k || f.Capacity() != 1000 || f.ErrorRate() != 0.01 {
 		t.Errorf("New(1000, 0.01, Blocked()): blocked %v, %d bits, %d hashes", f.Blocked(), f.Bits(), f.Hashes())
 	}
-	if c := mustNew(t, 1000, 0.01); c.Blocked() {
-		t.Error("the default layout is blocked")
+	if c := mustNew(t, 1000, 0.01, Classic()); c.Blocked() {
+		t.Error("Classic gave the blocked layout")
 	}
 	g, err := NewWithSize(1024, 5, Blocked())
 	if err != nil || !g.Blocked() || g.ErrorRate() != BlockedFalsePositiveRate(1024, 5, g.Capacity()) {
@@ -4252,7 +4252,7 @@ func TestBlockedIncompatibleWithClassic(t *testing.T) {
 	if b.Equal(c) || c.Equal(b) {
 		t.Error("a blocked and a classic filter are Equal")
 	}
-	sb, sc := mustScalable(t, 100, 0.01, Blocked()), mustScalable(t, 100, 0.01)
+	sb, sc := mustScalable(t, 100, 0.01, Blocked()), mustScalable(t, 100, 0.01, Classic())
 	if sb.Equal(sc) {
 		t.Error("blocked and classic scalable filters are Equal")
 	}
@@ -4539,7 +4539,7 @@ func TestBlockedWordsTextRead(t *testing.T) {
 	if err != nil || !g.Equal(f) || !hugepage.IsAligned(g.words) {
 		t.Errorf("FromWords: %v", err)
 	}
-	if _, err := FromWords(mustNew(t, 5000, 0.01).Header(), make([]uint64, 0), Blocked()); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := FromWords(mustNew(t, 5000, 0.01, Classic()).Header(), make([]uint64, 0), Blocked()); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("FromWords of a classic header with Blocked: %v", err)
 	}
 	bad := h
@@ -4553,7 +4553,7 @@ func TestBlockedWordsTextRead(t *testing.T) {
 	if err := other.Merge(f); err != nil || !other.Equal(u) {
 		t.Errorf("Merge: %v, or differs from Union", err)
 	}
-	if err := other.Merge(mustNew(t, 5000, 0.01, Seed(9))); !errors.Is(err, ErrIncompatible) {
+	if err := other.Merge(mustNew(t, 5000, 0.01, Seed(9), Classic())); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("Merge of a classic filter into a blocked one: %v", err)
 	}
 	text, err := f.MarshalText()
@@ -4565,7 +4565,7 @@ func TestBlockedWordsTextRead(t *testing.T) {
 	if r, err := Read(bytes.NewReader(enc), Blocked()); err != nil || !r.Equal(f) {
 		t.Errorf("Read with Blocked: %v", err)
 	}
-	classic, _ := mustNew(t, 10, 0.1).MarshalBinary()
+	classic, _ := mustNew(t, 10, 0.1, Classic()).MarshalBinary()
 	if _, err := Read(bytes.NewReader(classic), Blocked()); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("Read of a classic filter with Blocked: %v", err)
 	}
@@ -4577,7 +4577,7 @@ func TestBlockedWordsTextRead(t *testing.T) {
 	if a, err := ReadAny(bytes.NewReader(senc), Blocked()); err != nil || !a.(*ScalableBloomFilter).Equal(s) {
 		t.Errorf("ReadAny with Blocked: %v", err)
 	}
-	sclassic, _ := mustScalable(t, 100, 0.01).MarshalBinary()
+	sclassic, _ := mustScalable(t, 100, 0.01, Classic()).MarshalBinary()
 	if _, err := ReadScalable(bytes.NewReader(sclassic), Blocked()); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("ReadScalable of a classic filter with Blocked: %v", err)
 	}
@@ -4665,7 +4665,7 @@ func TestCrossLayoutRefused(t *testing.T) {
 	if s := mustScalable(t, 100, 0.01, Blocked()); s.Layout() != LayoutBlocked {
 		t.Errorf("blocked ScalableBloomFilter: Layout %v", s.Layout())
 	}
-	if s := mustScalable(t, 100, 0.01); s.Layout() != LayoutClassic {
+	if s := mustScalable(t, 100, 0.01, Classic()); s.Layout() != LayoutClassic {
 		t.Errorf("classic ScalableBloomFilter: Layout %v", s.Layout())
 	}
 	if LayoutClassic.String() != "classic" || LayoutBlocked.String() != "blocked" || Layout(0).String() != "Layout(0)" {
@@ -4976,5 +4976,73 @@ func testBlockedTestMatchesMask(t *testing.T) {
 			}
 			check("random bits", !missing)
 		}
+	}
+}
+
+// TestDefaultLayoutRule checks the rule by which New and NewScalable choose
+// a layout: blocked where BlockedSize costs at most 10% more bits than Size,
+// classic otherwise; Blocked and Classic force one; NewWithSize is classic
+// unless Blocked. It logs the ratio table of docs/blocked.md.
+func TestDefaultLayoutRule(t *testing.T) {
+	rates := []float64{0.1, 0.01, 0.005, 0.001, 5e-4, 3e-4, 1e-4, 1e-6}
+	for _, n := range []uint64{1, 10, 100, 1000, 1e4, 1e6, 1e8} {
+		row := fmt.Sprintf("n=%g:", float64(n))
+		for _, p := range rates {
+			cm, _, err1 := Size(n, p)
+			bm, _, err2 := BlockedSize(n, p)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("n=%d p=%g: %v %v", n, p, err1, err2)
+			}
+			ratio := float64(bm) / float64(cm)
+			row += fmt.Sprintf(" %g:%.3f", p, ratio)
+			want := LayoutClassic
+			if ratio <= 1.10 {
+				want = LayoutBlocked
+			}
+			if got := DefaultLayout(n, p); got != want {
+				t.Errorf("DefaultLayout(%d, %g) = %v, want %v (ratio %.4f)", n, p, got, want, ratio)
+			}
+			if n > 1e6 {
+				continue // the sizes alone; no 100 MB filters here
+			}
+			if f := mustNew(t, n, p); f.Layout() != want {
+				t.Errorf("New(%d, %g): %v, want %v", n, p, f.Layout(), want)
+			}
+		}
+		t.Log(row)
+	}
+	// Where the default is blocked, the options still force either layout.
+	if f := mustNew(t, 1e5, 0.01, Classic()); f.Layout() != LayoutClassic {
+		t.Error("Classic ignored")
+	}
+	if f := mustNew(t, 1e5, 1e-6, Blocked()); f.Layout() != LayoutBlocked {
+		t.Error("Blocked ignored")
+	}
+	if f, err := NewWithSize(1<<20, 7); err != nil || f.Layout() != LayoutClassic {
+		t.Errorf("NewWithSize: %v, %v", f.Layout(), err)
+	}
+	for _, opts := range [][]Option{{Blocked(), Classic()}, {Classic(), Blocked()}, {Classic(), Classic()}} {
+		if _, err := New(1000, 0.01, opts...); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("New with %d layout options: %v", len(opts), err)
+		}
+	}
+	// NewScalable applies the rule to its first sub-filter.
+	for _, tc := range []struct {
+		n uint64
+		p float64
+	}{{1e4, 0.01}, {1e4, 1e-5}, {10, 0.01}, {1e5, 0.002}} {
+		s := mustScalable(t, tc.n, tc.p)
+		if want := DefaultLayout(tc.n, tc.p*(1-DefaultTightening)); s.Layout() != want {
+			t.Errorf("NewScalable(%d, %g): %v, want %v", tc.n, tc.p, s.Layout(), want)
+		}
+	}
+	// A decoder given Classic refuses a blocked encoding.
+	enc, _ := mustNew(t, 1e4, 0.01).MarshalBinary()
+	if _, err := Read(bytes.NewReader(enc), Classic()); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("Read of a blocked filter with Classic: %v", err)
+	}
+	senc, _ := mustScalable(t, 1e4, 0.01).MarshalBinary()
+	if _, err := ReadScalable(bytes.NewReader(senc), Classic()); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("ReadScalable of a blocked filter with Classic: %v", err)
 	}
 }

@@ -252,7 +252,11 @@ func (s *ScalableBloomFilter) makeConcurrent(locks *layout.Locks) {
 // holds initialCapacity keys and whose overall false-positive rate stays at
 // most errorRate. Options: Linear or Exponential (default
 // Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed,
-// Concurrent and Blocked (blocked sub-filters, each sized by BlockedSize).
+// Concurrent, and Blocked or Classic for the sub-filters' layout; without
+// either, the layout is DefaultLayout(initialCapacity,
+// errorRate*(1-tightening)), that of the first sub-filter (blocked
+// sub-filters are each sized by BlockedSize), or classic where the growth
+// settings can build only a classic chain.
 // It returns an error wrapping ErrInvalidParameter for a capacity of 0, an
 // errorRate not in (0, 1), invalid options (including any option given
 // twice, or Linear with Exponential), a first sub-filter larger than MaxBits, growth
@@ -277,6 +281,21 @@ func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*Sc
 	if !(errorRate > 0 && errorRate < 1) {
 		return nil, paramError("errorRate must be in (0, 1), got %v", errorRate)
 	}
+	if !s.blocked && !s.classic && defaultBlocked(initialCapacity, errorRate*(1-s.tightening)) {
+		// The rule of New, applied to the first sub-filter; where the
+		// growth settings cannot build a blocked chain (a rate too low
+		// for the tightening), the classic chain they can build.
+		s.blocked = true
+		if sf, err := newScalable(initialCapacity, errorRate, s); err == nil {
+			return sf, nil
+		}
+		s.blocked = false
+	}
+	return newScalable(initialCapacity, errorRate, s)
+}
+
+// newScalable is NewScalable with its settings complete.
+func newScalable(initialCapacity uint64, errorRate float64, s settings) (*ScalableBloomFilter, error) {
 	sf := &ScalableBloomFilter{
 		seed:            s.seed,
 		initialCapacity: initialCapacity,
@@ -1142,6 +1161,8 @@ func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter,
 		return nil, paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
 	case s.blocked && !d.blocked:
 		return nil, paramError("Blocked contradicts the encoded classic layout")
+	case s.classic && d.blocked:
+		return nil, paramError("Classic contradicts the encoded blocked layout")
 	}
 	var g ScalableBloomFilter
 	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb[:]), r), r); err != nil {

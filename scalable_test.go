@@ -1141,7 +1141,7 @@ func TestScalableConcurrentGrowth(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for round := range rounds {
-				s := mustScalable(t, tc.initial, 1e-9, append(tc.opts, Concurrent())...)
+				s := mustScalable(t, tc.initial, 1e-9, append(tc.opts, Concurrent(), Classic())...)
 				news := make([]uint64, concurrentWorkers)
 				runWorkers(concurrentWorkers, func(g int) {
 					buf := make([]byte, 16)
@@ -1165,7 +1165,7 @@ func TestScalableConcurrentGrowth(t *testing.T) {
 						t.Fatalf("round %d: sub-filter %d of %d holds %d keys, capacity %d", round, i, len(filters), c, f.capacity)
 					}
 				}
-				serial := mustScalable(t, tc.initial, 1e-9, tc.opts...)
+				serial := mustScalable(t, tc.initial, 1e-9, append(tc.opts, Classic())...)
 				buf := make([]byte, 16)
 				for i := uint64(0); serial.Count() < inserted; i++ {
 					serial.Add(keyOf(buf, 0, i))

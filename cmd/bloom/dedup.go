@@ -63,15 +63,18 @@ func runDedup(e *env, args []string) error {
 	if err := checkSizing(*capacity, *errorRate); err != nil {
 		return err
 	}
-	in, inName := e.stdin, "stdin"
-	if flags.NArg() > 0 {
-		files, err := openInputFiles(flags.Args(), e.stdin)
-		if err != nil {
-			return err
-		}
-		defer files.Close()
-		in, inName = files, "input"
+	// Stdin alone is read as the INPUT "-", so that the same bytes make the
+	// same lines whichever way they arrive.
+	names, inName := flags.Args(), "input"
+	if len(names) == 0 {
+		names, inName = []string{"-"}, "stdin"
 	}
+	files, err := openInputFiles(names, e.stdin)
+	if err != nil {
+		return err
+	}
+	defer files.Close()
+	var in io.Reader = files
 	statePath := "" // *state resolved
 	if *state != "" {
 		// Every name of the state, through symbolic links (dangling ones
@@ -170,7 +173,7 @@ func saturatedWhatToDo(state bool) string {
 // empty or does not exist.
 func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.ScalableBloomFilter, error) {
 	if state != "" {
-		loaded, err := loadFilter(state)
+		loaded, err := loadState(state)
 		if err == nil {
 			f, ok := loaded.(*bloom.ScalableBloomFilter)
 			if !ok {
@@ -184,7 +187,7 @@ func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.Scala
 	}
 	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", capacity, errorRate)
 	// The first sub-filter, at error rate P(1-r), is allocated at once.
-	if bits, _, err := bloom.Size(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
+	if bits, err := defaultBits(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
 		if err := checkMemory(sizing, bits); err != nil {
 			return nil, err
 		}
