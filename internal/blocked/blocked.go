@@ -62,11 +62,11 @@ func Block(w []uint64, m uint64, h1 uint64) *[8]uint64 {
 // internal/blockbits for k = 8, 9.
 func Mask(h2 uint64, k uint) (m [8]uint64) {
 	if w1, ok := firstDistinct(h2, k); ok {
-		for p, n := h2, min(k, fieldsPerWord); n > 0; n-- {
+		for p, n := h2, min(k, FieldsPerWord); n > 0; n-- {
 			m[p>>6&7] |= 1 << (p & 63)
 			p >>= 9
 		}
-		for p := w1; k > fieldsPerWord; k-- {
+		for p := w1; k > FieldsPerWord; k-- {
 			m[p>>6&7] |= 1 << (p & 63)
 			p >>= 9
 		}
@@ -108,14 +108,14 @@ type candidates struct {
 }
 
 func newCandidates(h2 uint64) candidates {
-	return candidates{w: h2, state: h2, left: fieldsPerWord}
+	return candidates{w: h2, state: h2, left: FieldsPerWord}
 }
 
 // next returns the next candidate, in [0, BlockBits).
 func (c *candidates) next() uint64 {
 	if c.left == 0 {
 		c.state += golden
-		c.w, c.left = splitmix(c.state), fieldsPerWord
+		c.w, c.left = splitmix(c.state), FieldsPerWord
 	}
 	p := c.w & (BlockBits - 1)
 	c.w >>= 9
@@ -123,15 +123,15 @@ func (c *candidates) next() uint64 {
 	return p
 }
 
-// fieldsPerWord is the number of 9-bit candidates a 64-bit word gives.
-const fieldsPerWord = 7
+// FieldsPerWord is the number of 9-bit candidates a 64-bit word gives.
+const FieldsPerWord = 7
 
 // fieldLows has the lowest bit of each of the seven 9-bit fields of a word
 // set, fieldHighs the highest.
 const (
 	fieldLows  = 0x0040201008040201
 	fieldHighs = fieldLows << 8
-	fieldBits  = 1<<63 - 1 // the bits of the seven fields
+	FieldBits  = 1<<63 - 1 // the bits of the seven fields
 )
 
 // zeroFields returns a value that is nonzero if and only if some field of x
@@ -144,13 +144,13 @@ func zeroFields(x, highs uint64) uint64 {
 
 // pairMasks[d-1][k], for k <= 7 and d = 1, 2, 3, has the highest bit of
 // field i set when fields i and (i+d) mod 7 are both among the first k:
-// the pairs that distinctFields compares in its round d. Every pair of the
+// the pairs that DistinctFields compares in its round d. Every pair of the
 // seven fields is (i+d) mod 7 apart for one d in 1..3.
-var pairMasks = func() (t [3][fieldsPerWord + 1]uint64) {
+var pairMasks = func() (t [3][FieldsPerWord + 1]uint64) {
 	for d := range t {
 		for k := range t[d] {
 			for i := range k {
-				if (i+d+1)%fieldsPerWord < k {
+				if (i+d+1)%FieldsPerWord < k {
 					t[d][k] |= 1 << (9*i + 8)
 				}
 			}
@@ -159,12 +159,12 @@ var pairMasks = func() (t [3][fieldsPerWord + 1]uint64) {
 	return t
 }()
 
-// distinctFields reports whether the first k <= 7 fields of w are distinct;
+// DistinctFields reports whether the first k <= 7 fields of w are distinct;
 // the bit of w above its fields, bit 63, must be clear. Round d compares
 // every field i with field (i+d) mod 7, all at once: w xor w rotated by d
 // fields has a zero field where the two are equal. It is small enough to be
 // inlined (cost 80 of 80: masking bit 63 here would cross that).
-func distinctFields(w uint64, k uint) bool {
+func DistinctFields(w uint64, k uint) bool {
 	k &= 7
 	x1 := w ^ (w>>9 | w<<54)
 	x2 := w ^ (w>>18 | w<<45)
@@ -172,7 +172,7 @@ func distinctFields(w uint64, k uint) bool {
 	return (x1-fieldLows)&^x1&pairMasks[0][k]|(x2-fieldLows)&^x2&pairMasks[1][k]|(x3-fieldLows)&^x3&pairMasks[2][k] == 0
 }
 
-// distinct7 is distinctFields(w, 7) with the masks folded into one: with
+// distinct7 is DistinctFields(w, 7) with the masks folded into one: with
 // all seven fields in play every round compares seven pairs.
 func distinct7(w uint64) bool {
 	x1 := w ^ (w>>9 | w<<54)
@@ -200,29 +200,29 @@ func laterDistinct(h2, w1 uint64, n1 uint) bool {
 	for j := range n1 {
 		zero |= zeroFields(h2^(w1>>(9*j)&(BlockBits-1))*fieldLows, fieldHighs)
 	}
-	return zero == 0 && distinctFields(w1&fieldBits, n1)
+	return zero == 0 && DistinctFields(w1&FieldBits, n1)
 }
 
 // firstDistinct reports whether the first k candidates of the in-block
 // sequence (see Mask) are distinct, so that they are the key's positions,
-// for k <= 2*fieldsPerWord, and returns the second word of candidates,
+// for k <= 2*FieldsPerWord, and returns the second word of candidates,
 // w1 = splitmix(h2 + golden), when k needs it: the key's positions are then
 // the first min(k, 7) fields of h2 and the first k-7 of w1. It returns false
 // for larger k, and otherwise with a probability of about k(k-1)/1024, when
 // the callers take the general loop. Callers check k <= 7 with
-// distinctFields first, which inlines.
+// DistinctFields first, which inlines.
 func firstDistinct(h2 uint64, k uint) (w1 uint64, ok bool) {
-	if k <= fieldsPerWord {
-		return 0, distinctFields(h2&fieldBits, k)
+	if k <= FieldsPerWord {
+		return 0, DistinctFields(h2&FieldBits, k)
 	}
-	if k > 2*fieldsPerWord || !distinct7(h2&fieldBits) {
+	if k > 2*FieldsPerWord || !distinct7(h2&FieldBits) {
 		return 0, false
 	}
 	w1 = splitmix(h2 + golden)
-	if n1 := k - fieldsPerWord; n1 <= 2 {
+	if n1 := k - FieldsPerWord; n1 <= 2 {
 		return w1, laterDistinct2(h2, w1, n1)
 	}
-	return w1, laterDistinct(h2, w1, k-fieldsPerWord)
+	return w1, laterDistinct(h2, w1, k-FieldsPerWord)
 }
 
 // AppendPositions appends to dst the k positions in [0, m) of the key hashed

@@ -175,7 +175,7 @@ func AnyHolds(subs []layout.Bits, h1, h2 uint64) bool {
 // few absent keys walk their sequence (blockSeq).
 func holdsCandidates(blk *[8]uint64, h2 uint64, k uint) bool {
 	all := uint64(1)
-	for p, n := h2>>18, int(min(k, fieldsPerWord))-2; n > 0; n-- {
+	for p, n := h2>>18, int(min(k, FieldsPerWord))-2; n > 0; n-- {
 		all &= atomic.LoadUint64(&blk[p>>6&7]) >> (p & 63)
 		p >>= 9
 	}

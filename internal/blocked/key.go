@@ -14,7 +14,8 @@ import (
 
 // The single-key add and test of a blocked filter. The root package's
 // BloomFilter.addKey and testKey, which Add and Test inline to, call their
-// parts (Block, AddWide, AddFast, AddRepeat; Block, FirstTwo, Tail, Rest)
+// parts (Block, AddWide, AddFast, AddRepeat; Block, FirstTwo, Later3,
+// Later6, DistinctFields, Rest)
 // rather than Add and Test, one call per key less: see the notes beside
 // Test and AddFast for what a call cost.
 
@@ -53,7 +54,7 @@ func Add(w []uint64, m uint64, k uint, h1, h2 uint64) (present bool) {
 // time at 10^7 keys, p = 0.001 (six runs), and 1.01-1.09x without it
 // (three; builds alternated).
 func AddWide(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
-	return blockbits.Add(blk, h2, uint64(k-fieldsPerWord))
+	return blockbits.Add(blk, h2, uint64(k-FieldsPerWord))
 }
 
 // AddFast is Add for the usual key, whose first k candidates are distinct
@@ -92,18 +93,18 @@ func AddWide(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
 // internal/blockbits instead for k = 8, 9 (see AddWide).
 func AddFast(w []uint64, k uint, h1, h2 uint64) (r1, r2 uint64, present, ok bool) {
 	var w1 uint64
-	if k <= fieldsPerWord {
-		if !distinctFields(h2&fieldBits, k) {
+	if k <= FieldsPerWord {
+		if !DistinctFields(h2&FieldBits, k) {
 			return h1, h2, false, false
 		}
 	} else {
 		// firstDistinct written out, as it cannot be inlined (nor can
 		// laterDistinct, whose loop is here again).
-		if k > 2*fieldsPerWord || !distinct7(h2&fieldBits) {
+		if k > 2*FieldsPerWord || !distinct7(h2&FieldBits) {
 			return h1, h2, false, false
 		}
 		w1 = splitmix(h2 + golden)
-		if n1 := k - fieldsPerWord; n1 <= 2 {
+		if n1 := k - FieldsPerWord; n1 <= 2 {
 			if !laterDistinct2(h2, w1, n1) {
 				return h1, h2, false, false
 			}
@@ -112,7 +113,7 @@ func AddFast(w []uint64, k uint, h1, h2 uint64) (r1, r2 uint64, present, ok bool
 			for j := range n1 {
 				zero |= zeroFields(h2^(w1>>(9*j)&(BlockBits-1))*fieldLows, fieldHighs)
 			}
-			if zero != 0 || !distinctFields(w1&fieldBits, n1) {
+			if zero != 0 || !DistinctFields(w1&FieldBits, n1) {
 				return h1, h2, false, false
 			}
 		}
@@ -202,23 +203,25 @@ func AddRepeat(blk *[8]uint64, h2 uint64, k uint) (present bool) {
 
 // Test reports whether the filter of words w, m bits and k hash functions,
 // not Concurrent, holds the key hashed to (h1, h2). BloomFilter.testKey,
-// which Test and TestString inline to, writes it out again: Block and
-// FirstTwo inline, and Tail is a leaf without a frame. At 10^7 random
-// 16-byte keys, p = 0.01, absent keys cost 1.2-1.5x blobloom's time through
-// a call to the whole test and 1.0-1.2x with it written out (one quiet
-// 2-vCPU machine, variants interleaved); present keys at 10^6 cost
-// 1.03-1.04x with Tail called, against everything written out in one
-// function before the layouts were packages (why one call per key weighs
-// this much is not established: no performance counters on that machine).
+// which Test and TestString inline to, writes it out again from the same
+// parts, which inline into it (all but Rest, which few keys take). At 10^7
+// random 16-byte keys, p = 0.01, absent keys cost 1.2-1.5x blobloom's time
+// through a call to the whole test and 1.0-1.2x with it written out (one
+// quiet 2-vCPU machine, variants interleaved). When the layouts became
+// packages, a call after FirstTwo to the rest of the test, a leaf without a
+// frame, made present keys at 10^6 cost 1.039-1.047x the former code, and
+// the parts written out 1.013-1.014x (three runs each of the pair harness of
+// the redesign's note). Why one call per key weighs this much is not
+// established (no performance counters on that machine).
 // TestBlockedTestMatchesMask keeps the copies equal.
 //
 // It tests the first min(k, 7) candidates, the fields of h2, which are
 // positions of the key even when some repeat: the first two with a branch,
 // which sends about three absent keys in four away (FirstTwo), then the
-// rest without one (Tail). For keys that pass, distinctFields (or Rest,
-// k > 7, in assembly for k = 8, 9 where the CPU has AVX-512) says whether
-// those candidates, and the next k-7 when k > 7, are the key's positions;
-// the rare rest goes through repeatMask.
+// rest without one (Later3, Later6). For keys that pass, DistinctFields (or
+// Rest, k > 7, in assembly for k = 8, 9 where the CPU has AVX-512) says
+// whether those candidates, and the next k-7 when k > 7, are the key's
+// positions; the rare rest goes through repeatMask.
 //
 // The branch after two bits mispredicts for about half the absent keys, yet
 // it beat a test of all candidates without a branch: in the bench at 10^7
@@ -234,10 +237,10 @@ func Test(w []uint64, m uint64, k uint, h1, h2 uint64) bool {
 	if !FirstTwo(blk, h2, k) {
 		return false
 	}
-	if present, sure := Tail(blk, h2, k); sure {
-		return present
+	if Later3(blk, h2, k)&Later6(blk, h2, k)&1 == 0 {
+		return false
 	}
-	return Rest(blk, h2, k)
+	return k <= FieldsPerWord && DistinctFields(h2&FieldBits, k) || Rest(blk, h2, k)
 }
 
 // FirstTwo reports whether blk holds the first two candidates of h2 (the
@@ -251,22 +254,15 @@ func FirstTwo(blk *[8]uint64, h2 uint64, k uint) bool {
 	return blk[h2>>6&7]>>(h2&63)&(blk[q>>6&7]>>(q&63))&1 != 0
 }
 
-// Tail is the rest of Test for a key that FirstTwo let through: the third
-// to the min(k, 7)th candidates, which are positions of the key whatever
-// they are, written out without a loop (a loop over them cost 12
-// instructions per bit; testTail has it), then whether those are the key's
-// positions (distinctFields). It reports present only where that settles
-// it (sure); otherwise the caller goes to Rest. It is a leaf without a
-// frame (go build -gcflags=-S), which makes the call from testKey cheap.
-func Tail(blk *[8]uint64, h2 uint64, k uint) (present, sure bool) {
+// Later tests the third to the min(k, 7)th candidates of h2 in blk, which
+// are positions of the key whatever they are, for a key that FirstTwo let
+// through: bit 0 of Later3(blk, h2, k) & Later6(blk, h2, k) is set if all
+// are set. They are written out without a loop (a loop over them cost 12
+// instructions per bit; testTail has it), in two parts so that each inlines
+// into BloomFilter.testKey, and without a branch between them.
+func Later3(blk *[8]uint64, h2 uint64, k uint) uint64 {
 	all := uint64(1)
-	switch min(k, fieldsPerWord) {
-	case 7:
-		all &= blk[h2>>60&7] >> (h2 >> 54 & 63)
-		fallthrough
-	case 6:
-		all &= blk[h2>>51&7] >> (h2 >> 45 & 63)
-		fallthrough
+	switch min(k, 5) {
 	case 5:
 		all &= blk[h2>>42&7] >> (h2 >> 36 & 63)
 		fallthrough
@@ -276,26 +272,42 @@ func Tail(blk *[8]uint64, h2 uint64, k uint) (present, sure bool) {
 	case 3:
 		all &= blk[h2>>24&7] >> (h2 >> 18 & 63)
 	}
-	if all&1 == 0 {
-		return false, true
-	}
-	return true, k <= fieldsPerWord && distinctFields(h2&fieldBits, k)
+	return all
 }
+
+// Later6 is the sixth and seventh candidates of Later3's test.
+func Later6(blk *[8]uint64, h2 uint64, k uint) uint64 {
+	all := uint64(1)
+	switch min(k, FieldsPerWord) {
+	case 7:
+		all &= blk[h2>>60&7] >> (h2 >> 54 & 63)
+		fallthrough
+	case 6:
+		all &= blk[h2>>51&7] >> (h2 >> 45 & 63)
+	}
+	return all
+}
+
+// For a key whose first min(k, 7) candidates FirstTwo, Later3 and Later6
+// found set, the key is present if they are its positions: k <= 7 and
+// DistinctFields(h2&FieldBits, k), written out by the callers, as a function
+// around it would not inline (DistinctFields is at the inlining budget).
+// Otherwise Rest decides.
 
 // testTail is the rest of Test for a key whose first two candidates are set
 // in blk: the third to min(k, 7)th, then whether those are the key's
-// positions (distinctFields) or the rest (Rest). TestMany takes it too,
+// positions (DistinctFields) or the rest (Rest). TestMany takes it too,
 // after its own first two.
 func testTail(blk *[8]uint64, h2 uint64, k uint) bool {
 	all := uint64(1)
-	for p, n := h2>>18, min(k, fieldsPerWord)-2; int(n) > 0; n-- {
+	for p, n := h2>>18, min(k, FieldsPerWord)-2; int(n) > 0; n-- {
 		all &= blk[p>>6&7] >> (p & 63)
 		p >>= 9
 	}
 	if all&1 == 0 {
 		return false
 	}
-	return k <= fieldsPerWord && distinctFields(h2&fieldBits, k) || Rest(blk, h2, k)
+	return k <= FieldsPerWord && DistinctFields(h2&FieldBits, k) || Rest(blk, h2, k)
 }
 
 // Rest is the rest of a test for a key whose first min(k, 7) candidates are
@@ -307,12 +319,12 @@ func Rest(blk *[8]uint64, h2 uint64, k uint) bool {
 		// (present keys at 10^7, p = 0.001: 1.04-1.65x blobloom's time,
 		// median 1.11 of 13 runs, through firstDistinct; 0.94-1.04x, 9
 		// runs, here; builds alternated).
-		if present, ok := blockbits.Test(blk, h2, uint64(k-fieldsPerWord)); ok {
+		if present, ok := blockbits.Test(blk, h2, uint64(k-FieldsPerWord)); ok {
 			return present
 		}
 	} else if w1, ok := firstDistinct(h2, k); ok {
 		all := uint64(1)
-		for p := w1; k > fieldsPerWord; k-- {
+		for p := w1; k > FieldsPerWord; k-- {
 			all &= blk[p>>6&7] >> (p & 63)
 			p >>= 9
 		}
