@@ -4487,9 +4487,9 @@ func BenchmarkBlocked(b *testing.B) {
 		present := benchKeys(0, min(int(n), keySet))
 		for _, p := range []float64{0.01, 0.001} {
 			for _, layout := range []string{"classic", "blocked"} {
-				var opts []Option
+				opts := []Option{Classic()}
 				if layout == "blocked" {
-					opts = append(opts, Blocked())
+					opts = []Option{Blocked()}
 				}
 				f := mustNew(b, n, p, opts...)
 				buf := make([]byte, 16)

@@ -28,7 +28,7 @@ const (
 	growthExponential
 )
 
-// The defaults, chosen by measurement (see README, "The scalable filter"):
+// The defaults, chosen by measurement (see docs/scalable.md in the repository):
 // averaged over final sizes from 10^4 to 10^7 keys at p = 0.01, Exponential
 // 1.5 with tightening 0.9 spends the fewest bits per key of the settings
 // measured.

@@ -1030,7 +1030,7 @@ func timed2(first, second func()) (t1, t2 float64) {
 	return float64(t.Sub(t0).Nanoseconds()), float64(time.Since(t).Nanoseconds())
 }
 
-// TestScalableDefaults computes the table in README: bits per key averaged
+// TestScalableDefaults computes the table in docs/scalable.md: bits per key averaged
 // over final sizes from 10^4 to 10^7 keys (301 log-spaced sizes), starting at
 // 1,000 keys with p = 0.01, for the growth settings the defaults were chosen
 // from. The sizes are what NewScalable allocates, sub-filter by sub-filter. It

@@ -488,7 +488,7 @@ func legacySize(capacity uint64, errorRate float64) (uint64, uint, error) {
 // could otherwise make cost a tenth of a second (see
 // ScalableBloomFilter.growthWithin). It counts the terms of the sums that
 // dominate that work, each an exp and a log or so, about 30 ns on the 2-vCPU
-// machine of README: one term of blockedRate, and one step over L of
+// machine of docs/blocked.md: one term of blockedRate, and one step over L of
 // exactRate plus one per 8 of its entries.
 //
 // It does not count the in-block tables (inBlockRates), whose cost depends on

@@ -18,7 +18,7 @@ import (
 // The rounds of the blocked batch calls, chosen at 10^7 and 10^8 keys
 // (p = 0.01, 9.9 bits per key), batches of 1,000 16-byte keys, every variant
 // and the loop of Test interleaved chunk by chunk in one process, medians of
-// 5 or 9 repetitions on the shared 2-vCPU machine of README (the other jobs
+// 5 or 9 repetitions on the shared 2-vCPU machine of docs/batch.md (the other jobs
 // on it move single figures by 15-30%, so only large differences count).
 // Rounds of 16 keys two rounds ahead and of 8 keys two or four ahead came
 // out within that noise of each other (16/2 took 0.63-0.99x the time of 8/2
@@ -50,7 +50,7 @@ const (
 // BatchMinBits is the size from which the batch calls go in rounds. Their
 // rounds cost one prefetch per key: they already beat the loop of single
 // calls on a filter of 10^6 keys, 1.2-1.9 MiB, once it no longer fits the
-// 1 MiB L2 cache of the machine of README; smaller filters get the loop of
+// 1 MiB L2 cache of the machine of docs/batch.md; smaller filters get the loop of
 // single calls. A variable only so that tests can run the rounds on small
 // filters.
 var BatchMinBits uint64 = 1 << 23

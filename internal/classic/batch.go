@@ -20,7 +20,7 @@ import (
 
 // The rounds of the batch calls, in keys, chosen by BenchmarkBatch at 10^7
 // keys (p = 0.01), batches of 1,000 keys, with the other choices measured
-// beside them, on the 2-vCPU AMD EPYC VM of the README (speed-ups over the
+// beside them, on the 2-vCPU AMD EPYC VM of docs/batch.md (speed-ups over the
 // loop of single calls; the machine is shared, so they spread widely).
 //
 // TestMany: for absent keys, two-pass rounds of 16 were 2.1-2.8x faster
