@@ -130,7 +130,7 @@ func Tightening(ratio float64) Option {
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
 // decode one with UnmarshalBinary or ReadFrom. Like a zero BloomFilter, it
 // panics with a message that says so in Add, Test, TestAndAdd (and their
-// String forms) and Clone; AppendBinary, MarshalBinary, AppendText,
+// String, Hash and batch forms) and Clone; AppendBinary, MarshalBinary, AppendText,
 // MarshalText and WriteTo return an error; the accessors and estimates
 // (Count, Capacity, ErrorRate, InitialCapacity, Seed, EstimatedErrorRate,
 // FillRatio, EstimatedCount, Bits, NumFilters, EncodedSize) return 0 and
@@ -846,7 +846,7 @@ func scalableTestMany[K keyType](s *ScalableBloomFilter, keys []K, results []boo
 		return scalableTestManyBlocked(s, keys, results)
 	}
 	for i, key := range keys {
-		results[i] = s.test(murmur.Sum128(keyBytes(key), s.seed))
+		results[i] = s.test(murmur.Sum128(keyBytes(&key), s.seed))
 	}
 	return results
 }
@@ -859,7 +859,7 @@ func scalableAddMany[K keyType](s *ScalableBloomFilter, keys []K, results []bool
 		return
 	}
 	for i, key := range keys {
-		present := s.testAndAdd(murmur.Sum128(keyBytes(key), s.seed))
+		present := s.testAndAdd(murmur.Sum128(keyBytes(&key), s.seed))
 		if results != nil {
 			results[i] = present
 		}
@@ -1436,4 +1436,47 @@ func (c *crcReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
 	return n, err
+}
+
+// AddHash inserts the key whose 64-bit hash is h unless it tests present
+// already: it is Add of the 8 little-endian bytes of h (see
+// BloomFilter.TestHash for what a hashed key promises). It does not
+// allocate unless it adds a sub-filter.
+func (s *ScalableBloomFilter) AddHash(h uint64) {
+	s.testAndAdd(murmur.Sum128(keyBytes(&h), s.seed))
+}
+
+// TestHash reports whether the key whose 64-bit hash is h may be in the
+// filter, with Test's meaning of true and false: it is Test of the 8
+// little-endian bytes of h. The filter mixes h with murmur3 and its seed, so
+// a weak hash such as FNV-1a or sequential integers meets the error rate;
+// keys whose hashes collide are one key to the filter, which adds about
+// n/2^64 to the rate for n keys and a uniform 64-bit hash.
+func (s *ScalableBloomFilter) TestHash(h uint64) bool {
+	return s.test(murmur.Sum128(keyBytes(&h), s.seed))
+}
+
+// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
+// TestHash).
+func (s *ScalableBloomFilter) TestAndAddHash(h uint64) bool {
+	return s.testAndAdd(murmur.Sum128(keyBytes(&h), s.seed))
+}
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes, growing the
+// filter like the loop of AddHash.
+func (s *ScalableBloomFilter) AddManyHashes(hashes []uint64) { scalableAddMany(s, hashes, nil) }
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes: results[i] is
+// TestHash(hashes[i]). It fills and returns results like TestMany.
+func (s *ScalableBloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
+	return scalableTestMany(s, hashes, results)
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
+// results[i] is what TestAndAddHash would have returned for hashes[i] had
+// they been added one by one.
+func (s *ScalableBloomFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
+	results = batchResults(results, len(hashes))
+	scalableAddMany(s, hashes, results)
+	return results
 }
