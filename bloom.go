@@ -179,6 +179,7 @@ type settings struct {
 	tightening float64 // 0 unless Tightening was given
 	concurrent bool    // Concurrent was given
 	blocked    bool    // Blocked was given
+	classic    bool    // Classic was given
 }
 
 func newSettings(opts []Option) (settings, error) {
@@ -308,9 +309,15 @@ type BloomFilter struct {
 // It returns an error wrapping ErrInvalidParameter when capacity is 0, when
 // errorRate is not in (0, 1), when the filter would need more than MaxBits
 // bits (the error states the lowest rate MaxBits bits reach), or when an
-// option is invalid or only meant for ScalableBloomFilter. With Blocked it
-// sizes the filter by BlockedSize instead, so that
-// BlockedFalsePositiveRate(Bits(), Hashes(), capacity) <= errorRate.
+// option is invalid or only meant for ScalableBloomFilter.
+//
+// The layout is the blocked one (see Blocked) where it costs at most 10% more
+// memory than the classic one, DefaultLayout(capacity, errorRate): at 1% and
+// 0.1% for all but tiny filters, about twice as fast as classic once the
+// filter outgrows the CPU caches. It is then sized by BlockedSize, so that
+// BlockedFalsePositiveRate(Bits(), Hashes(), capacity) <= errorRate, and the
+// figures above become 9.9 bits per key at 1% and 15.5 at 0.1%. Blocked or
+// Classic forces a layout.
 func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
@@ -318,6 +325,9 @@ func New(capacity uint64, errorRate float64, opts ...Option) (*BloomFilter, erro
 	}
 	if err := s.plainOnly(); err != nil {
 		return nil, err
+	}
+	if !s.blocked && !s.classic {
+		s.blocked = defaultBlocked(capacity, errorRate)
 	}
 	size := Size
 	if s.blocked {
@@ -1999,6 +2009,9 @@ func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
 	if s.blocked && !h.blocked {
 		return nil, paramError("Blocked contradicts the encoded classic layout")
 	}
+	if s.classic && h.blocked {
+		return nil, paramError("Classic contradicts the encoded blocked layout")
+	}
 	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb[:]), r), r)
 	if err != nil {
 		return nil, err
@@ -2028,6 +2041,8 @@ func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter,
 		return nil, paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
 	case s.blocked && !d.blocked:
 		return nil, paramError("Blocked contradicts the encoded classic layout")
+	case s.classic && d.blocked:
+		return nil, paramError("Classic contradicts the encoded blocked layout")
 	}
 	var g ScalableBloomFilter
 	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb[:]), r), r); err != nil {
@@ -2312,6 +2327,8 @@ func FromWords(h Header, words []uint64, opts ...Option) (*BloomFilter, error) {
 		return nil, paramError("Header.Blocked %v contradicts Header.Layout %v", h.Blocked, h.Layout)
 	case s.blocked && h.Layout != LayoutBlocked:
 		return nil, paramError("Blocked contradicts the classic layout of the header")
+	case s.classic && h.Layout != LayoutClassic:
+		return nil, paramError("Classic contradicts the blocked layout of the header")
 	}
 	s.blocked = h.Layout == LayoutBlocked
 	if err := checkSize(h.Bits, h.Hashes); err != nil {
@@ -2405,7 +2422,9 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 // sizes it by BlockedSize, from the blocked false-positive rate
 // (BlockedFalsePositiveRate), so that the error rate at capacity is still at
 // most the one asked for. Choose it for filters larger than the CPU caches
-// and error rates down to about 1e-4. The default layout is the classic one.
+// and error rates down to about 1e-4. New and NewScalable choose it by
+// default where it costs at most 10% more memory (see DefaultLayout);
+// NewWithSize only with this option.
 //
 // A key's block is the high half of its murmur3 hash h1 mapped onto the
 // blocks with a multiply-shift; its k distinct positions within the block
@@ -2431,7 +2450,31 @@ func Blocked() Option {
 		if s.blocked {
 			return paramError("Blocked may be given only once")
 		}
+		if s.classic {
+			return paramError("Blocked contradicts Classic: give one of them")
+		}
 		s.blocked = true
+		return nil
+	}}
+}
+
+// Classic selects the classic layout: the k bits of a key anywhere in the
+// filter (see AppendLocations), sized by FalsePositiveRate. New and
+// NewScalable choose the blocked layout by default where it costs at most
+// 10% more memory than the classic one for the requested size (error rates
+// down to about 5e-4 for large filters; see DefaultLayout); Classic keeps
+// the classic layout whatever the size, for the least memory at low error
+// rates or to combine with classic filters. NewWithSize is classic without
+// it. Given to a decoder or FromWords, it requires a classic encoding.
+func Classic() Option {
+	return Option{func(s *settings) error {
+		if s.classic {
+			return paramError("Classic may be given only once")
+		}
+		if s.blocked {
+			return paramError("Classic contradicts Blocked: give one of them")
+		}
+		s.classic = true
 		return nil
 	}}
 }
@@ -3048,19 +3091,30 @@ func (s *ScalableBloomFilter) Blocked() bool { return s.blocked }
 // capacity/64 keys with r at the end of each step, which underestimates c as
 // r grows, so the t found for c = capacity (interpolated within its step) is
 // at or above the true one. It is 1 if c stops short of capacity.
-func blockedFullRate(capacity, m uint64, k uint) float64 {
+//
+// stop, if not nil, may end the work early: each step's r is at most the
+// result (the result is the rate at a t no earlier than that step's end,
+// and the rate grows with t), so once stop(lo) holds for lo, that r less a
+// margin for rounding, blockedFullRate returns lo and true. Otherwise it
+// returns the result and false. w, if not nil, meters the work.
+func blockedFullRate(capacity, m uint64, k uint, stop func(lo float64) bool, w *workMeter) (float64, bool) {
 	const steps = 64
 	n := float64(capacity)
 	dt := n / steps
 	var c, t float64
 	for {
-		r := BlockedFalsePositiveRate(m, k, uint64(math.Ceil(t+dt)))
+		r := blockedRate(m, k, uint64(math.Ceil(t+dt)), w)
 		if r > 1-1e-6 || t > float64(MaxBits) {
-			return 1
+			return 1, false
 		}
 		if c+(1-r)*dt >= n {
 			t += (n - c) / (1 - r)
-			return BlockedFalsePositiveRate(m, k, uint64(math.Ceil(t)))
+			return blockedRate(m, k, uint64(math.Ceil(t)), w), false
+		}
+		// The margin covers rounding in BlockedFalsePositiveRate, which is
+		// accurate to about 1e-12, so that lo is below the result.
+		if lo := r - 1e-9; stop != nil && lo > 0 && stop(lo) {
+			return lo, true
 		}
 		c += (1 - r) * dt
 		t += dt

@@ -13,6 +13,23 @@ import (
 )
 
 // Create a filter for the keys you expect, add some, and test membership.
+// The quick start of README.md, as it stands there.
+func Example_quickStart() {
+	f, err := bloom.New(1_000_000, 0.01) // room for 10^6 keys at 1% false positives
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.AddString("https://example.com/")
+	fmt.Println(f.TestString("https://example.com/"))  // true: added keys are always found
+	fmt.Println(f.TestString("https://example.net/"))  // false: definitely never added (true ~1% of the time)
+	seen := f.TestAndAddString("https://example.org/") // one hash pass: was it there? add it
+	fmt.Println(seen)
+	// Output:
+	// true
+	// false
+	// false
+}
+
 func Example() {
 	f, err := bloom.New(1_000_000, 0.01) // 1e6 keys, 1% false positives
 	if err != nil {
@@ -34,20 +51,27 @@ func Example() {
 
 // Choose capacity and error rate; the sizing functions say what they cost.
 func ExampleNew_sizing() {
-	for _, p := range []float64{0.01, 0.001} {
-		f, err := bloom.New(1_000_000, p)
+	for _, p := range []float64{0.01, 0.001, 1e-4} {
+		f, err := bloom.New(1_000_000, p) // the layout by DefaultLayout
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("p=%g: %d bits (%.1f bits/key, %.1f MiB), k=%d, rate at capacity %.5f\n",
-			p, f.Bits(), float64(f.Bits())/1e6, float64(f.Bits())/8/(1<<20), f.Hashes(),
-			bloom.FalsePositiveRate(f.Bits(), f.Hashes(), 1_000_000))
+		rate := bloom.FalsePositiveRate(f.Bits(), f.Hashes(), 1_000_000)
+		if f.Layout() == bloom.LayoutBlocked {
+			rate = bloom.BlockedFalsePositiveRate(f.Bits(), f.Hashes(), 1_000_000)
+		}
+		fmt.Printf("p=%g: %v, %d bits (%.1f bits/key, %.1f MiB), k=%d, rate at capacity %.6f\n",
+			p, f.Layout(), f.Bits(), float64(f.Bits())/1e6, float64(f.Bits())/8/(1<<20), f.Hashes(), rate)
 	}
+	c, _ := bloom.New(1_000_000, 0.01, bloom.Classic()) // the least memory
+	fmt.Printf("p=0.01 with Classic: %d bits, k=%d\n", c.Bits(), c.Hashes())
 	_, err := bloom.New(0, 0.01)
 	fmt.Println(err)
 	// Output:
-	// p=0.01: 9592955 bits (9.6 bits/key, 1.1 MiB), k=7, rate at capacity 0.01000
-	// p=0.001: 14377640 bits (14.4 bits/key, 1.7 MiB), k=10, rate at capacity 0.00100
+	// p=0.01: blocked, 9890304 bits (9.9 bits/key, 1.2 MiB), k=6, rate at capacity 0.010000
+	// p=0.001: blocked, 15480832 bits (15.5 bits/key, 1.8 MiB), k=9, rate at capacity 0.001000
+	// p=0.0001: classic, 19172955 bits (19.2 bits/key, 2.3 MiB), k=13, rate at capacity 0.000100
+	// p=0.01 with Classic: 9592955 bits, k=7
 	// bloom: invalid parameter: capacity must be at least 1, got 0
 }
 
@@ -109,7 +133,7 @@ func ExampleBloomFilter_Union() {
 	fmt.Println(err)
 	// Output:
 	// true true false
-	// bloom: incompatible filters: 9595 bits vs 47967 bits
+	// bloom: incompatible filters: 10240 bits vs 49664 bits
 }
 
 // Save a filter and load it back: the format is versioned and checksummed.
@@ -221,7 +245,7 @@ func ExampleReadAny() {
 	_, err := bloom.Read(&stream, bloom.Seed(1))
 	fmt.Println(err)
 	// Output:
-	// fixed-size, 9595 bits
+	// fixed-size, 10240 bits
 	// scalable, 1 sub-filter
 	// bloom: invalid parameter: Seed(0x1) contradicts the encoded seed 0x5bd1e995
 }
@@ -288,7 +312,7 @@ func ExampleFromWords() {
 	_, err = bloom.FromWords(h, words)
 	fmt.Println(err)
 	// Output:
-	// 9595 7 1 150 words
+	// 10240 7 1 160 words
 	// true true
 	// bloom: invalid parameter: Count 100 exceeds the 7 set bits
 }

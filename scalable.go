@@ -104,6 +104,10 @@ func Tightening(ratio float64) Option {
 // whose sub-filters, all full, would exceed P by more than 1%, with the
 // Tightening that would do; they also refuse growth that cannot build the
 // first three sub-filters within MaxBits bits and MaxHashes hash functions.
+// A decoder spends at most a few milliseconds on that check, whatever the
+// header: parameters it cannot condemn by then (some with thousands of keys
+// per block) it lets through. Every filter NewScalable makes decodes, and a
+// filter let through still has no false negatives.
 //
 // Keys go into the newest sub-filter; Test looks newest-first, where most keys
 // are. A key is hashed once per call, however many sub-filters there are. A
@@ -169,6 +173,8 @@ type ScalableBloomFilter struct {
 	scale           float64
 	tightening      float64
 	blocked         bool // the sub-filters have the blocked layout (see Blocked)
+
+	work *workMeter // meters subSize and rateBound while a decoder checks s; nil otherwise
 }
 
 // scalableConcurrency is the state of a concurrent ScalableBloomFilter.
@@ -216,7 +222,11 @@ func (s *ScalableBloomFilter) makeConcurrent(locks *lockTable) {
 // holds initialCapacity keys and whose overall false-positive rate stays at
 // most errorRate. Options: Linear or Exponential (default
 // Exponential(DefaultScale)), Tightening (default DefaultTightening), Seed,
-// Concurrent and Blocked (blocked sub-filters, each sized by BlockedSize).
+// Concurrent, and Blocked or Classic for the sub-filters' layout; without
+// either, the layout is DefaultLayout(initialCapacity,
+// errorRate*(1-tightening)), that of the first sub-filter (blocked
+// sub-filters are each sized by BlockedSize), or classic where the growth
+// settings can build only a classic chain.
 // It returns an error wrapping ErrInvalidParameter for a capacity of 0, an
 // errorRate not in (0, 1), invalid options (including any option given
 // twice, or Linear with Exponential), a first sub-filter larger than MaxBits, growth
@@ -241,6 +251,21 @@ func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*Sc
 	if !(errorRate > 0 && errorRate < 1) {
 		return nil, paramError("errorRate must be in (0, 1), got %v", errorRate)
 	}
+	if !s.blocked && !s.classic && defaultBlocked(initialCapacity, errorRate*(1-s.tightening)) {
+		// The rule of New, applied to the first sub-filter; where the
+		// growth settings cannot build a blocked chain (a rate too low
+		// for the tightening), the classic chain they can build.
+		s.blocked = true
+		if sf, err := newScalable(initialCapacity, errorRate, s); err == nil {
+			return sf, nil
+		}
+		s.blocked = false
+	}
+	return newScalable(initialCapacity, errorRate, s)
+}
+
+// newScalable is NewScalable with its settings complete.
+func newScalable(initialCapacity uint64, errorRate float64, s settings) (*ScalableBloomFilter, error) {
 	sf := &ScalableBloomFilter{
 		seed:            s.seed,
 		initialCapacity: initialCapacity,
@@ -289,15 +314,31 @@ func (s *ScalableBloomFilter) subErrorRate(i int) float64 {
 
 // subSize returns the parameters of sub-filter i.
 func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	w := s.work
+	if w == nil || i >= len(w.sizes) {
+		return s.sizeSub(i)
+	}
+	// A decoder's check sizes the first sub-filters twice, in rateBound and
+	// canBuild: once is enough.
+	c := &w.sizes[i]
+	if !c.done {
+		c.capacity, c.rate, c.m, c.k, c.err = s.sizeSub(i)
+		c.done = true
+	}
+	return c.capacity, c.rate, c.m, c.k, c.err
+}
+
+// sizeSub works out the parameters of sub-filter i (see subSize).
+func (s *ScalableBloomFilter) sizeSub(i int) (capacity uint64, rate float64, m uint64, k uint, err error) {
 	capacity, ok := s.subCapacity(i)
 	if !ok {
 		return 0, 0, 0, 0, paramError("sub-filter %d would need more than MaxBits bits", i)
 	}
 	rate = s.subErrorRate(i)
 	if s.blocked {
-		m, k, err = BlockedSize(capacity, rate)
+		m, k, err = blockedSize(capacity, rate, s.work)
 	} else {
-		m, k, err = Size(capacity, rate)
+		m, k, err = size(capacity, rate, s.work)
 	}
 	return capacity, rate, m, k, err
 }
@@ -369,9 +410,49 @@ func (s *ScalableBloomFilter) checkGrowth() string {
 
 // growthWorks reports whether the parameters of s build minSubFilters
 // sub-filters and keep the error rate when all are full: checkGrowth without
-// the search for a bound that works.
+// the search for a bound that works. Decoders call it on every header, so it
+// stops working out the bound as soon as the answer is known: the bound is at
+// most 1, and it only grows as rateBound goes on (see rateBoundAbove).
+//
+// It works the bound out first: a hostile header is most often condemned by
+// its first sub-filter, before the sizes of the next two are worked out.
 func (s *ScalableBloomFilter) growthWorks() bool {
-	return s.canBuild(minSubFilters) && s.rateBound() <= s.errorRate*(1+rateSlack)
+	if limit := s.errorRate * (1 + rateSlack); limit < 1 {
+		if _, above := s.rateBoundAbove(limit); above {
+			return false
+		}
+	}
+	return s.canBuild(minSubFilters)
+}
+
+// headerWork is the most work (in workMeter units: about 3.6 ms here) that
+// a decoder spends checking the growth parameters of a header
+// (growthWithin). Sound parameters take far less: Exponential(1.5),
+// Tightening(0.9) at P from 0.1 to 1e-9 take 4,000-40,000 units classic and
+// 9,000-14,000 blocked.
+const headerWork = 120_000
+
+// growthWithin is growthWorks for a decoder, which must not let a short
+// hostile header cost it much: it stops after budget units of work (see
+// workMeter), and then reports true. So it refuses only parameters that
+// growthWorks refuses, and every filter NewScalable can make decodes; what
+// it lets through when it stops short (a header costly to check, such as
+// thousands of keys per block) can break the rate bound but has no false
+// negatives. The count of work depends on the header alone, so a given
+// encoding decodes, or not, everywhere. A blocked header at a high rate cost
+// up to 0.12 s before (issue 21, item 6).
+func (s *ScalableBloomFilter) growthWithin(budget int64) (works bool) {
+	s.work = &workMeter{left: budget}
+	defer func() {
+		s.work = nil
+		if r := recover(); r != nil {
+			if _, ok := r.(overBudget); !ok {
+				panic(r)
+			}
+			works = true
+		}
+	}()
+	return s.growthWorks()
 }
 
 // explainGrowth describes why s cannot build minSubFilters sub-filters and
@@ -461,26 +542,49 @@ const rateBoundFilters = 32
 // (the excess falls with the rate), and their targets add up to P r^i; the
 // loop stops once that ratio is within 1e-3 of 1 (a tenth of rateSlack), or after rateBoundFilters.
 func (s *ScalableBloomFilter) rateBound() float64 {
+	bound, _ := s.rateBoundAbove(math.Inf(1))
+	return bound
+}
+
+// rateBoundAbove returns rateBound and false, or, once it knows that
+// rateBound exceeds limit, a lower bound of it above limit and true, without
+// working out the rest. Every factor of miss is at most 1 and each e_i at
+// least a lower bound that blockedFullRate reports as it goes, so 1 - miss
+// with e_i at its lower bound only grows; the floating-point operations are
+// monotone too, so the answer is the one of the whole computation. A hostile
+// blocked header used to cost a decoder up to 0.1 s here, working out
+// sub-filters of rates near 1 that the first already condemned.
+func (s *ScalableBloomFilter) rateBoundAbove(limit float64) (float64, bool) {
 	miss, ratio := 1.0, 1.0
 	var used uint64
 	i := 0
 	for ; i < rateBoundFilters && (i == 0 || ratio > 1+1e-3); i++ {
 		capacity, rate, m, k, err := s.nextSize(i, used)
 		if err != nil {
-			return 1 - miss // saturated: no bound beyond, as documented
+			return 1 - miss, 1-miss > limit // saturated: no bound beyond, as documented
 		}
 		used += m
 		var e float64
 		if s.blocked {
-			e = blockedFullRate(capacity, m, k)
+			// A lower bound lo of e_i makes the bound exceed limit if
+			// 1 - miss*(1-lo) does.
+			var above bool
+			e, above = blockedFullRate(capacity, m, k, func(lo float64) bool { return 1-miss*(1-lo) > limit }, s.work)
+			if above {
+				return 1 - miss*(1-e), true
+			}
 		} else {
 			e = fullRate(capacity, m, k)
 		}
 		miss *= 1 - e
+		if 1-miss > limit {
+			return 1 - miss, true
+		}
 		ratio = max(e/rate, 1)
 	}
 	tail := s.errorRate * math.Pow(s.tightening, float64(i)) * ratio
-	return 1 - miss*(1-min(tail, 1))
+	bound := 1 - miss*(1-min(tail, 1))
+	return bound, bound > limit
 }
 
 // fullRate returns the expected false-positive rate of a sub-filter of m bits
@@ -1220,11 +1324,11 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 	case n == 0 || n > maxSubFilters:
 		return nil, 0, corrupt("%d sub-filters", n)
 	}
-	// growthWorks, not checkGrowth: the bound that checkGrowth's message
+	// growthWithin, not checkGrowth: the bound that checkGrowth's message
 	// gives takes a bisection over many sizings, which would let a short
 	// hostile input cost a decoder seconds (seen as stalls in
-	// FuzzScalableUnmarshalBinary).
-	if !s.growthWorks() {
+	// FuzzScalableUnmarshalBinary), and growthWorks alone up to 0.12 s.
+	if !s.growthWithin(headerWork) {
 		return nil, 0, corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
 	}
 	return s, int(n), nil

@@ -35,7 +35,7 @@ type fixedImpl struct {
 
 // Implementation names, used as row labels and to find the ratios.
 const (
-	nameOurs     = "bloomfilters/bloom (ours)"
+	nameOurs     = "bloomfilters/bloom, classic (ours)"
 	nameLower    = "hand-written lower bound"
 	nameBAB      = "bits-and-blooms/bloom/v3"
 	nameBoom     = "tylertreat/BoomFilters"
@@ -46,14 +46,14 @@ const (
 
 var fixedImpls = []fixedImpl{
 	{name: nameOurs, short: "ours", build: func(n uint64, p float64) set {
-		f, err := bloom.New(n, p)
+		f, err := bloom.New(n, p, bloom.Classic())
 		if err != nil {
 			panic(err)
 		}
 		return (*ours)(f)
 	}},
 	{name: nameLower, short: "lowerbound", build: func(n uint64, p float64) set {
-		f, err := bloom.New(n, p) // the same (m, k) as ours
+		f, err := bloom.New(n, p, bloom.Classic()) // the same (m, k) as ours
 		if err != nil {
 			panic(err)
 		}

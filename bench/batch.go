@@ -23,7 +23,7 @@ const (
 func init() {
 	// Right after ours, so that the rows sit together.
 	fixedImpls = slices.Insert(fixedImpls, 1, fixedImpl{name: nameOursBatch, short: "oursbatch", build: func(n uint64, p float64) set {
-		f, err := bloom.New(n, p)
+		f, err := bloom.New(n, p, bloom.Classic())
 		if err != nil {
 			panic(err)
 		}
@@ -33,7 +33,7 @@ func init() {
 	// functions run in file name order), which put ours first: this row
 	// comes right after ours's two.
 	scalableImpls = append(scalableImpls, scalableImpl{name: nameOursScalableBatch, build: func(initial uint64, p float64) growable {
-		f, err := bloom.NewScalable(initial, p)
+		f, err := bloom.NewScalable(initial, p, bloom.Classic())
 		if err != nil {
 			panic(err)
 		}

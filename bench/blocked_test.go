@@ -10,7 +10,7 @@ import (
 	"github.com/spaolacci/murmur3"
 )
 
-// This file holds the blocked prototype that README ("Where we lose") and
+// This file holds the blocked prototype that docs/benchmarks.md ("Where we lose") and
 // the closing note of issue 3 cite: a scalable filter whose sub-filters keep
 // all k bits of a key in one 512-bit cache line, the layout of blobloom. It is
 // a measurement, not a filter to use: its sizing is the classic one with 12%
@@ -182,14 +182,14 @@ func BenchmarkBlockedPrototype(b *testing.B) {
 	const n = 10_000_000
 	present, absent := genKeys(randomKeys, n, 23), genKeys(randomKeys, 1<<20, 24)
 	newScalable := func() *bloom.ScalableBloomFilter {
-		s, err := bloom.NewScalable(growInitial, growP)
+		s, err := bloom.NewScalable(growInitial, growP, bloom.Classic())
 		if err != nil {
 			b.Fatal(err)
 		}
 		return s
 	}
 	newSingle := func() *bloom.BloomFilter {
-		f, err := bloom.New(n, growP)
+		f, err := bloom.New(n, growP, bloom.Classic())
 		if err != nil {
 			b.Fatal(err)
 		}

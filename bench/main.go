@@ -46,7 +46,11 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "n = 10^6 only, growth to 10^6, 3 repetitions, 2*10^5 absent keys, 2000 for the slow scalable filters (under a minute)")
 	flag.IntVar(&o.reps, "reps", 0, "repetitions; every figure is their median (default 5, quick 3)")
 	flag.IntVar(&o.absent, "absent", 0, "absent keys tested for the false-positive rate (default 10^6, quick 2*10^5)")
-	implList := flag.String("impls", "", "comma-separated fixed-size implementations to run (default all): ours,oursbatch,lowerbound,bitsandblooms,boomfilters,blobloom,source,map")
+	var shorts []string
+	for _, f := range fixedImpls {
+		shorts = append(shorts, f.short)
+	}
+	implList := flag.String("impls", "", "comma-separated fixed-size implementations to run (default all): "+strings.Join(shorts, ","))
 	sizeList := flag.String("n", "", "comma-separated numbers of keys for the fixed-size filters (default 1e6,1e7; quick 1e6)")
 	rateList := flag.String("p", "", "comma-separated error rates for the fixed-size filters (default 0.01,0.001)")
 	keyList := flag.String("keys", "", "comma-separated kinds of keys for the fixed-size filters (default random,url; url only up to 5e7 keys, whose ~60 bytes each must fit 4 GiB)")

@@ -13,8 +13,8 @@ func init() {
 		}
 	}
 	scalableImpls = append([]scalableImpl{
-		{name: nameOursScalable, build: ours()},
-		{name: nameOursScalable4, build: ours(bloom.Exponential(4))},
+		{name: nameOursScalable, build: ours(bloom.Classic())},
+		{name: nameOursScalable4, build: ours(bloom.Classic(), bloom.Exponential(4))},
 	}, scalableImpls...)
 }
 
@@ -48,7 +48,7 @@ func (s *oursScalable) subFilters() int { return (*bloom.ScalableBloomFilter)(s)
 type oursSingle struct{ *ours }
 
 func newOursSingle(final int, p float64) oursSingle {
-	f, err := bloom.New(uint64(final), p)
+	f, err := bloom.New(uint64(final), p, bloom.Classic())
 	if err != nil {
 		panic(err)
 	}

@@ -110,7 +110,7 @@ func halfFull(b *testing.B, rdb *redis.Client) *redisbloom.Filter {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mem, err := bloom.New(benchCapacity, benchErrorRate)
+	mem, err := bloom.New(benchCapacity, benchErrorRate, bloom.Classic())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -242,11 +242,11 @@ func BenchmarkScalableServerCPU(b *testing.B) {
 	rdb := client(b)
 	ctx := context.Background()
 	const n = 1_000_000
-	memS, err := bloom.NewScalable(1000, benchErrorRate)
+	memS, err := bloom.NewScalable(1000, benchErrorRate, bloom.Classic())
 	if err != nil {
 		b.Fatal(err)
 	}
-	memF, err := bloom.New(n, benchErrorRate)
+	memF, err := bloom.New(n, benchErrorRate, bloom.Classic())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -587,7 +587,7 @@ func TestTunedTestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := bloom.New(20000, benchErrorRate)
+	mem, err := bloom.New(20000, benchErrorRate, bloom.Classic())
 	if err != nil {
 		t.Fatal(err)
 	}

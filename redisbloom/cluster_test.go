@@ -88,7 +88,7 @@ func TestCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mem, err := bloom.New(20_000, 0.01)
+			mem, err := bloom.New(20_000, 0.01, bloom.Classic())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { redisbloom.Destroy(context.Background(), rdb, sname) })
-			smem, err := bloom.NewScalable(1000, 0.01)
+			smem, err := bloom.NewScalable(1000, 0.01, bloom.Classic())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -68,7 +68,7 @@ func TestCoalesced(t *testing.T) {
 			t.Fatalf("key %q reported new %d times", keys[i], got)
 		}
 	}
-	mem, err := bloom.New(n, 1e-9)
+	mem, err := bloom.New(n, 1e-9, bloom.Classic())
 	if err != nil {
 		t.Fatal(err)
 	}

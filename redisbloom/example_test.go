@@ -140,7 +140,7 @@ func ExampleNewScalable() {
 		log.Fatal(err)
 	}
 	fmt.Println(present)
-	// An in-memory copy, Equal to bloom.NewScalable(100_000, 0.01) fed the
+	// An in-memory copy, Equal to bloom.NewScalable(100_000, 0.01, bloom.Classic()) fed the
 	// same keys in the same order.
 	mem, err := seen.Export(ctx)
 	if err != nil {

@@ -2,10 +2,13 @@
 // many machines share one set: a fleet of crawler workers sharing one
 // seen-URL set, say.
 //
-// A Filter sets exactly the bits the in-memory bloom.BloomFilter with the
-// same bits, hashes and seed sets (bloom.AppendLocations computes them on the
-// client), so Export and Import move a filter between Redis and memory bit
-// for bit. Every operation is one Lua script run on the server: it is atomic,
+// A Filter sets exactly the bits the in-memory bloom.BloomFilter of the
+// classic layout with the same bits, hashes and seed sets
+// (bloom.AppendLocations computes them on the client), so Export and Import
+// move a filter between Redis and memory bit for bit. Every filter of this
+// package has the classic layout: the constructors refuse the bloom.Blocked
+// option (bloom.ErrInvalidParameter), and Import refuses a blocked filter
+// (bloom.ErrIncompatible), whose bits sit at other positions. Every operation is one Lua script run on the server: it is atomic,
 // takes one round trip for one key or for a whole batch, and checks in that
 // same round trip that the filter is still the one the handle opened, intact,
 // and not older than the handle has seen it. A filter that was deleted,
@@ -191,9 +194,13 @@ var (
 	// metadata's bits, hashes or seed changed after the filter was opened or
 	// no longer match its checksum, the bitmap's length is not ceil(bits/8)
 	// bytes (a bitmap replaced by another string), or the metadata is gone
-	// while the bitmap stays (evicted, expired or deleted). Such a filter
-	// cannot answer without false negatives. Destroy removes it, so that New
-	// can create it again.
+	// while the bitmap stays (evicted, expired or deleted); for a
+	// ScalableFilter, a number of sub-filters lower than a handle has seen
+	// with no Import since, beyond what the parameters build or the 65,536
+	// the format holds, or not matching the sub-filters' counts and bitmaps;
+	// for a sharded filter, shards whose parameters are not those the top
+	// metadata gives them. Such a filter cannot answer without false
+	// negatives. Destroy removes it, so that New can create it again.
 	ErrCorrupt = errors.New("redisbloom: filter corrupt")
 
 	// ErrLost is returned when the filter lost writes that were acknowledged:
@@ -298,8 +305,11 @@ func (f *Filter) positionsPerScript() int {
 var errZero = errors.New("redisbloom: use of a zero Filter (create one with New or Open)")
 
 // New returns the filter called name in rdb, creating it if it does not exist,
-// sized like bloom.New(capacity, errorRate, opts...): bloom.Size gives its
-// bits and hashes, and bloom.Seed its seed (default bloom.DefaultSeed). Every
+// sized like a classic bloom.New(capacity, errorRate, opts...): bloom.Size
+// gives its bits and hashes, and bloom.Seed its seed (default
+// bloom.DefaultSeed). Redis filters have the classic layout only: New
+// refuses bloom.Blocked (ErrInvalidParameter), and Concurrent means nothing
+// here. Every
 // process that shares a filter can call New with the same arguments. If only
 // the filter's metadata is left (its bitmap was evicted or deleted), New
 // creates the filter again, empty.
@@ -312,7 +322,8 @@ var errZero = errors.New("redisbloom: use of a zero Filter (create one with New 
 // is accepted, and its check field written on the way (see Open).
 //
 // It returns an error wrapping bloom.ErrInvalidParameter for an invalid name
-// (see Destroy), invalid sizing or options, or a filter larger than MaxBits;
+// (see Destroy), invalid sizing or options (bloom.Blocked included), or a
+// filter larger than MaxBits;
 // an error wrapping bloom.ErrIncompatible when the filter exists with another
 // seed, capacity or error rate; ErrFormat when name's keys hold
 // something else (a bitmap key without metadata included); ErrCorrupt or
@@ -321,9 +332,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, name string, capacity u
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	// bloom.Option is opaque; a one-bit filter built with the options
-	// validates them and reveals the seed they choose.
-	probe, err := bloom.NewWithSize(1, 1, opts...)
+	probe, err := fixedProbe(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func newPair(t *testing.T, rdb redis.UniversalClient, capacity uint64, errorRate
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := bloom.New(capacity, errorRate, bloom.Seed(seed))
+	mem, err := bloom.New(capacity, errorRate, bloom.Seed(seed), bloom.Classic())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func every(ctx context.Context, f *redisbloom.Filter) map[string]error {
 	_, errs["TestAndAddMany"] = f.TestAndAddMany(ctx, keys)
 	_, errs["Count"] = f.Count(ctx)
 	_, errs["Export"] = f.Export(ctx)
-	mem, _ := bloom.New(f.Capacity(), f.ErrorRate(), bloom.Seed(f.Seed()))
+	mem, _ := bloom.New(f.Capacity(), f.ErrorRate(), bloom.Seed(f.Seed()), bloom.Classic())
 	errs["Import"] = f.Import(ctx, mem)
 	return errs
 }
@@ -720,5 +720,62 @@ func TestContextDeadline(t *testing.T) {
 			t.Errorf("%s returned after %v, long after its 200ms deadline", name, elapsed)
 		}
 		t.Logf("%s: %v after %v", name, err, elapsed.Round(time.Millisecond))
+	}
+}
+
+// TestBlockedOptionRefused passes bloom.Blocked to every constructor: Redis
+// filters hold the classic layout only, so each must refuse it up front
+// with bloom.ErrInvalidParameter naming the option, and write nothing.
+// (Before issue 21, NewScalable above 65,536 keys built a classic filter
+// without error, below it failed with "internal error: the sizes of
+// sub-filter 0 differ", and New failed with "bits must be a multiple of 512
+// with Blocked, got 1".)
+func TestBlockedOptionRefused(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	for desc, create := range map[string]func(name string) (any, error){
+		"New": func(name string) (any, error) {
+			return redisbloom.New(ctx, rdb, name, 100_000, 0.01, bloom.Blocked())
+		},
+		"New, seeded": func(name string) (any, error) {
+			return redisbloom.New(ctx, rdb, name, 100_000, 0.01, bloom.Seed(7), bloom.Blocked())
+		},
+		"NewScalable, 1,000 keys": func(name string) (any, error) {
+			return redisbloom.NewScalable(ctx, rdb, name, 1000, 0.01, bloom.Blocked())
+		},
+		"NewScalable, 100,000 keys": func(name string) (any, error) {
+			return redisbloom.NewScalable(ctx, rdb, name, 100_000, 0.01, bloom.Linear(1), bloom.Blocked())
+		},
+		"NewSharded": func(name string) (any, error) {
+			return redisbloom.NewSharded(ctx, rdb, name, 2, 100_000, 0.01, bloom.Blocked())
+		},
+		"NewShardedScalable, 1,000 keys": func(name string) (any, error) {
+			return redisbloom.NewShardedScalable(ctx, rdb, name, 2, 1000, 0.01, bloom.Blocked())
+		},
+		"NewShardedScalable, 1,000,000 keys": func(name string) (any, error) {
+			return redisbloom.NewShardedScalable(ctx, rdb, name, 2, 1_000_000, 0.01, bloom.Blocked())
+		},
+	} {
+		t.Run(desc, func(t *testing.T) {
+			name := scalableName(t, rdb)
+			t.Cleanup(func() {
+				for _, pattern := range []string{"{" + name + "}*", "{" + name + "/*"} {
+					keys, _ := rdb.Keys(context.Background(), pattern).Result()
+					if len(keys) > 0 {
+						rdb.Del(context.Background(), keys...)
+					}
+				}
+			})
+			got, err := create(name)
+			if !errors.Is(err, bloom.ErrInvalidParameter) || !strings.Contains(err.Error(), "bloom.Blocked") {
+				t.Fatalf("got %T, %v; want an error wrapping bloom.ErrInvalidParameter that names bloom.Blocked", got, err)
+			}
+			t.Logf("%v", err)
+			for _, pattern := range []string{"{" + name + "}*", "{" + name + "/*"} {
+				if keys, err := rdb.Keys(ctx, pattern).Result(); err != nil || len(keys) > 0 {
+					t.Errorf("keys %q left after the refusal (%v)", keys, err)
+				}
+			}
+		})
 	}
 }

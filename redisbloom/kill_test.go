@@ -133,7 +133,7 @@ func TestKilledMidBatch(t *testing.T) {
 					t.Fatalf("false negative for %q after the retry", keys[i])
 				}
 			}
-			mem, err := bloom.New(n, 0.01)
+			mem, err := bloom.New(n, 0.01, bloom.Classic())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,18 +6,18 @@ import (
 	"testing"
 )
 
-// TestReadmeSnippet checks that the Go program in the README's "Redis-backed
-// filter" section is internal/readme/main.go without its doc comment, so the
-// snippet compiles (go vet and go test build that package).
+// TestReadmeSnippet checks that the Go program in the "Quick start" section
+// of this module's README.md is internal/readme/main.go without its doc
+// comment, so the snippet compiles (go vet and go test build that package).
 func TestReadmeSnippet(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	section := string(readme)
-	i := strings.Index(section, "## Redis-backed filter")
+	i := strings.Index(section, "## Quick start")
 	if i < 0 {
-		t.Fatal("README has no Redis-backed filter section")
+		t.Fatal("README.md has no Quick start section")
 	}
 	section = section[i:]
 	start := strings.Index(section, "```go\n")

@@ -1,6 +1,7 @@
 package redisbloom
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -43,7 +44,8 @@ const errGrownPrefix = "GROWN"
 // chain of fixed-size sub-filters that grows as keys are added, with the
 // sub-filters, growth, tightening and positions of bloom.ScalableBloomFilter,
 // so that Export returns a filter Equal to the in-memory one built from the
-// same keys in the same order, and Import loads one. Its Test never reports
+// same keys in the same order, and Import loads one (of the classic layout,
+// as every filter of this package). Its Test never reports
 // an added key as absent (on the conditions of the package documentation,
 // "Durability") and reports an absent key present with a probability of at
 // most ErrorRate, however many keys it holds, until it is saturated.
@@ -60,16 +62,30 @@ const errGrownPrefix = "GROWN"
 // The filter named name is the keys {name}:meta (a hash: format
 // "redisbloom-scalable/1", id, seed, growth, scale, tightening,
 // initial_capacity, error_rate, check, gen, n the number of sub-filters, c0,
-// c1, ... their counts, saturated once growth stopped, lost) and
-// {name}:s:0, {name}:s:1, ... the sub-filters' bitmaps, laid out as a
-// Filter's. They share the hash tag {name}, so they live on one Cluster slot
-// (one master serves the whole filter).
+// c1, ... their counts, saturated once growth stopped, epoch the number of
+// Imports, lost) and {name}:s:0, {name}:s:1, ... the sub-filters' bitmaps,
+// laid out as a Filter's. They share the hash tag {name}, so they live on
+// one Cluster slot (one master serves the whole filter).
+//
+// The number of sub-filters changes as the filter grows, so no checksum
+// covers it. A handle never accepts fewer sub-filters than it has seen,
+// unless an Import (which increments epoch) came in between, as it never
+// accepts an older write generation; every call checks that the newest
+// sub-filter's count is valid and no count exists past it, and that every
+// sub-filter it reads exists with its size; New, Open and a handle that
+// learns of an Import check that no sub-filter exists past the last; and
+// a number of sub-filters past what the parameters can build (see below)
+// is refused before anything is sized for it. Each of these gives
+// ErrCorrupt, never "absent".
 //
 // One Redis string holds 2^32 bits, so growth stops (the filter saturates)
 // when the next sub-filter would need more than MaxBits bits or the filter
-// more than bloom.MaxBits; bloom.ScalableBloomFilter saturates at the second
-// limit only, so from a sub-filter of 2^32 bits (some 4.5*10^8 keys at 1%)
-// the two would differ, and Export then fails.
+// more than bloom.MaxBits, or past 65,536 sub-filters, the most the bloom
+// package's format holds; bloom.ScalableBloomFilter does not have the first
+// limit, so from a sub-filter of 2^32 bits (some 4.5*10^8 keys at 1%) the
+// two would differ, and Export then fails. A handle computes the sizes of
+// the sub-filters once, each from the one before; a call whose context ends
+// while it does returns the context's error.
 //
 // A ScalableFilter is safe for concurrent use. A zero ScalableFilter is not
 // usable: its methods return an error.
@@ -83,9 +99,11 @@ type ScalableFilter struct {
 	errorRate       float64
 	check           string
 
-	n      atomic.Int64 // sub-filters, as last seen
-	mu     sync.Mutex
-	sizes  []subSize  // sub-filters 0, 1, ... computed so far (under mu)
+	// chain is the import epoch and number of sub-filters the handle has
+	// seen, shared with the handles WithWait derives; sizes are the
+	// sub-filters' sizes, a function of the parameters, shared likewise.
+	chain  *chainView
+	sizes  *sizeCache
 	copies *subCopies // nil unless CacheFullSubFilters
 	// room is what the newest sub-filter could still take at the last add
 	// call (-1 once saturated; 0 before the first): while it is at least a
@@ -94,28 +112,80 @@ type ScalableFilter struct {
 }
 
 // subSize is the size of one sub-filter; ok is false if it cannot be built
-// (the filter saturates there).
+// (the filter saturates there). used is the bits of this sub-filter and
+// all before it.
 type subSize struct {
 	capacity uint64
 	rate     float64
 	m        uint64
 	k        uint
 	ok       bool
+	used     uint64
+}
+
+// sizeCache holds the sizes of sub-filters 0, 1, ... computed so far, up to
+// and including the first that cannot be built.
+type sizeCache struct {
+	mu    sync.Mutex
+	sizes []subSize
+}
+
+// chainView is what a handle has seen of the chain of sub-filters: the
+// import epoch (metadata field epoch, which every Import increments) and
+// the number of sub-filters at that epoch. n only grows within an epoch:
+// the scripts refuse a filter that has fewer sub-filters than the handle
+// saw at the same epoch (ErrCorrupt), as they refuse one whose write
+// generation went back (ErrLost), since keys added to the sub-filters
+// that vanished would be reported absent. Only an Import, which increments
+// the epoch, takes n down.
+type chainView struct {
+	p atomic.Pointer[chain]
+}
+
+// chain is one state of a chainView.
+type chain struct {
+	epoch uint64
+	n     int
+}
+
+func newChainView(epoch uint64, n int) *chainView {
+	v := new(chainView)
+	v.p.Store(&chain{epoch: epoch, n: n})
+	return v
+}
+
+// load returns the chain as last seen.
+func (v *chainView) load() chain { return *v.p.Load() }
+
+// see records that the filter had n sub-filters at import epoch epoch,
+// unless the view has seen a later epoch, or more sub-filters at that one.
+func (v *chainView) see(epoch uint64, n int) {
+	for {
+		cur := v.p.Load()
+		if epoch < cur.epoch || (epoch == cur.epoch && n <= cur.n) {
+			return
+		}
+		if v.p.CompareAndSwap(cur, &chain{epoch: epoch, n: n}) {
+			return
+		}
+	}
 }
 
 var errZeroScalable = errors.New("redisbloom: use of a zero ScalableFilter (create one with NewScalable or OpenScalable)")
 
 // NewScalable returns the scalable filter called name in rdb, creating it if
 // it does not exist, with the sub-filters of bloom.NewScalable(
-// initialCapacity, errorRate, opts...): its options Linear or Exponential,
-// Tightening and Seed, with the same defaults (Concurrent is accepted and
-// means nothing here). Every process that shares the filter can call it with
-// the same arguments. If only the filter's metadata is left (its first
-// bitmap was evicted or deleted), it creates the filter again, empty.
+// initialCapacity, errorRate, opts...) of the classic layout: its options
+// Linear or Exponential, Tightening and Seed, with the same defaults
+// (Concurrent is accepted and means nothing here; Redis filters have the
+// classic layout only, and bloom.Blocked is refused). Every process that
+// shares the filter can call it with the same arguments. If only the
+// filter's metadata is left (its first bitmap was evicted or deleted), it
+// creates the filter again, empty.
 //
 // It returns an error wrapping bloom.ErrInvalidParameter for an invalid name
-// or arguments (those bloom.NewScalable refuses, and a first sub-filter of
-// more than MaxBits bits); one wrapping bloom.ErrIncompatible when the
+// or arguments (those bloom.NewScalable refuses, bloom.Blocked, and a first
+// sub-filter of more than MaxBits bits); one wrapping bloom.ErrIncompatible when the
 // filter exists with other parameters; ErrFormat when name's keys hold
 // something else (a fixed Filter included); ErrCorrupt or ErrLost for a
 // filter in that state; or the error of the round trip.
@@ -123,12 +193,7 @@ func NewScalable(ctx context.Context, rdb redis.UniversalClient, name string, in
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	// bloom.Option is opaque: an in-memory filter built with the options
-	// validates them and, encoded, reveals the seed, growth and tightening
-	// they choose. Its first sub-filter is allocated, so a large initial
-	// capacity is validated on a small one (the checks that depend on the
-	// capacity, sizes within the limits, are done below for the real one).
-	probe, err := bloom.NewScalable(min(initialCapacity, scalableProbeCapacity), errorRate, opts...)
+	probe, err := scalableProbe(initialCapacity, errorRate, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -148,10 +213,9 @@ func NewScalable(ctx context.Context, rdb redis.UniversalClient, name string, in
 		return nil, s.h.wrap(err)
 	}
 	if len(res) == 1 {
-		s.n.Store(1)
 		return s, nil
 	}
-	existing, err := parseScalableMeta(rdb, name, res[1:])
+	existing, err := parseScalableMeta(ctx, rdb, name, res[1:])
 	if err != nil {
 		return nil, err
 	}
@@ -175,17 +239,24 @@ func OpenScalable(ctx context.Context, rdb redis.UniversalClient, name string) (
 	if err != nil {
 		return nil, s.h.wrap(err)
 	}
-	return parseScalableMeta(rdb, name, res)
+	return parseScalableMeta(ctx, rdb, name, res)
 }
 
 // scalableFromProbe returns a handle with the parameters of probe, an empty
-// in-memory filter, and the initial capacity given (which the probe may
-// have been built with less of), checking that its first three sub-filters
-// can be built in Redis and that the sizes derived here are bloom's.
+// in-memory filter of the classic layout (scalableProbe), and the initial
+// capacity given (which the probe may have been built with less of),
+// checking that its first three sub-filters can be built in Redis and that
+// the sizes derived here are bloom's. The handle has seen one sub-filter at
+// import epoch 0, as NewScalable creates the filter.
 func scalableFromProbe(rdb redis.UniversalClient, name, id string, probe *bloom.ScalableBloomFilter, initialCapacity uint64) (*ScalableFilter, error) {
 	enc, err := probe.MarshalBinary()
 	if err != nil {
 		return nil, err
+	}
+	if probe.Blocked() || binary.LittleEndian.Uint16(enc[4:]) != 1 {
+		// Neither the offsets below nor the sizes are those of a
+		// blocked filter's encoding (version 2).
+		return nil, errBlockedOption()
 	}
 	s := &ScalableFilter{
 		h:               Filter{rdb: rdb, name: name, keys: keysOf(name)[:1], id: id, seen: new(generation)},
@@ -195,6 +266,8 @@ func scalableFromProbe(rdb redis.UniversalClient, name, id string, probe *bloom.
 		tightening:      math.Float64frombits(binary.LittleEndian.Uint64(enc[24:])),
 		initialCapacity: initialCapacity,
 		errorRate:       probe.ErrorRate(),
+		chain:           newChainView(0, 1),
+		sizes:           new(sizeCache),
 	}
 	s.check = metaCheck(s.metaFields())
 	for j := range 3 {
@@ -237,22 +310,12 @@ func (s *ScalableFilter) metaFields() []any {
 }
 
 // parseScalableMeta builds a handle from the metadata (field, value, ...),
-// validating every field.
-func parseScalableMeta(rdb redis.UniversalClient, name string, reply []any) (*ScalableFilter, error) {
-	meta := make(map[string]string, len(reply)/2)
-	for i := 0; i+1 < len(reply); i += 2 {
-		field, ok1 := reply[i].(string)
-		value, ok2 := reply[i+1].(string)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("%w: %q: malformed metadata", ErrFormat, name)
-		}
-		meta[field] = value
-	}
-	if got := meta["format"]; got != scalableFormatName {
-		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, scalableFormatName)
-	}
-	if why, ok := meta["lost"]; ok {
-		return nil, fmt.Errorf("%w: %q: %s", ErrLost, name, why)
+// validating every field, the number of sub-filters against what the
+// parameters can build (checkCount) included.
+func parseScalableMeta(ctx context.Context, rdb redis.UniversalClient, name string, reply []any) (*ScalableFilter, error) {
+	meta, err := scalableMetaMap(name, reply)
+	if err != nil {
+		return nil, err
 	}
 	bad := func(field string) error {
 		return fmt.Errorf("%w: %q: invalid %s %q", ErrCorrupt, name, field, meta[field])
@@ -286,9 +349,13 @@ func parseScalableMeta(rdb redis.UniversalClient, name string, reply []any) (*Sc
 	if err != nil {
 		return nil, bad("error_rate")
 	}
-	n, err := strconv.ParseUint(meta["n"], 10, 32)
-	if err != nil || n < 1 {
+	n, err := strconv.ParseUint(meta["n"], 10, 64)
+	if err != nil || n < 1 || n > maxSubFilters {
 		return nil, bad("n")
+	}
+	epoch, err := parseUint(name, "epoch", cmp.Or(meta["epoch"], "0"))
+	if err != nil {
+		return nil, err
 	}
 	gen, err := parseUint(name, "gen", meta["gen"])
 	if err != nil {
@@ -297,8 +364,7 @@ func parseScalableMeta(rdb redis.UniversalClient, name string, reply []any) (*Sc
 	if meta["id"] == "" {
 		return nil, bad("id")
 	}
-	probe, err := bloom.NewScalable(min(initialCapacity, scalableProbeCapacity), errorRate,
-		bloom.Seed(uint32(seed)), growth, bloom.Tightening(tightening))
+	probe, err := scalableProbe(initialCapacity, errorRate, []bloom.Option{bloom.Seed(uint32(seed)), growth, bloom.Tightening(tightening)})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: invalid parameters: %v", ErrCorrupt, name, err)
 	}
@@ -310,9 +376,34 @@ func parseScalableMeta(rdb redis.UniversalClient, name string, reply []any) (*Sc
 		return nil, fmt.Errorf("%w: %q: metadata does not match its check field (%q, computed %q): seed, growth, scale, tightening, initial capacity or error rate were changed",
 			ErrCorrupt, name, meta["check"], s.check)
 	}
+	if err := s.checkCount(ctx, n); err != nil {
+		return nil, err
+	}
 	s.h.seen.observe(gen)
-	s.n.Store(int64(n))
+	s.chain = newChainView(epoch, int(n))
 	return s, nil
+}
+
+// scalableMetaMap turns a scalable filter's metadata (field, value, ...)
+// into a map, refusing another format (ErrFormat) and a filter marked lost
+// (ErrLost).
+func scalableMetaMap(name string, reply []any) (map[string]string, error) {
+	meta := make(map[string]string, len(reply)/2)
+	for i := 0; i+1 < len(reply); i += 2 {
+		field, ok1 := reply[i].(string)
+		value, ok2 := reply[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%w: %q: malformed metadata", ErrFormat, name)
+		}
+		meta[field] = value
+	}
+	if got := meta["format"]; got != scalableFormatName {
+		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, scalableFormatName)
+	}
+	if why, ok := meta["lost"]; ok {
+		return nil, fmt.Errorf("%w: %q: %s", ErrLost, name, why)
+	}
+	return meta, nil
 }
 
 // sameParameters returns an error wrapping bloom.ErrIncompatible unless s
@@ -341,26 +432,56 @@ func (s *ScalableFilter) sameParameters(want *ScalableFilter) error {
 // size returns the size of sub-filter j, computed as bloom.ScalableBloomFilter
 // computes it (subCapacity, subErrorRate, Size in scalable.go; the probe in
 // scalableFromProbe and the Export tests check the agreement), with Redis's
-// limit of MaxBits bits per sub-filter on top of bloom.MaxBits in all.
+// limit of MaxBits bits per sub-filter on top of bloom.MaxBits in all and
+// the format's maxSubFilters. The calls that take a number of sub-filters
+// from Redis compute the sizes up to it first (checkCount), honouring their
+// context; size then looks them up.
 func (s *ScalableFilter) size(j int) subSize {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for len(s.sizes) <= j {
-		i := len(s.sizes)
-		var used uint64
-		for _, z := range s.sizes {
-			used += z.m
-		}
-		z := subSize{}
-		if i == 0 || s.sizes[i-1].ok {
-			z = s.computeSize(i, used)
-		}
-		s.sizes = append(s.sizes, z)
-	}
-	return s.sizes[j]
+	z, _ := s.sizeCtx(context.Background(), j)
+	return z
 }
 
+// sizeCtx is size, computing the sizes not yet known one after the other,
+// each from the one before in O(1) steps (the bits used so far are carried
+// along; bloom.Size does the rest), and giving up with ctx's error when ctx
+// ends. The lock is held for lookups and appends only, so a call that
+// computes holds up no other call past its own context.
+func (s *ScalableFilter) sizeCtx(ctx context.Context, j int) (subSize, error) {
+	c := s.sizes
+	for {
+		c.mu.Lock()
+		have := len(c.sizes)
+		if j < have {
+			z := c.sizes[j]
+			c.mu.Unlock()
+			return z, nil
+		}
+		var prev subSize
+		if have > 0 {
+			prev = c.sizes[have-1]
+		}
+		c.mu.Unlock()
+		if have > 0 && !prev.ok {
+			return subSize{}, nil // none after the first that cannot be built
+		}
+		if err := ctx.Err(); err != nil {
+			return subSize{}, fmt.Errorf("redisbloom: filter %q: sizing sub-filter %d: %w", s.h.name, have, err)
+		}
+		z := s.computeSize(have, prev.used)
+		c.mu.Lock()
+		if len(c.sizes) == have {
+			c.sizes = append(c.sizes, z)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// computeSize returns the size of sub-filter i, used the bits of the
+// sub-filters before it.
 func (s *ScalableFilter) computeSize(i int, used uint64) subSize {
+	if i >= maxSubFilters {
+		return subSize{}
+	}
 	c := float64(s.initialCapacity)
 	switch {
 	case i == 0:
@@ -379,7 +500,34 @@ func (s *ScalableFilter) computeSize(i int, used uint64) subSize {
 	if err != nil || m > MaxBits || used+m > bloom.MaxBits {
 		return subSize{}
 	}
-	return subSize{capacity: capacity, rate: rate, m: m, k: k, ok: true}
+	return subSize{capacity: capacity, rate: rate, m: m, k: k, ok: true, used: used + m}
+}
+
+// maxSubFilters is the most sub-filters a scalable filter has: the most the
+// bloom package's scalable format holds (N in [1, 65536]), where
+// bloom.ScalableBloomFilter stops growing too. scalableCheckLua spells it
+// out as well.
+const maxSubFilters = 1 << 16
+
+// checkCount returns an error wrapping ErrCorrupt unless a filter with s's
+// parameters can have n sub-filters: n in [1, maxSubFilters], and sub-filter
+// n-1 within the bit limits, which growth never passes. Metadata edited or
+// damaged to hold any other n is refused before anything is sized for it.
+// It computes the sizes of sub-filters 0..n-1 (see sizeCtx) and returns
+// ctx's error if ctx ends first.
+func (s *ScalableFilter) checkCount(ctx context.Context, n uint64) error {
+	if n < 1 || n > maxSubFilters {
+		return fmt.Errorf("%w: %q: %d sub-filters, not in [1, %d]", ErrCorrupt, s.h.name, n, maxSubFilters)
+	}
+	z, err := s.sizeCtx(ctx, int(n)-1)
+	if err != nil {
+		return err
+	}
+	if !z.ok {
+		return fmt.Errorf("%w: %q: %d sub-filters, more than the filter's parameters can build (sub-filter %d would pass the bit limits)",
+			ErrCorrupt, s.h.name, n, n-1)
+	}
+	return nil
 }
 
 // subPrefix is the prefix of the sub-filters' keys: sub-filter j is
@@ -396,12 +544,13 @@ func (s *ScalableFilter) keys(n int) []string {
 	return keys
 }
 
-// args returns ARGV[1..6+3S] of scalableCheckLua for S sub-filters, the
-// first C of them tested by the client on copies of import epoch epoch,
-// with room for extra more.
-func (s *ScalableFilter) args(S, C int, epoch string, extra int) []any {
-	args := make([]any, 0, 6+3*S+extra)
-	args = append(args, s.h.id, strconv.FormatUint(s.h.seen.load(), 10), s.check, strconv.Itoa(S), strconv.Itoa(C), epoch)
+// args returns ARGV[1..7+3S] of scalableCheckLua for S sub-filters, the
+// first C of them tested by the client on copies of full sub-filters, for a
+// call prepared with the chain v, with room for extra more.
+func (s *ScalableFilter) args(v chain, S, C int, extra int) []any {
+	args := make([]any, 0, 7+3*S+extra)
+	args = append(args, s.h.id, strconv.FormatUint(s.h.seen.load(), 10), s.check, strconv.Itoa(S), strconv.Itoa(C),
+		strconv.FormatUint(v.epoch, 10), strconv.Itoa(v.n))
 	for j := range S {
 		z := s.size(j)
 		if !z.ok {
@@ -413,29 +562,90 @@ func (s *ScalableFilter) args(S, C int, epoch string, extra int) []any {
 	return args
 }
 
-// subFilters returns how many sub-filters a call must have sizes for: the n
-// the handle has seen, plus the next one for a call that may grow the filter
-// (unless the one before cannot be built either).
-func (s *ScalableFilter) subFilters(grow bool) int {
-	n := int(s.n.Load())
+// subFilters returns how many sub-filters a call prepared with the chain v
+// must have sizes for: v's, plus the next one for a call that may grow the
+// filter (unless the one before cannot be built either).
+func (s *ScalableFilter) subFilters(v chain, grow bool) int {
+	n := v.n
 	if grow && s.size(n-1).ok {
 		n++
 	}
 	return n
 }
 
-// grown handles a script's GROWN n reply: the handle learns n and reports
-// true.
-func (s *ScalableFilter) grown(err error) bool {
-	if err == nil || !redis.HasErrorPrefix(err, errGrownPrefix) {
-		return false
+// maxChangedRetries bounds how many calls in a row may find that the
+// filter changed since the handle's view (GROWN, EPOCH) before the method
+// gives up: each such reply teaches the handle the change, so the next call
+// normally succeeds.
+const maxChangedRetries = 100
+
+// changed handles the replies of a call prepared with the chain v that say
+// the filter changed since: GROWN n (more sub-filters than the call had
+// sizes for; n is checked with checkCount before the handle takes it) and
+// EPOCH (an Import since v: the handle reads the metadata again, reload).
+// retry reports whether err was one of them and the handle has caught up;
+// err is then nil unless catching up failed.
+func (s *ScalableFilter) changed(ctx context.Context, v chain, err error) (retry bool, _ error) {
+	switch {
+	case err == nil:
+		return false, nil
+	case redis.HasErrorPrefix(err, errGrownPrefix):
+		text := strings.TrimSpace(strings.TrimPrefix(err.Error(), errGrownPrefix))
+		n, perr := strconv.ParseUint(text, 10, 64)
+		if perr != nil {
+			return false, fmt.Errorf("%w: %q: invalid number of sub-filters %q", ErrCorrupt, s.h.name, text)
+		}
+		if err := s.checkCount(ctx, n); err != nil {
+			return false, err
+		}
+		s.chain.see(v.epoch, int(n))
+		return true, nil
+	case redis.HasErrorPrefix(err, errEpochPrefix):
+		// The copies of full sub-filters go with the old epoch
+		// (subCopies.current).
+		if err := s.reload(ctx); err != nil {
+			return false, err
+		}
+		return true, nil
 	}
-	n, perr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(err.Error(), errGrownPrefix)))
-	if perr != nil || n < 1 {
-		return false
+	return false, nil
+}
+
+// reload reads the metadata again, after a script found an Import newer
+// than the handle's view (EPOCH), and takes the import epoch and the number
+// of sub-filters it holds, which may be lower than before; the metadata
+// script checks that no sub-filter past that number is left (its count
+// field or its bitmap), and checkCount that the parameters can build them.
+func (s *ScalableFilter) reload(ctx context.Context) error {
+	res, err := scalableMetaScript.RunRO(ctx, s.h.rdb, s.keys(1)).Slice()
+	if err != nil {
+		return s.h.wrap(err)
 	}
-	s.n.Store(int64(n))
-	return true
+	meta, err := scalableMetaMap(s.h.name, res)
+	if err != nil {
+		return err
+	}
+	if meta["id"] != s.h.id {
+		return fmt.Errorf("%w: %q (deleted and created again)", ErrNotFound, s.h.name)
+	}
+	if meta["check"] != s.check {
+		return fmt.Errorf("%w: %q: metadata check %q, opened with %q", ErrCorrupt, s.h.name, meta["check"], s.check)
+	}
+	n, err := strconv.ParseUint(meta["n"], 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: %q: invalid n %q", ErrCorrupt, s.h.name, meta["n"])
+	}
+	epoch, err := parseUint(s.h.name, "epoch", cmp.Or(meta["epoch"], "0"))
+	if err != nil {
+		return err
+	}
+	if err := s.checkCount(ctx, n); err != nil {
+		return err
+	}
+	// The scripts check the generation against the handle's (a lagging
+	// replica's view would not be taken: it has an older epoch).
+	s.chain.see(epoch, int(n))
+	return nil
 }
 
 // run runs the add or test script over keys, in script calls of at most
@@ -452,45 +662,61 @@ func (s *ScalableFilter) run(ctx context.Context, add bool, keys [][]byte) ([]by
 
 // resume is run for keys whose answers are to follow those of out: it makes
 // the script calls one after the other, each prepared from the replies of
-// the ones before.
+// the ones before. It stops with ctx's error when ctx ends between calls,
+// and gives up after maxChangedRetries calls in a row that answered no key
+// because the filter had changed.
 func (s *ScalableFilter) resume(ctx context.Context, add bool, keys [][]byte, out []byte) ([]byte, error) {
+	idle := 0
 	for len(keys) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, s.h.wrap(err)
+		}
 		c, err := s.prepare(ctx, add, keys)
 		if err != nil {
 			return nil, err
 		}
 		reply, err := s.send(ctx, c)
 		var done int
-		if out, done, err = s.finish(c, reply, err, out); err != nil {
+		if out, done, err = s.finish(ctx, c, reply, err, out); err != nil {
 			return nil, err
+		}
+		if idle++; done > 0 {
+			idle = 0
+		} else if idle > maxChangedRetries {
+			return nil, s.errKeepsChanging()
 		}
 		keys = keys[done:]
 	}
 	return out, nil
 }
 
+func (s *ScalableFilter) errKeepsChanging() error {
+	return fmt.Errorf("redisbloom: filter %q: %d calls in a row found the filter changed since the call before (grown or imported); giving up",
+		s.h.name, maxChangedRetries)
+}
+
 // scalableCall is one script call of run, prepared: its batch (a prefix of
 // the keys left), the keys of the batch answered from copies of full
 // sub-filters (local) and those sent, and the sizes of S sub-filters, the
-// first C tested on the copies of import epoch epoch.
+// first C tested on the copies; chain is the handle's view it was prepared
+// with.
 type scalableCall struct {
 	add   bool
 	batch [][]byte
 	local []bool
 	sent  [][]byte
 	S, C  int
-	n0    int // sub-filters the handle had seen
-	epoch string
+	chain chain
 }
 
 // prepare chooses the next script call over (a prefix of) keys, at least one.
 func (s *ScalableFilter) prepare(ctx context.Context, add bool, keys [][]byte) (*scalableCall, error) {
-	copies, epoch, err := s.copies.current(ctx, s)
+	v := s.chain.load()
+	copies, err := s.copies.current(ctx, s, v)
 	if err != nil {
 		return nil, err
 	}
-	S := s.subFilters(add)
-	n0 := int(s.n.Load())
+	S := s.subFilters(v, add)
 	C := min(len(copies), S)
 	per := 0 // positions per key sent
 	for j := C; j < S; j++ {
@@ -500,7 +726,7 @@ func (s *ScalableFilter) prepare(ctx context.Context, add bool, keys [][]byte) (
 	}
 	batchOf := func(per int) int { return min(len(keys), max(1, scalablePositionsPerScript/max(per, 1))) }
 	size := batchOf(per)
-	if S > n0 {
+	if S > v.n {
 		// The next sub-filter's positions are needed only if the
 		// newest can fill during the call; a call that finds it
 		// full without them stops, and the next round sends them.
@@ -512,9 +738,9 @@ func (s *ScalableFilter) prepare(ctx context.Context, add bool, keys [][]byte) (
 		}
 		switch r := s.room.Load(); {
 		case r == -1 || r >= int64(batchOf(per-next)):
-			S, size = n0, batchOf(per-next)
+			S, size = v.n, batchOf(per-next)
 		case r >= int64(size):
-			S = n0
+			S = v.n
 		}
 	}
 	batch := keys[:size]
@@ -538,7 +764,7 @@ func (s *ScalableFilter) prepare(ctx context.Context, add bool, keys [][]byte) (
 	// The call is made even when every key was answered here: it checks
 	// that the filter still exists and that the copies are those of its
 	// current import epoch.
-	return &scalableCall{add: add, batch: batch, local: local, sent: sent, S: S, C: C, n0: n0, epoch: epoch}, nil
+	return &scalableCall{add: add, batch: batch, local: local, sent: sent, S: S, C: C, chain: v}, nil
 }
 
 // send makes the prepared call c and returns the script's reply, sending a
@@ -547,7 +773,7 @@ func (s *ScalableFilter) send(ctx context.Context, c *scalableCall) (string, err
 	var reply string
 	err := s.h.retryStale(ctx, func() error {
 		var err error
-		reply, err = s.call(ctx, c.add, c.S, c.C, c.epoch, c.sent)
+		reply, err = s.call(ctx, c.add, c.chain, c.S, c.C, c.sent)
 		return err
 	})
 	return reply, err
@@ -556,16 +782,12 @@ func (s *ScalableFilter) send(ctx context.Context, c *scalableCall) (string, err
 // finish takes the reply of the prepared call c, or its error, and appends
 // the answers of c's batch to out, up to the first sent key the script did
 // not get to; done is how many keys of the batch are answered. A reply that
-// the filter grew past the sub-filters the call was sized for (GROWN), or
-// that copies are out of date (EPOCH), answers none, with a nil error: the
-// handle has learnt what the next call needs.
-func (s *ScalableFilter) finish(c *scalableCall, reply string, err error, out []byte) (_ []byte, done int, _ error) {
-	if s.grown(err) {
-		return out, 0, nil
-	}
-	if redis.HasErrorPrefix(err, errEpochPrefix) {
-		s.copies.drop()
-		return out, 0, nil
+// the filter changed since c's view (GROWN: grown past the sub-filters the
+// call was sized for; EPOCH: imported) answers none, with a nil error: the
+// handle has learnt what the next call needs (see changed).
+func (s *ScalableFilter) finish(ctx context.Context, c *scalableCall, reply string, err error, out []byte) (_ []byte, done int, _ error) {
+	if retry, err := s.changed(ctx, c.chain, err); retry || err != nil {
+		return out, 0, err
 	}
 	if err != nil {
 		return nil, 0, err
@@ -579,19 +801,21 @@ func (s *ScalableFilter) finish(c *scalableCall, reply string, err error, out []
 		roomText, a, ok2 = strings.Cut(a, ":")
 		room, err = strconv.ParseInt(roomText, 10, 64)
 	}
-	if !ok1 || !ok2 || err != nil || n < 1 || len(a) > len(c.sent) {
+	// The script checked that the filter has at least c.chain.n
+	// sub-filters and at most S (it grows up to S).
+	if !ok1 || !ok2 || err != nil || n < c.chain.n || n > c.S || len(a) > len(c.sent) {
 		return nil, 0, fmt.Errorf("redisbloom: filter %q: malformed script reply", s.h.name)
 	}
 	if err := s.h.observe(gen); err != nil {
 		return nil, 0, err
 	}
-	before := s.n.Swap(int64(n))
+	s.chain.see(c.chain.epoch, n)
 	if c.add {
 		s.room.Store(room)
 	}
 	// No answer is progress only if the filter grew or the call lacked
 	// the next sub-filter's positions (room is now 0).
-	if len(a) == 0 && len(c.sent) > 0 && (!c.add || (int64(n) == before && c.S > c.n0)) {
+	if len(a) == 0 && len(c.sent) > 0 && (!c.add || (n == c.chain.n && c.S > c.chain.n)) {
 		return nil, 0, fmt.Errorf("redisbloom: filter %q: script answered for no key", s.h.name)
 	}
 	answered := 0
@@ -619,11 +843,11 @@ func allSet(bitmap string, locs []uint64) bool {
 	return true
 }
 
-// call runs one script call over keys with the sizes of S sub-filters and
-// the positions of sub-filters C..S-1 (the client tested 0..C-1 itself, on
-// copies of import epoch epoch).
-func (s *ScalableFilter) call(ctx context.Context, add bool, S, C int, epoch string, keys [][]byte) (string, error) {
-	args := s.callArgs(S, C, epoch, keys)
+// call runs one script call over keys, prepared with the chain v, with the
+// sizes of S sub-filters and the positions of sub-filters C..S-1 (the client
+// tested 0..C-1 itself, on copies of full sub-filters).
+func (s *ScalableFilter) call(ctx context.Context, add bool, v chain, S, C int, keys [][]byte) (string, error) {
+	args := s.callArgs(v, S, C, keys)
 	var cmd *redis.Cmd
 	var notReplicated error
 	if add {
@@ -635,7 +859,7 @@ func (s *ScalableFilter) call(ctx context.Context, add bool, S, C int, epoch str
 }
 
 // callArgs returns the arguments of call.
-func (s *ScalableFilter) callArgs(S, C int, epoch string, keys [][]byte) []any {
+func (s *ScalableFilter) callArgs(v chain, S, C int, keys [][]byte) []any {
 	total := 0
 	for j := C; j < S; j++ {
 		if z := s.size(j); z.ok {
@@ -659,7 +883,7 @@ func (s *ScalableFilter) callArgs(S, C int, epoch string, keys [][]byte) []any {
 		}
 	}
 	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
-	args := s.args(S, C, epoch, 1+total)
+	args := s.args(v, S, C, 1+total)
 	args = append(args, strconv.Itoa(len(keys)))
 	start := 0
 	for _, end := range ends {
@@ -691,8 +915,10 @@ func (s *ScalableFilter) callReply(ctx context.Context, cmd *redis.Cmd, notRepli
 	return reply, nil
 }
 
-// errEpochPrefix is the reply of a script given copies of sub-filters that
-// an Import has replaced since.
+// errEpochPrefix is the reply of a script called by a handle whose view is
+// of an earlier import epoch (see chainView): it reads the metadata again
+// (reload) and drops its copies of full sub-filters, which the Import
+// replaced.
 const errEpochPrefix = "EPOCH"
 
 // CacheFullSubFilters makes the handle keep copies of the filter's full
@@ -718,26 +944,31 @@ func (s *ScalableFilter) CacheFullSubFilters(maxBytes int64) {
 type subCopies struct {
 	max     int64
 	mu      sync.Mutex
-	epoch   string
+	epoch   uint64   // the import epoch of the copies
 	bitmaps []string // sub-filters 0..len-1, Redis layout
 }
 
-// current returns the copies, fetching those of sub-filters that became
-// full since, within the budget. A nil receiver has none.
-func (c *subCopies) current(ctx context.Context, s *ScalableFilter) ([]string, string, error) {
+// current returns the copies for a call prepared with the chain v, fetching
+// those of sub-filters that became full since, within the budget; copies
+// of another import epoch than v's are dropped first. A nil receiver has
+// none. A fetch that finds the filter changed since v returns the copies
+// there are: the call made with them gets the same reply and catches up.
+func (c *subCopies) current(ctx context.Context, s *ScalableFilter, v chain) ([]string, error) {
 	if c == nil {
-		return nil, "", nil
+		return nil, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := int(s.n.Load())
+	if c.epoch != v.epoch {
+		c.bitmaps, c.epoch = nil, v.epoch
+	}
 	have := len(c.bitmaps)
 	used := int64(0)
 	for _, b := range c.bitmaps {
 		used += int64(len(b))
 	}
 	to := have
-	for to < n-1 {
+	for to < v.n-1 {
 		z := s.size(to)
 		if !z.ok || used+int64((z.m+7)/8) > c.max {
 			break
@@ -746,51 +977,38 @@ func (c *subCopies) current(ctx context.Context, s *ScalableFilter) ([]string, s
 		to++
 	}
 	if to == have {
-		return c.bitmaps, c.epoch, nil
+		return c.bitmaps, nil
 	}
 	var res []any
 	err := s.h.retryStale(ctx, func() error {
-		args := append(s.args(n, have, c.epoch, 1), strconv.Itoa(to))
+		args := append(s.args(v, v.n, have, 1), strconv.Itoa(to))
 		var err error
-		res, err = scalableFetchScript.RunRO(ctx, s.h.rdb, s.keys(n), args...).Slice()
+		res, err = scalableFetchScript.RunRO(ctx, s.h.rdb, s.keys(v.n), args...).Slice()
 		if err != nil && !redis.HasErrorPrefix(err, errGrownPrefix) && !redis.HasErrorPrefix(err, errEpochPrefix) {
 			err = s.h.scriptErr(ctx, err)
 		}
 		return err
 	})
-	switch {
-	case s.grown(err), redis.HasErrorPrefix(err, errEpochPrefix):
-		// Fetch again on the next call, from scratch after an Import.
-		if redis.HasErrorPrefix(err, errEpochPrefix) {
-			c.bitmaps, c.epoch = nil, ""
-		}
-		return c.bitmaps, c.epoch, nil
-	case err != nil:
-		return nil, "", err
+	if redis.HasErrorPrefix(err, errGrownPrefix) || redis.HasErrorPrefix(err, errEpochPrefix) {
+		return c.bitmaps, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	if len(res) != 2+to-have {
-		return nil, "", fmt.Errorf("redisbloom: filter %q: malformed fetch reply", s.h.name)
+		return nil, fmt.Errorf("redisbloom: filter %q: malformed fetch reply", s.h.name)
 	}
 	if err := s.h.observe(res[0]); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	epoch, _ := res[1].(string)
 	for j := have; j < to; j++ {
 		b, ok := res[2+j-have].(string)
 		if !ok || uint64(len(b)) != (s.size(j).m+7)/8 {
-			return nil, "", fmt.Errorf("%w: %q: bitmap of sub-filter %d does not match its size", ErrCorrupt, s.h.name, j)
+			return nil, fmt.Errorf("%w: %q: bitmap of sub-filter %d does not match its size", ErrCorrupt, s.h.name, j)
 		}
 		c.bitmaps = append(c.bitmaps, b)
 	}
-	c.epoch = epoch
-	return c.bitmaps, c.epoch, nil
-}
-
-// drop forgets the copies (an Import replaced them).
-func (c *subCopies) drop() {
-	c.mu.Lock()
-	c.bitmaps, c.epoch = nil, ""
-	c.mu.Unlock()
+	return c.bitmaps, nil
 }
 
 // Name returns the name the filter was created with.
@@ -882,18 +1100,27 @@ func (s *ScalableFilter) state(ctx context.Context, script *redis.Script) ([]any
 	if s.h.rdb == nil {
 		return nil, 0, errZeroScalable
 	}
-	for {
-		S := s.subFilters(false)
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, s.h.wrap(err)
+		}
+		if try > maxChangedRetries {
+			return nil, 0, s.errKeepsChanging()
+		}
+		v := s.chain.load()
+		S := s.subFilters(v, false)
 		var res []any
 		err := s.h.retryStale(ctx, func() error {
 			var err error
-			res, err = script.RunRO(ctx, s.h.rdb, s.keys(S), s.args(S, 0, "", 0)...).Slice()
-			if err != nil && !redis.HasErrorPrefix(err, errGrownPrefix) {
+			res, err = script.RunRO(ctx, s.h.rdb, s.keys(S), s.args(v, S, 0, 0)...).Slice()
+			if err != nil && !redis.HasErrorPrefix(err, errGrownPrefix) && !redis.HasErrorPrefix(err, errEpochPrefix) {
 				err = s.h.scriptErr(ctx, err)
 			}
 			return err
 		})
-		if s.grown(err) {
+		if retry, err := s.changed(ctx, v, err); err != nil {
+			return nil, 0, err
+		} else if retry {
 			continue
 		}
 		if err != nil {
@@ -906,10 +1133,10 @@ func (s *ScalableFilter) state(ctx context.Context, script *redis.Script) ([]any
 			return nil, 0, err
 		}
 		n, err := parseUint(s.h.name, "n", res[1])
-		if err != nil || n < 1 || n > uint64(S) {
+		if err != nil || n < uint64(v.n) || n > uint64(S) {
 			return nil, 0, fmt.Errorf("redisbloom: filter %q: malformed reply", s.h.name)
 		}
-		s.n.Store(int64(n))
+		s.chain.see(v.epoch, int(n))
 		return res, int(n), nil
 	}
 }
@@ -938,7 +1165,7 @@ func (s *ScalableFilter) Count(ctx context.Context) (uint64, error) {
 
 // NumFilters returns the number of sub-filters, as of the handle's last call
 // (another client may have grown the filter since).
-func (s *ScalableFilter) NumFilters() int { return int(s.n.Load()) }
+func (s *ScalableFilter) NumFilters() int { return s.chain.load().n }
 
 // Delete removes the filter's keys from Redis. Afterwards every handle on it
 // gets ErrNotFound. Deleting a filter that does not exist is not an error.
@@ -950,8 +1177,9 @@ func (s *ScalableFilter) Delete(ctx context.Context) error {
 }
 
 // Export returns an in-memory copy of the filter: a bloom.ScalableBloomFilter
-// with the same parameters, sub-filters, counts and bits, Equal to the one
-// bloom.NewScalable builds from the same keys added in the same order. It
+// of the classic layout with the same parameters, sub-filters, counts and
+// bits, Equal to the one bloom.NewScalable (classic) builds from the same
+// keys added in the same order. It
 // reads every sub-filter in one round trip, consistently, and needs about
 // three times the filter's size in bytes on the client. It returns the errors
 // Test returns, and ErrCorrupt if the bitmaps do not decode (a filter
@@ -1004,25 +1232,28 @@ func (s *ScalableFilter) Export(ctx context.Context) (*bloom.ScalableBloomFilter
 
 // Import replaces the filter's sub-filters, counts and saturation with those
 // of src, in one round trip, atomically: Export afterwards returns a filter
-// Equal to src. src must have the filter's parameters (seed, growth, scale,
-// tightening, initial capacity and error rate), or Import returns an error
-// wrapping bloom.ErrIncompatible. Keys added by other clients between Export
-// and Import are lost; Import is meant for restoring or seeding a filter.
+// Equal to src. src must have the classic layout, as every Redis filter (a
+// filter built with bloom.Blocked is refused), and the filter's parameters
+// (seed, growth, scale, tightening, initial capacity and error rate), or
+// Import returns an error wrapping bloom.ErrIncompatible. Other handles on
+// the filter notice the Import at their next call (the import epoch) and
+// take its sub-filters, fewer ones included. Keys added by other clients
+// between Export and Import are lost; Import is meant for restoring or
+// seeding a filter.
 func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFilter) error {
 	if s.h.rdb == nil {
 		return errZeroScalable
 	}
-	if src == nil || src.NumFilters() == 0 {
-		return fmt.Errorf("%w: nil or zero ScalableBloomFilter", bloom.ErrIncompatible)
+	if err := s.compatible(src); err != nil {
+		return err
 	}
 	enc, err := src.MarshalBinary()
 	if err != nil {
 		return err
 	}
-	if binary.LittleEndian.Uint32(enc[8:]) != s.seed || enc[12] != s.growth ||
+	if binary.LittleEndian.Uint16(enc[4:]) != 1 || enc[12] != s.growth ||
 		binary.LittleEndian.Uint64(enc[16:]) != math.Float64bits(s.scale) ||
-		binary.LittleEndian.Uint64(enc[24:]) != math.Float64bits(s.tightening) ||
-		src.InitialCapacity() != s.initialCapacity || math.Float64bits(src.ErrorRate()) != math.Float64bits(s.errorRate) {
+		binary.LittleEndian.Uint64(enc[24:]) != math.Float64bits(s.tightening) {
 		return fmt.Errorf("%w: scalable filter %q has other parameters than the imported one", bloom.ErrIncompatible, s.h.name)
 	}
 	saturated := "0"
@@ -1034,7 +1265,10 @@ func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFil
 	bitmaps := make([]any, n)
 	off := 56
 	for j := range n {
-		z := s.size(j)
+		z, err := s.sizeCtx(ctx, j)
+		if err != nil {
+			return err
+		}
 		m := binary.LittleEndian.Uint64(enc[off+16:])
 		k := binary.LittleEndian.Uint32(enc[off+12:])
 		if !z.ok || m != z.m || uint(k) != z.k {
@@ -1049,24 +1283,57 @@ func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFil
 		bitmaps[j] = bitmap
 		off += encHeader + 8*int((m+63)/64) + encCRC
 	}
-	for {
-		S := max(n, s.subFilters(false))
-		args := s.args(S, 0, "", 2+2*n)
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return s.h.wrap(err)
+		}
+		if try > maxChangedRetries {
+			return s.errKeepsChanging()
+		}
+		v := s.chain.load()
+		S := max(n, s.subFilters(v, false))
+		args := s.args(v, S, 0, 2+2*n)
 		args = append(args, strconv.Itoa(n), saturated)
 		args = append(args, counts...)
 		args = append(args, bitmaps...)
 		cmd, notReplicated := s.write(ctx, scalableImportScript, s.keys(S), args)
-		gen, err := cmd.Uint64()
-		if s.grown(err) {
+		res, err := cmd.Slice()
+		if retry, err := s.changed(ctx, v, err); err != nil {
+			return err
+		} else if retry {
 			continue
 		}
 		if err != nil {
 			return s.h.scriptErr(ctx, err)
 		}
+		if len(res) != 2 {
+			return fmt.Errorf("redisbloom: filter %q: malformed import reply", s.h.name)
+		}
+		gen, err1 := parseUint(s.h.name, "generation", res[0])
+		epoch, err2 := parseUint(s.h.name, "epoch", res[1])
+		if err := errors.Join(err1, err2); err != nil {
+			return err
+		}
 		s.h.seen.observe(gen)
-		s.n.Store(int64(n))
+		s.chain.see(epoch, n)
 		return notReplicated
 	}
+}
+
+// compatible returns an error wrapping bloom.ErrIncompatible if src is nil,
+// zero, blocked, or has another seed, initial capacity or error rate than
+// s; Import checks the rest (growth, scale, tightening and the sizes).
+func (s *ScalableFilter) compatible(src *bloom.ScalableBloomFilter) error {
+	switch {
+	case src == nil || src.NumFilters() == 0:
+		return fmt.Errorf("%w: nil or zero ScalableBloomFilter", bloom.ErrIncompatible)
+	case src.Blocked():
+		return errBlockedSource("the imported scalable filter")
+	case src.Seed() != s.seed || src.InitialCapacity() != s.initialCapacity ||
+		math.Float64bits(src.ErrorRate()) != math.Float64bits(s.errorRate):
+		return fmt.Errorf("%w: scalable filter %q has other parameters than the imported one", bloom.ErrIncompatible, s.h.name)
+	}
+	return nil
 }
 
 // scalablePositionsPerScript bounds the positions (keys times the hashes of

@@ -19,19 +19,29 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[5] C, the number of sub-filters (0, 1, ... C-1) the client tested
 //	        the call's keys in itself, on copies of full sub-filters
 //	        (CacheFullSubFilters); their positions are not sent;
-//	ARGV[6] the import epoch of those copies (metadata field epoch, which
-//	        Import increments, since it is the only write to a full
-//	        sub-filter): a call with C > 0 and another epoch gives EPOCH,
-//	        and the client drops its copies;
-//	ARGV[7..6+3S] capacity, bitmap bytes and hashes of each of those
+//	ARGV[6] the import epoch the handle has seen (metadata field epoch,
+//	        which Import increments, since it is the only write that
+//	        replaces sub-filters or takes their number down): a filter at
+//	        a later epoch gives EPOCH, and the client reads the metadata
+//	        again and drops its copies; one at an earlier epoch is CORRUPT;
+//	ARGV[7] the number of sub-filters the handle has seen at that epoch: a
+//	        filter with fewer is CORRUPT (the keys of the missing ones would
+//	        be reported absent), as one behind the generation is LOSTGEN;
+//	ARGV[8..7+3S] capacity, bitmap bytes and hashes of each of those
 //	        sub-filters, which the client derives from the parameters as
 //	        bloom.NewScalable does; bytes 0 means the sub-filter cannot be
 //	        built (the filter saturates instead).
 //
 // A filter that has more sub-filters than S gives GROWN n: the handle
-// learns n and calls again. The metadata holds n (the number of sub-filters),
-// c0, c1, ... (the count of each: keys that set a clear bit), saturated ("1"
-// once growth stopped), gen and lost as for a Filter.
+// learns n (after checking that its parameters can build n) and calls
+// again. The metadata holds n (the number of sub-filters, at most 65,536,
+// the most the bloom package's format holds), c0, c1, ... (the count of
+// each: keys that set a clear bit), saturated ("1" once growth stopped),
+// epoch, gen and lost as for a Filter. The prologue checks what every call
+// relies on: the number n, the count of the newest sub-filter (and that no
+// count exists past it, which an edit of n alone leaves), and the existence
+// and size of every sub-filter's bitmap; it leaves the newest's count in
+// newestCount.
 const scalableCheckLua = `
 local meta = redis.call('HMGET', KEYS[1], 'id', 'gen', 'check', 'lost', 'format', 'n', 'saturated', 'epoch')
 if meta[1] ~= ARGV[1] then
@@ -44,26 +54,49 @@ if meta[5] ~= 'redisbloom-scalable/1' or meta[3] ~= ARGV[3] then
   return redis.error_reply('CORRUPT redisbloom: metadata changed: format ' .. tostring(meta[5]) .. ', check ' ..
     tostring(meta[3]) .. ' where the filter was opened with ' .. ARGV[3])
 end
+` + genCheckLua + `
 local n = tonumber(meta[6])
-if not n or n < 1 then
+if not n or n < 1 or n > 65536 or n % 1 ~= 0 then
   return redis.error_reply('CORRUPT redisbloom: invalid number of sub-filters ' .. tostring(meta[6]))
+end
+local epoch = tonumber(meta[8] or '0')
+if not epoch or epoch < 0 or epoch % 1 ~= 0 then
+  return redis.error_reply('CORRUPT redisbloom: invalid import epoch ' .. tostring(meta[8]))
+end
+local seenEpoch = tonumber(ARGV[6])
+if epoch < seenEpoch then
+  return redis.error_reply('CORRUPT redisbloom: import epoch ' .. epoch .. ', the client saw ' .. ARGV[6])
+end
+if epoch > seenEpoch then
+  return redis.error_reply('EPOCH redisbloom: imported since: epoch ' .. epoch .. ', the client saw ' .. ARGV[6])
+end
+if n < tonumber(ARGV[7]) then
+  return redis.error_reply('CORRUPT redisbloom: ' .. n .. ' sub-filters, where the client saw ' .. ARGV[7] ..
+    ' with no Import since: the number of sub-filters went down')
+end
+local counts = redis.call('HMGET', KEYS[1], 'c' .. (n - 1), 'c' .. n)
+local newestCount = tonumber(counts[1])
+if not newestCount or newestCount < 0 or newestCount % 1 ~= 0 then
+  return redis.error_reply('CORRUPT redisbloom: invalid count of sub-filter ' .. (n - 1) .. ': ' .. tostring(counts[1]))
+end
+if counts[2] then
+  return redis.error_reply('CORRUPT redisbloom: the metadata has ' .. n .. ' sub-filters and a count for sub-filter ' .. n)
 end
 local S = tonumber(ARGV[4])
 if n > S then
   return redis.error_reply('GROWN ' .. n)
 end
 local C = tonumber(ARGV[5])
-if C > 0 and (C > n - 1 or (meta[8] or '0') ~= ARGV[6]) then
-  return redis.error_reply('EPOCH redisbloom: copies of sub-filters 0..' .. (C - 1) .. ' at import epoch ' .. ARGV[6] ..
-    ', the filter is at ' .. (meta[8] or '0') .. ' with ' .. n .. ' sub-filters')
-end
 local cap, bytes, hashes = {}, {}, {}
-local a = 7
+local a = 8
 for j = 0, S - 1 do
   cap[j], bytes[j], hashes[j] = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
   a = a + 3
 end
 for j = 0, n - 1 do
+  if bytes[j] == 0 then
+    return redis.error_reply('CORRUPT redisbloom: the filter has ' .. n .. ' sub-filters; its parameters cannot build sub-filter ' .. j)
+  end
   local size = redis.call('STRLEN', KEYS[j + 2])
   if size ~= bytes[j] then
     if size == 0 and redis.call('EXISTS', KEYS[j + 2]) == 0 then
@@ -72,7 +105,7 @@ for j = 0, n - 1 do
     return redis.error_reply('CORRUPT redisbloom: bitmap of sub-filter ' .. j .. ' has ' .. size .. ' bytes, want ' .. tostring(bytes[j]))
   end
 end
-` + genCheckLua
+`
 
 // scalableTestLua defines test(j, from, present): it reads the positions of
 // sub-filter j of keys from..N that are not yet known present and marks
@@ -137,7 +170,7 @@ local function test(j, from, present)
 end
 `
 
-// scalableAddScript tests and adds keys: ARGV[5+3S] is N, the number of
+// scalableAddScript tests and adds keys: ARGV[8+3S] is N, the number of
 // keys, then positions as scalableTestLua reads them. Each key is tested in
 // every sub-filter and, if absent, added to the newest, which grows first
 // if it is full, exactly as bloom.ScalableBloomFilter.TestAndAdd does: the
@@ -158,7 +191,7 @@ local present = {}
 local cur = n - 1
 for j = C, cur - 1 do test(j, 1, present) end
 local saturated = meta[7] == '1'
-local count = tonumber(redis.call('HGET', KEYS[1], 'c' .. cur) or '0')
+local count = newestCount
 local out = {}
 local changed = false
 local fresh = 0
@@ -256,13 +289,23 @@ end
 return gentext .. ':' .. n .. ':' .. table.concat(out)
 `)
 
+// scalableCountsLua appends the counts c0, c1, ... c(n-1) to reply, and
+// returns an error reply if one is missing.
+const scalableCountsLua = `
+for j = 0, n - 1 do
+  local c = redis.call('HGET', KEYS[1], 'c' .. j)
+  if not c then
+    return redis.error_reply('CORRUPT redisbloom: the count of sub-filter ' .. j .. ' is missing')
+  end
+  reply[#reply + 1] = c
+end
+`
+
 // scalableCountScript returns {gen, n, saturated, c0, c1, ...}.
 var scalableCountScript = redis.NewScript(`#!lua flags=no-writes
 ` + scalableCheckLua + `
 local reply = {gentext, n, meta[7] or '0'}
-for j = 0, n - 1 do
-  reply[#reply + 1] = redis.call('HGET', KEYS[1], 'c' .. j) or '0'
-end
+` + scalableCountsLua + `
 return reply
 `)
 
@@ -270,19 +313,17 @@ return reply
 var scalableExportScript = redis.NewScript(`#!lua flags=no-writes
 ` + scalableCheckLua + `
 local reply = {gentext, n, meta[7] or '0'}
-for j = 0, n - 1 do
-  reply[#reply + 1] = redis.call('HGET', KEYS[1], 'c' .. j) or '0'
-end
+` + scalableCountsLua + `
 for j = 0, n - 1 do
   reply[#reply + 1] = redis.call('GET', KEYS[j + 2])
 end
 return reply
 `)
 
-// scalableImportScript replaces the sub-filters: ARGV[5+3S] is the new n,
+// scalableImportScript replaces the sub-filters: ARGV[8+3S] is the new n,
 // then "1" or "0" for saturated, then the n counts and the n bitmaps (whose
 // lengths must be the sizes' bytes). Sub-filters past the new n, up to S,
-// are deleted. It increments gen and returns it.
+// are deleted. It increments epoch and gen and returns {gen, epoch}.
 var scalableImportScript = redis.NewScript(`#!lua
 ` + scalableCheckLua + `
 local m = tonumber(ARGV[a])
@@ -304,28 +345,62 @@ for j = m, S - 1 do
   redis.call('HDEL', KEYS[1], 'c' .. j)
 end
 redis.call('HSET', KEYS[1], 'n', m, 'saturated', ARGV[a + 1])
-redis.call('HINCRBY', KEYS[1], 'epoch', 1)
-return redis.call('HINCRBY', KEYS[1], 'gen', 1)
+local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+return {redis.call('HINCRBY', KEYS[1], 'gen', 1), e}
 `)
+
+// scalablePastLua defines past(prefix), for the scripts that read the
+// metadata KEYS[1] of a scalable filter whose sub-filters' keys start with
+// prefix before the handle knows n: it returns an error reply if a count
+// field or a bitmap of the sub-filter after the n the metadata holds exists
+// (the metadata says fewer sub-filters than there are: an edit, and the
+// keys of the others would be reported absent), else nil. An invalid n is
+// left to the client, which refuses it. The bitmap's key is not declared:
+// it is of the filter's own hash tag, so in its slot.
+const scalablePastLua = `
+local function past(prefix)
+  local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
+  if not n or n < 1 or n > 65536 or n % 1 ~= 0 then return nil end
+  if redis.call('HEXISTS', KEYS[1], 'c' .. n) == 1 or redis.call('EXISTS', prefix .. n) == 1 then
+    return redis.error_reply('CORRUPT redisbloom: the metadata has ' .. n .. ' sub-filters, and sub-filter ' .. n .. ' exists')
+  end
+  return nil
+end
+`
+
+// scalableMaxLua sets last to the metadata's n, the number of sub-filters,
+// bounded by 65,536 whatever it holds, for the scripts that delete what is
+// left of a filter.
+const scalableMaxLua = `
+local last = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+if not last or last ~= last or last > 65536 then last = 65536 end
+`
 
 // scalableCreateScript creates the filter (ARGV: field, value, ... of the
 // metadata, format first, then ARGV[#ARGV-1] = the prefix of the
 // sub-filters' keys and ARGV[#ARGV] = the first bitmap's size in bytes)
 // unless it exists, with KEYS[2] its first bitmap. It returns {1} when it
 // created the filter and {0, field, value, ...} with the stored metadata
-// when one existed. Metadata of this format without its first bitmap is a
-// lost filter, created again with a new id after deleting what is left of
-// its sub-filters (keys of the filter's own hash tag, so in its slot,
-// though not declared); a first bitmap without metadata is an error.
+// when one existed (checked by past if of this format). Metadata of this
+// format without its first bitmap is a lost filter, created again with a
+// new id after deleting what is left of its sub-filters (keys of the
+// filter's own hash tag, so in its slot, though not declared); a first
+// bitmap without metadata is an error.
 var scalableCreateScript = redis.NewScript(`#!lua
+` + scalablePastLua + `
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('HGET', KEYS[1], 'format') ~= ARGV[2] then
+  local format = redis.call('HGET', KEYS[1], 'format')
+  if redis.call('EXISTS', KEYS[2]) == 1 or format ~= ARGV[2] then
+    if format == ARGV[2] then
+      local bad = past(ARGV[#ARGV - 1])
+      if bad then return bad end
+    end
     local meta = redis.call('HGETALL', KEYS[1])
     table.insert(meta, 1, 0)
     return meta
   end
-  local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '1') or 1
-  for j = 1, n - 1 do redis.call('DEL', ARGV[#ARGV - 1] .. j) end
+` + scalableMaxLua + `
+  for j = 1, last - 1 do redis.call('DEL', ARGV[#ARGV - 1] .. j) end
   redis.call('DEL', KEYS[1])
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -339,10 +414,12 @@ return {1}
 `)
 
 // scalableMetaScript returns the metadata of an existing filter as field,
-// value, ... (the client checks it; the sizes of its bitmaps are checked by
-// every later call), and that of another format as it is (the client
-// refuses it with ErrFormat).
+// value, ... (the client checks it, past the sub-filter after the last;
+// the sizes of its bitmaps are checked by every later call), and that of
+// another format as it is (the client refuses it with ErrFormat). KEYS[2]
+// is the first sub-filter's bitmap, whose key ends in "0".
 var scalableMetaScript = redis.NewScript(`#!lua flags=no-writes
+` + scalablePastLua + `
 local meta = redis.call('HGETALL', KEYS[1])
 if #meta > 0 and redis.call('HGET', KEYS[1], 'format') ~= 'redisbloom-scalable/1' then
   return meta
@@ -354,22 +431,24 @@ end
 if #meta == 0 or bits == 0 then
   return redis.error_reply('NOTFOUND redisbloom: filter does not exist')
 end
+local bad = past(string.sub(KEYS[2], 1, -2))
+if bad then return bad end
 return meta
 `)
 
 // destroyScript deletes KEYS (the keys of a fixed filter, the metadata and
-// the first sub-filter)
-// and, for a scalable filter, its sub-filters ARGV[1]..'0', '1', ... as far
-// as the metadata's n says or the keys exist, whichever is further. It
-// returns the number of keys deleted.
+// the first sub-filter) and, for a scalable filter, its sub-filters
+// ARGV[1]..'0', '1', ... as far as the metadata's n says (at most 65,536)
+// or the keys exist, whichever is further. It returns the number of keys
+// deleted.
 var destroyScript = redis.NewScript(`#!lua
-local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0') or 0
+` + scalableMaxLua + `
 local deleted = 0
 local j = 0
 while true do
   local key = ARGV[1] .. j
   local gone = redis.call('DEL', key)
-  if gone == 0 and j >= n then break end
+  if gone == 0 and j >= last then break end
   deleted = deleted + gone
   j = j + 1
 end
@@ -385,8 +464,8 @@ var scalableFetchScript = redis.NewScript(`#!lua flags=no-writes
 ` + scalableCheckLua + `
 local to = tonumber(ARGV[a])
 if to > n - 1 then
-  -- An Import left fewer sub-filters than the handle saw: it learns n.
-  return redis.error_reply('GROWN ' .. n)
+  -- Not reached: to is at most the n the client saw at this epoch, minus 1.
+  return redis.error_reply('CORRUPT redisbloom: fetch of sub-filters up to ' .. to .. ' of ' .. n)
 end
 local reply = {gentext, meta[8] or '0'}
 for j = C, to - 1 do

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,7 +74,7 @@ func TestScalableParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.CacheFullSubFilters(c.copies)
-			mem, err := bloom.NewScalable(initial, p, c.opts...)
+			mem, err := bloom.NewScalable(initial, p, append(c.opts, bloom.Classic())...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,7 +315,7 @@ func TestScalableErrors(t *testing.T) {
 		_, errs["TestAndAddMany"] = s.TestAndAddMany(ctx, keys[:10])
 		_, errs["Count"] = s.Count(ctx)
 		_, errs["Export"] = s.Export(ctx)
-		mem, _ := bloom.NewScalable(100, 0.01)
+		mem, _ := bloom.NewScalable(100, 0.01, bloom.Classic())
 		errs["Import"] = s.Import(ctx, mem)
 		return errs
 	}
@@ -362,7 +364,7 @@ func TestScalableErrors(t *testing.T) {
 		if _, err := redisbloom.NewScalable(ctx, rdb, s.Name(), 100, 0.02); !errors.Is(err, bloom.ErrIncompatible) {
 			t.Errorf("NewScalable with another error rate: %v", err)
 		}
-		other, _ := bloom.NewScalable(100, 0.01, bloom.Seed(1))
+		other, _ := bloom.NewScalable(100, 0.01, bloom.Seed(1), bloom.Classic())
 		if err := s.Import(ctx, other); !errors.Is(err, bloom.ErrIncompatible) {
 			t.Errorf("Import with another seed: %v", err)
 		}
@@ -447,7 +449,7 @@ func TestScalableImport(t *testing.T) {
 	cached.CacheFullSubFilters(1 << 20)
 	probe := append(keyRange("imp-", 0, 5000), keyRange("more-", 0, 2000)...)
 	for _, n := range []int{5000, 100, 0, 3000} {
-		mem, err := bloom.NewScalable(200, 0.001)
+		mem, err := bloom.NewScalable(200, 0.001, bloom.Classic())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -478,5 +480,278 @@ func TestScalableImport(t *testing.T) {
 			}
 		}
 		checkScalableExport(t, s, mem)
+	}
+}
+
+// absentOf reports what testMany answers for keys, every one of them added:
+// "n of N keys absent", or its error.
+func absentOf(ctx context.Context, testMany func(context.Context, [][]byte) ([]bool, error), keys [][]byte) (string, error) {
+	got, err := testMany(ctx, keys)
+	if err != nil {
+		return "error " + err.Error(), err
+	}
+	n := 0
+	for _, p := range got {
+		if !p {
+			n++
+		}
+	}
+	return fmt.Sprintf("%d of %d keys absent, error nil", n, len(keys)), nil
+}
+
+// TestScalableEditedSubFilterCount edits the number of sub-filters (n) and
+// the fields that go with it in the metadata of a scalable filter of 6
+// sub-filters, as an operator or another program could: every method of a
+// handle that had seen the 6 (one with copies of the full sub-filters too)
+// and of new handles (OpenScalable, NewScalable) must fail with ErrCorrupt
+// (ErrNotFound where a sub-filter the metadata names does not exist), never
+// answer "absent" for an added key. (Before issue 21, after HSET n 1 the
+// TestMany of either handle answered 1,894 of 2,000 added keys absent with a
+// nil error.)
+func TestScalableEditedSubFilterCount(t *testing.T) {
+	ctx := context.Background()
+	for _, where := range []string{"standalone", "cluster"} {
+		t.Run(where, func(t *testing.T) {
+			var rdb redis.UniversalClient
+			if where == "cluster" {
+				rdb = clusterClient(t)
+			} else {
+				rdb = client(t)
+			}
+			for _, c := range []struct {
+				desc string
+				edit func(meta string) error
+				// notFound: a sub-filter the metadata names does not exist.
+				notFound bool
+			}{
+				{"n 1", func(meta string) error { return rdb.HSet(ctx, meta, "n", 1).Err() }, false},
+				{"n 5", func(meta string) error { return rdb.HSet(ctx, meta, "n", 5).Err() }, false},
+				{"n 5, c5 deleted", func(meta string) error {
+					return errors.Join(rdb.HSet(ctx, meta, "n", 5).Err(), rdb.HDel(ctx, meta, "c5").Err())
+				}, false},
+				{"n 1, epoch 9, c1..c5 deleted", func(meta string) error {
+					return errors.Join(rdb.HSet(ctx, meta, "n", 1, "epoch", 9).Err(), rdb.HDel(ctx, meta, "c1", "c2", "c3", "c4", "c5").Err())
+				}, false},
+				{"n 7", func(meta string) error { return rdb.HSet(ctx, meta, "n", 7).Err() }, true},
+				{"n 0", func(meta string) error { return rdb.HSet(ctx, meta, "n", 0).Err() }, false},
+				{"n 2.5", func(meta string) error { return rdb.HSet(ctx, meta, "n", "2.5").Err() }, false},
+				{"c5 deleted", func(meta string) error { return rdb.HDel(ctx, meta, "c5").Err() }, false},
+				{"c6 added", func(meta string) error { return rdb.HSet(ctx, meta, "c6", 0).Err() }, false},
+				{"c5 not a number", func(meta string) error { return rdb.HSet(ctx, meta, "c5", "many").Err() }, false},
+			} {
+				t.Run(c.desc, func(t *testing.T) {
+					name := scalableName(t, rdb)
+					s, err := redisbloom.NewScalable(ctx, rdb, name, 100, 0.01)
+					if err != nil {
+						t.Fatal(err)
+					}
+					keys := keyRange("ed-", 0, 2000)
+					if err := s.AddMany(ctx, keys); err != nil {
+						t.Fatal(err)
+					}
+					if s.NumFilters() != 6 {
+						t.Fatalf("%d sub-filters, want 6", s.NumFilters())
+					}
+					cached, err := redisbloom.OpenScalable(ctx, rdb, name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cached.CacheFullSubFilters(1 << 20)
+					if _, err := cached.TestMany(ctx, keys); err != nil { // fetches the copies
+						t.Fatal(err)
+					}
+					if err := c.edit("{" + name + "}:meta"); err != nil {
+						t.Fatal(err)
+					}
+					want := func(err error) bool {
+						return errors.Is(err, redisbloom.ErrCorrupt) || (c.notFound && errors.Is(err, redisbloom.ErrNotFound))
+					}
+					for desc, h := range map[string]*redisbloom.ScalableFilter{"handle that saw 6": s, "handle with copies": cached} {
+						if got, err := absentOf(ctx, h.TestMany, keys); !want(err) {
+							t.Errorf("%s: TestMany: %s; want ErrCorrupt", desc, got)
+						}
+						for method, err := range everyScalable(ctx, h, keys) {
+							if !want(err) {
+								t.Errorf("%s: %s: %v, want ErrCorrupt", desc, method, err)
+							}
+						}
+					}
+					for desc, open := range map[string]func() (*redisbloom.ScalableFilter, error){
+						"OpenScalable": func() (*redisbloom.ScalableFilter, error) { return redisbloom.OpenScalable(ctx, rdb, name) },
+						"NewScalable":  func() (*redisbloom.ScalableFilter, error) { return redisbloom.NewScalable(ctx, rdb, name, 100, 0.01) },
+					} {
+						h, err := open()
+						if err != nil {
+							if !want(err) {
+								t.Errorf("%s: %v, want ErrCorrupt", desc, err)
+							}
+							continue
+						}
+						if got, err := absentOf(ctx, h.TestMany, keys); !want(err) {
+							t.Errorf("%s, then TestMany: %s; want ErrCorrupt", desc, got)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// everyScalable calls every method of s but TestMany with keys (added keys),
+// and returns the errors.
+func everyScalable(ctx context.Context, s *redisbloom.ScalableFilter, keys [][]byte) map[string]error {
+	errs := map[string]error{}
+	_, errs["Test"] = s.Test(ctx, keys[0])
+	errs["Add"] = s.Add(ctx, []byte("new key"))
+	errs["AddMany"] = s.AddMany(ctx, keys[:10])
+	_, errs["TestAndAdd"] = s.TestAndAdd(ctx, []byte("new key"))
+	_, errs["TestAndAddMany"] = s.TestAndAddMany(ctx, keys[:10])
+	_, errs["Count"] = s.Count(ctx)
+	_, errs["Export"] = s.Export(ctx)
+	return errs
+}
+
+// TestScalableHugeSubFilterCount sets the number of sub-filters in a
+// scalable filter's metadata far past what its parameters can build: a
+// handle that sees it (in a GROWN reply) and OpenScalable must refuse it
+// with ErrCorrupt at once, and a call must return when its context ends
+// while the sizes of many sub-filters that can be built are computed.
+// (Before issue 21, with n = 100,000 one Test took 4.1 s of client CPU and
+// with n = 1,000,000 a call with a 60 s deadline still ran after 6 min 40 s.)
+func TestScalableHugeSubFilterCount(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	// within runs call and fails the test if it has not returned after
+	// limit; it returns call's error, and how long it took and the bytes
+	// the process allocated meanwhile, for the log.
+	within := func(t *testing.T, limit time.Duration, call func() error) (error, string) {
+		t.Helper()
+		done := make(chan error, 1)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		go func() { done <- call() }()
+		select {
+		case err := <-done:
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			return err, fmt.Sprintf("%v, %d KB allocated", took.Round(time.Microsecond), (after.TotalAlloc-before.TotalAlloc)>>10)
+		case <-time.After(limit):
+			t.Fatalf("still running after %v", limit)
+			return nil, ""
+		}
+	}
+	for _, c := range []struct {
+		n    string
+		opts []bloom.Option
+		// deadline: the call's context deadline; the error must be
+		// ErrCorrupt or the context's.
+		deadline time.Duration
+	}{
+		{"100000", nil, 0},
+		{"1000000", nil, 0},
+		{"1000000", nil, 60 * time.Second},
+		{"65536", nil, 0},
+		{"60000", nil, 0},
+		{"65537", nil, 0},
+		{"4294967296", nil, 0},
+		// Sub-filters of one key each, rates tightening by 0.999: all
+		// 65,536 the format holds can be built, and sizing them takes long.
+		{"65536", []bloom.Option{bloom.Linear(1e-9), bloom.Tightening(0.999)}, time.Second},
+		{"65537", []bloom.Option{bloom.Linear(1e-9), bloom.Tightening(0.999)}, 0},
+	} {
+		t.Run(fmt.Sprintf("n=%s/options=%d/deadline=%v", c.n, len(c.opts), c.deadline), func(t *testing.T) {
+			name := scalableName(t, rdb)
+			initial := uint64(100)
+			if c.opts != nil {
+				initial = 1
+			}
+			s, err := redisbloom.NewScalable(ctx, rdb, name, initial, 0.01, c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := keyRange("huge-", 0, 300)
+			if err := s.AddMany(ctx, keys); err != nil {
+				t.Fatal(err)
+			}
+			// With the count of the newest sub-filter as well, so that
+			// the scripts, which check it, pass n on (GROWN) to the client.
+			fields := []any{"n", c.n}
+			if n, err := strconv.ParseUint(c.n, 10, 64); err == nil && n >= 1 {
+				fields = append(fields, "c"+strconv.FormatUint(n-1, 10), "0")
+			}
+			if err := rdb.HSet(ctx, "{"+name+"}:meta", fields...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			want := func(err error) bool {
+				return errors.Is(err, redisbloom.ErrCorrupt) ||
+					(c.deadline > 0 && errors.Is(err, context.DeadlineExceeded))
+			}
+			callCtx := func() (context.Context, context.CancelFunc) {
+				if c.deadline > 0 {
+					return context.WithTimeout(ctx, c.deadline)
+				}
+				return context.WithCancel(ctx)
+			}
+			limit := 30 * time.Second
+			if c.deadline > 0 {
+				limit = c.deadline + 10*time.Second
+			}
+			var present bool
+			err, took := within(t, limit, func() error {
+				ctx, cancel := callCtx()
+				defer cancel()
+				var err error
+				present, err = s.Test(ctx, keys[0])
+				return err
+			})
+			if !want(err) {
+				t.Errorf("Test on the handle that saw %d sub-filters: %v, %v after %v; want ErrCorrupt", s.NumFilters(), present, err, took)
+			} else {
+				t.Logf("Test: %v after %v", err, took)
+			}
+			err, took = within(t, limit, func() error {
+				ctx, cancel := callCtx()
+				defer cancel()
+				h, err := redisbloom.OpenScalable(ctx, rdb, name)
+				if err == nil {
+					present, err = h.Test(ctx, keys[0])
+				}
+				return err
+			})
+			if !want(err) {
+				t.Errorf("OpenScalable, Test: %v, %v after %v; want ErrCorrupt", present, err, took)
+			} else {
+				t.Logf("OpenScalable: %v after %v", err, took)
+			}
+		})
+	}
+}
+
+// TestScalableMissingCount deletes the count field of a full sub-filter:
+// Test needs no count and answers right, and Count and Export, which read
+// every count, fail with ErrCorrupt rather than report fewer keys.
+func TestScalableMissingCount(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	s, err := redisbloom.NewScalable(ctx, rdb, scalableName(t, rdb), 100, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := keyRange("mc-", 0, 2000)
+	if err := s.AddMany(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HDel(ctx, "{"+s.Name()+"}:meta", "c2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := absentOf(ctx, s.TestMany, keys); err != nil || !strings.HasPrefix(got, "0 of") {
+		t.Errorf("TestMany: %s", got)
+	}
+	if n, err := s.Count(ctx); !errors.Is(err, redisbloom.ErrCorrupt) {
+		t.Errorf("Count: %d, %v; want ErrCorrupt", n, err)
+	}
+	if _, err := s.Export(ctx); !errors.Is(err, redisbloom.ErrCorrupt) {
+		t.Errorf("Export: %v, want ErrCorrupt", err)
 	}
 }

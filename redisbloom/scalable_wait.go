@@ -18,8 +18,8 @@ import (
 // has and by WAIT, in one round trip, so that the WAIT also covers the
 // writes of other clients whose sub-filters or bits a call found set (a
 // duplicate key, a sub-filter another client created). The handle shares
-// s's generation (see ErrLost) and its copies of full sub-filters; reads are
-// unchanged.
+// s's generation (see ErrLost), its view of the sub-filters and its copies
+// of full sub-filters; reads are unchanged.
 //
 // rdb must be a *redis.Client or a *redis.ClusterClient; WithWait returns an
 // error wrapping bloom.ErrInvalidParameter for another client, replicas < 1
@@ -36,9 +36,8 @@ func (s *ScalableFilter) WithWait(replicas int, timeout time.Duration) (*Scalabl
 		h:    *probe,
 		seed: s.seed, growth: s.growth, scale: s.scale, tightening: s.tightening,
 		initialCapacity: s.initialCapacity, errorRate: s.errorRate, check: s.check,
-		copies: s.copies,
+		chain: s.chain, sizes: s.sizes, copies: s.copies,
 	}
-	g.n.Store(s.n.Load())
 	g.room.Store(s.room.Load())
 	return g, nil
 }

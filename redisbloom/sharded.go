@@ -3,6 +3,7 @@ package redisbloom
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -74,10 +75,11 @@ type ShardedFilter struct {
 
 // NewSharded returns the sharded filter called name in rdb, creating it if it
 // does not exist: shards Filters, each sized like New(capacity/shards
-// rounded up, errorRate, opts...). Every process that shares it can call
-// NewSharded with the same arguments. It returns an error wrapping
-// bloom.ErrInvalidParameter for invalid arguments (shards outside [1,
-// MaxShards], or a shard larger than MaxBits), one wrapping
+// rounded up, errorRate, opts...), of the classic layout. Every process
+// that shares it can call NewSharded with the same arguments. It returns an
+// error wrapping bloom.ErrInvalidParameter for invalid arguments (shards
+// outside [1, MaxShards], bloom.Blocked, or a shard larger than MaxBits),
+// one wrapping
 // bloom.ErrIncompatible if it exists with other parameters, and New's errors
 // for a shard.
 func NewSharded(ctx context.Context, rdb redis.UniversalClient, name string, shards int, capacity uint64, errorRate float64, opts ...bloom.Option) (*ShardedFilter, error) {
@@ -90,7 +92,7 @@ func NewSharded(ctx context.Context, rdb redis.UniversalClient, name string, sha
 	if capacity == 0 {
 		return nil, fmt.Errorf("%w: capacity must be at least 1, got 0", bloom.ErrInvalidParameter)
 	}
-	probe, err := bloom.NewWithSize(1, 1, opts...)
+	probe, err := fixedProbe(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +117,10 @@ func NewSharded(ctx context.Context, rdb redis.UniversalClient, name string, sha
 
 // OpenSharded returns the existing sharded filter called name in rdb. It
 // returns ErrNotFound if it does not exist (or one of its shards does not),
-// ErrFormat for keys of another kind, and Open's errors for a shard.
+// ErrFormat for keys of another kind, Open's errors for a shard, and
+// ErrCorrupt if a shard's seed, capacity or error rate is not the one the
+// top metadata gives it (the top metadata was changed: keys would be routed
+// to shards that do not hold them).
 func OpenSharded(ctx context.Context, rdb redis.UniversalClient, name string) (*ShardedFilter, error) {
 	meta, shards, err := readShardedMeta(ctx, rdb, name, shardedFormatName)
 	if err != nil {
@@ -124,12 +129,34 @@ func OpenSharded(ctx context.Context, rdb redis.UniversalClient, name string) (*
 	capacity, err1 := strconv.ParseUint(meta["capacity"], 10, 64)
 	errorRate, err2 := strconv.ParseFloat(meta["error_rate"], 64)
 	seed, err3 := strconv.ParseUint(meta["seed"], 10, 32)
-	if err1 != nil || err2 != nil || err3 != nil {
+	if err1 != nil || err2 != nil || err3 != nil || capacity == 0 {
 		return nil, fmt.Errorf("%w: sharded filter %q: invalid metadata %v", ErrCorrupt, name, meta)
 	}
-	return openShards(ctx, rdb, name, shards, capacity, errorRate, uint32(seed), func(ctx context.Context, shard string) (*Filter, error) {
+	s, err := openShards(ctx, rdb, name, shards, capacity, errorRate, uint32(seed), func(ctx context.Context, shard string) (*Filter, error) {
 		return Open(ctx, rdb, shard)
 	})
+	if err != nil {
+		return nil, err
+	}
+	per := (capacity + uint64(shards) - 1) / uint64(shards)
+	for _, f := range s.shards {
+		if err := checkShard(name, f.Name(), uint32(seed), f.Seed(), per, f.Capacity(), errorRate, f.ErrorRate()); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// checkShard returns an error wrapping ErrCorrupt unless shard shard of the
+// sharded filter name has the seed, capacity (initial capacity for a
+// scalable shard) and error rate that the top metadata gives it: one of the
+// top record's fields was changed after the shards were made.
+func checkShard(name, shard string, seed, shardSeed uint32, capacity, shardCapacity uint64, errorRate, shardErrorRate float64) error {
+	if seed != shardSeed || capacity != shardCapacity || math.Float64bits(errorRate) != math.Float64bits(shardErrorRate) {
+		return fmt.Errorf("%w: sharded filter %q: shard %q has seed %d, capacity %d and error rate %v; the top metadata gives it %d, %d and %v",
+			ErrCorrupt, name, shard, shardSeed, shardCapacity, shardErrorRate, seed, capacity, errorRate)
+	}
+	return nil
 }
 
 // createShardedMeta writes the top metadata of a sharded filter (fields:
@@ -535,10 +562,17 @@ func (s *ShardedFilter) Export(ctx context.Context) ([]*bloom.BloomFilter, error
 
 // Import replaces every shard with the corresponding filter of src (see
 // Filter.Import), shard by shard: not atomic as a whole. src must have one
-// filter per shard, with its bits, hashes and seed.
+// filter per shard, of the classic layout, with its bits, hashes and seed,
+// or Import returns an error wrapping bloom.ErrIncompatible and changes
+// nothing.
 func (s *ShardedFilter) Import(ctx context.Context, src []*bloom.BloomFilter) error {
 	if len(src) != len(s.shards) {
 		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, s.name, len(s.shards), len(src))
+	}
+	for i, f := range s.shards {
+		if err := f.compatible(src[i]); err != nil {
+			return err
+		}
 	}
 	for i, f := range s.shards {
 		if err := f.Import(ctx, src[i]); err != nil {

@@ -60,7 +60,7 @@ var errZeroShardedScalable = errors.New("redisbloom: use of a zero ShardedScalab
 // process that shares it can call NewShardedScalable with the same
 // arguments. It returns an error wrapping bloom.ErrInvalidParameter for
 // invalid arguments (shards outside [1, MaxShards], those NewScalable
-// refuses), one wrapping bloom.ErrIncompatible if it exists with other
+// refuses, bloom.Blocked included), one wrapping bloom.ErrIncompatible if it exists with other
 // parameters, ErrFormat if name is a ShardedFilter, and NewScalable's errors
 // for a shard.
 func NewShardedScalable(ctx context.Context, rdb redis.UniversalClient, name string, shards int, initialCapacity uint64, errorRate float64, opts ...bloom.Option) (*ShardedScalableFilter, error) {
@@ -74,7 +74,7 @@ func NewShardedScalable(ctx context.Context, rdb redis.UniversalClient, name str
 		return nil, fmt.Errorf("%w: initial capacity must be at least 1, got 0", bloom.ErrInvalidParameter)
 	}
 	per := (initialCapacity + uint64(shards) - 1) / uint64(shards)
-	probe, err := bloom.NewScalable(min(per, scalableProbeCapacity), errorRate, opts...)
+	probe, err := scalableProbe(per, errorRate, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,9 @@ func NewShardedScalable(ctx context.Context, rdb redis.UniversalClient, name str
 // OpenShardedScalable returns the existing sharded scalable filter called
 // name in rdb. It returns ErrNotFound if it does not exist (or one of its
 // shards does not), ErrFormat for keys of another kind (a ShardedFilter
-// included), and OpenScalable's errors for a shard.
+// included), OpenScalable's errors for a shard, and ErrCorrupt if a shard's
+// seed, initial capacity or error rate is not the one the top metadata
+// gives it (see OpenSharded).
 func OpenShardedScalable(ctx context.Context, rdb redis.UniversalClient, name string) (*ShardedScalableFilter, error) {
 	meta, shards, err := readShardedMeta(ctx, rdb, name, shardedScalableFormatName)
 	if err != nil {
@@ -114,7 +116,7 @@ func OpenShardedScalable(ctx context.Context, rdb redis.UniversalClient, name st
 	initialCapacity, err1 := strconv.ParseUint(meta["initial_capacity"], 10, 64)
 	errorRate, err2 := strconv.ParseFloat(meta["error_rate"], 64)
 	seed, err3 := strconv.ParseUint(meta["seed"], 10, 32)
-	if err1 != nil || err2 != nil || err3 != nil {
+	if err1 != nil || err2 != nil || err3 != nil || initialCapacity == 0 {
 		return nil, fmt.Errorf("%w: sharded filter %q: invalid metadata %v", ErrCorrupt, name, meta)
 	}
 	fs, err := openEach(ctx, name, shards, func(ctx context.Context, shard string) (*ScalableFilter, error) {
@@ -123,9 +125,10 @@ func OpenShardedScalable(ctx context.Context, rdb redis.UniversalClient, name st
 	if err != nil {
 		return nil, err
 	}
+	per := (initialCapacity + uint64(shards) - 1) / uint64(shards)
 	for _, f := range fs {
-		if f.Seed() != uint32(seed) {
-			return nil, fmt.Errorf("%w: sharded filter %q: shard %q has seed %d, the filter %d", ErrCorrupt, name, f.Name(), f.Seed(), seed)
+		if err := checkShard(name, f.Name(), uint32(seed), f.Seed(), per, f.InitialCapacity(), errorRate, f.ErrorRate()); err != nil {
+			return nil, err
 		}
 	}
 	return &ShardedScalableFilter{rdb: rdb, name: name, shards: fs, seed: uint32(seed), initialCapacity: initialCapacity, errorRate: errorRate}, nil
@@ -257,7 +260,7 @@ func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, add boo
 		case cmds[j].Err() == nil:
 			// The common case, answered here without a goroutine.
 			reply, err := f.callReply(ctx, cmds[j], nil)
-			out, done, err := f.finish(calls[j], reply, err, make([]byte, 0, len(group)))
+			out, done, err := f.finish(ctx, calls[j], reply, err, make([]byte, 0, len(group)))
 			if err != nil || done == len(group) {
 				answers[j], errs[j] = out, err
 				continue
@@ -266,7 +269,7 @@ func (s *ShardedScalableFilter) many(ctx context.Context, keys [][]byte, add boo
 		default:
 			wg.Go(func() {
 				reply, err := f.queuedReply(ctx, calls[j], cmds[j])
-				out, done, err := f.finish(calls[j], reply, err, make([]byte, 0, len(group)))
+				out, done, err := f.finish(ctx, calls[j], reply, err, make([]byte, 0, len(group)))
 				if err != nil {
 					errs[j] = err
 					return
@@ -308,7 +311,7 @@ func (s *ShardedScalableFilter) WithWait(replicas int, timeout time.Duration) (*
 // enqueue adds the prepared script call c to pipe, by its SHA1 (EVALSHA, or
 // EVALSHA_RO for a test), as call would send it without WAIT.
 func (s *ScalableFilter) enqueue(ctx context.Context, pipe redis.Pipeliner, c *scalableCall) *redis.Cmd {
-	args := s.callArgs(c.S, c.C, c.epoch, c.sent)
+	args := s.callArgs(c.chain, c.S, c.C, c.sent)
 	if c.add {
 		return scalableAddScript.EvalSha(ctx, pipe, s.keys(c.S), args...)
 	}
@@ -379,15 +382,21 @@ func (s *ShardedScalableFilter) Export(ctx context.Context) ([]*bloom.ScalableBl
 
 // Import replaces every shard with the corresponding filter of src (see
 // ScalableFilter.Import), shard by shard: each is atomic, the whole is not.
-// src must have one filter per shard, each with the shard's parameters, or
-// Import returns an error wrapping bloom.ErrIncompatible (and then changes
-// nothing if the numbers differ).
+// src must have one filter per shard, each of the classic layout and with
+// the shard's parameters, or Import returns an error wrapping
+// bloom.ErrIncompatible (and then changes nothing if the numbers, a
+// layout, seed, initial capacity or error rate differ).
 func (s *ShardedScalableFilter) Import(ctx context.Context, src []*bloom.ScalableBloomFilter) error {
 	if s.rdb == nil {
 		return errZeroShardedScalable
 	}
 	if len(src) != len(s.shards) {
 		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, s.name, len(s.shards), len(src))
+	}
+	for i, f := range s.shards {
+		if err := f.compatible(src[i]); err != nil {
+			return err
+		}
 	}
 	for i, f := range s.shards {
 		if err := f.Import(ctx, src[i]); err != nil {

@@ -37,7 +37,7 @@ func TestShardedScalable(t *testing.T) {
 			t.Cleanup(func() { s.Delete(context.Background()) })
 			mem := make([]*bloom.ScalableBloomFilter, shards)
 			for i := range mem {
-				if mem[i], err = bloom.NewScalable(initial/shards, p); err != nil {
+				if mem[i], err = bloom.NewScalable(initial/shards, p, bloom.Classic()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -289,7 +289,7 @@ func TestShardedScalableRoundTrips(t *testing.T) {
 		t.Cleanup(func() { s.Delete(context.Background()) })
 		mem := make([]*bloom.ScalableBloomFilter, shards)
 		for i := range mem {
-			if mem[i], err = bloom.NewScalable(initial/shards, p); err != nil {
+			if mem[i], err = bloom.NewScalable(initial/shards, p, bloom.Classic()); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -38,7 +38,7 @@ func TestSharded(t *testing.T) {
 			t.Cleanup(func() { s.Delete(context.Background()) })
 			mem := make([]*bloom.BloomFilter, shards)
 			for i := range mem {
-				if mem[i], err = bloom.New(capacity/shards, p); err != nil {
+				if mem[i], err = bloom.New(capacity/shards, p, bloom.Classic()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -342,7 +342,7 @@ func TestShardedPipelined(t *testing.T) {
 	t.Cleanup(func() { s.Delete(context.Background()) })
 	mem := make([]*bloom.BloomFilter, shards)
 	for i := range mem {
-		if mem[i], err = bloom.New(capacity/shards, p); err != nil {
+		if mem[i], err = bloom.New(capacity/shards, p, bloom.Classic()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -507,5 +507,89 @@ func TestShardedWithWait(t *testing.T) {
 	var zeroScalable redisbloom.ShardedScalableFilter
 	if _, err := zeroScalable.WithWait(1, time.Second); err == nil {
 		t.Error("WithWait on a zero ShardedScalableFilter succeeded")
+	}
+}
+
+// TestShardedEditedTopMetadata edits one field of the top metadata
+// ({name}:sharded) of a sharded filter and of a sharded scalable filter, of
+// 6 shards each:
+// opening either must then fail with ErrCorrupt (ErrNotFound where the
+// edited number of shards names shards that do not exist), never open a
+// handle that routes keys to shards that do not hold them. (Before issue
+// 21, after HSET {name}:sharded seed 1 an OpenSharded handle answered 2,504
+// of 3,000 added keys absent.)
+func TestShardedEditedTopMetadata(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	keys := keyRange("top-", 0, 3000)
+	for _, c := range []struct {
+		field, value string
+		scalable     bool
+	}{
+		{"seed", "1", false},
+		{"capacity", "6000", false},
+		{"capacity", "3001", false},
+		{"error_rate", "0.02", false},
+		{"shards", "3", false},
+		{"shards", "5", false},
+		{"seed", "1", true},
+		{"initial_capacity", "6000", true},
+		{"error_rate", "0.02", true},
+		{"shards", "3", true},
+		{"shards", "5", true},
+	} {
+		kind := "ShardedFilter"
+		if c.scalable {
+			kind = "ShardedScalableFilter"
+		}
+		t.Run(kind+"/"+c.field+"="+c.value, func(t *testing.T) {
+			name := filterName(t, rdb)
+			var open func() (func(context.Context, [][]byte) ([]bool, error), error)
+			if c.scalable {
+				s, err := redisbloom.NewShardedScalable(ctx, rdb, name, 6, 3000, 0.01)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Delete(context.Background()) })
+				if err := s.AddMany(ctx, keys); err != nil {
+					t.Fatal(err)
+				}
+				open = func() (func(context.Context, [][]byte) ([]bool, error), error) {
+					h, err := redisbloom.OpenShardedScalable(ctx, rdb, name)
+					if err != nil {
+						return nil, err
+					}
+					return h.TestMany, nil
+				}
+			} else {
+				s, err := redisbloom.NewSharded(ctx, rdb, name, 6, 3000, 0.01)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Delete(context.Background()) })
+				if err := s.AddMany(ctx, keys); err != nil {
+					t.Fatal(err)
+				}
+				open = func() (func(context.Context, [][]byte) ([]bool, error), error) {
+					h, err := redisbloom.OpenSharded(ctx, rdb, name)
+					if err != nil {
+						return nil, err
+					}
+					return h.TestMany, nil
+				}
+			}
+			if err := rdb.HSet(ctx, "{"+name+"}:sharded", c.field, c.value).Err(); err != nil {
+				t.Fatal(err)
+			}
+			testMany, err := open()
+			if err == nil {
+				got, _ := absentOf(ctx, testMany, keys)
+				t.Fatalf("opened after %s was set to %s; TestMany: %s", c.field, c.value, got)
+			}
+			if !errors.Is(err, redisbloom.ErrCorrupt) && !(c.field == "shards" && errors.Is(err, redisbloom.ErrNotFound)) {
+				t.Fatalf("open: %v, want ErrCorrupt", err)
+			}
+			t.Logf("open: %v", err)
+		})
 	}
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // Export and Import translate between the Redis bitmap and the binary format
-// of bloom.BloomFilter (documented in the bloom package, version 1):
+// of a classic bloom.BloomFilter (documented in the bloom package, version
+// 1; version 2, the blocked layout, is never written or read here):
 //
 //	Redis:  bit p is bit 7-p%8 of byte p/8 (most significant first)
 //	bloom:  bit p is bit p%64 of little-endian 64-bit word p/64, that is
@@ -32,9 +33,10 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Export returns an in-memory copy of the filter: a bloom.BloomFilter with the
-// same bits, hashes, seed, capacity, error rate, count and bit array, which
-// answers Test exactly as the Redis filter does. It reads the bitmap in one
+// Export returns an in-memory copy of the filter: a bloom.BloomFilter of the
+// classic layout, as every Redis filter, with the same bits, hashes, seed,
+// capacity, error rate, count and bit array, which answers Test exactly as
+// the Redis filter does. It reads the bitmap in one
 // round trip, consistently with the count, and needs about three times
 // Bits()/8 bytes of memory on the client. It returns ErrNotFound if the filter
 // no longer exists and ErrFormat if its keys hold an invalid bitmap.
@@ -80,24 +82,28 @@ func (f *Filter) Export(ctx context.Context) (*bloom.BloomFilter, error) {
 // Import replaces the filter's bits and count with those of src, in one round
 // trip, atomically: Export afterwards returns a filter Equal to src, except
 // that capacity and error rate stay the Redis filter's. src must have the
-// same bits, hashes and seed as the filter, or Import returns an error
-// wrapping bloom.ErrIncompatible. It returns ErrNotFound if the filter no
-// longer exists. Keys added by other clients between Export and Import are
-// lost; Import is meant for restoring or seeding a filter.
+// classic layout, as every Redis filter (a filter built with bloom.Blocked
+// places its bits elsewhere and is refused), and the same bits, hashes and
+// seed as the filter, or Import returns an error wrapping
+// bloom.ErrIncompatible. It returns ErrNotFound if the filter no longer
+// exists. Keys added by other clients between Export and Import are lost;
+// Import is meant for restoring or seeding a filter.
 func (f *Filter) Import(ctx context.Context, src *bloom.BloomFilter) error {
 	if f.rdb == nil {
 		return errZero
 	}
-	if src == nil || src.Hashes() == 0 {
-		return fmt.Errorf("%w: nil or zero BloomFilter", bloom.ErrIncompatible)
-	}
-	if src.Bits() != f.m || src.Hashes() != f.k || src.Seed() != f.seed {
-		return fmt.Errorf("%w: filter %q has %d bits, %d hashes, seed %#x; the imported one %d bits, %d hashes, seed %#x",
-			bloom.ErrIncompatible, f.name, f.m, f.k, f.seed, src.Bits(), src.Hashes(), src.Seed())
+	if err := f.compatible(src); err != nil {
+		return err
 	}
 	enc, err := src.MarshalBinary()
 	if err != nil {
 		return err
+	}
+	if v := binary.LittleEndian.Uint16(enc[4:]); v != encVersion {
+		// The bits below are read at the offsets of version 1, which
+		// the bloom package writes for every classic filter.
+		return fmt.Errorf("%w: the filter imported into %q encodes as version %d, not the classic layout's %d",
+			bloom.ErrIncompatible, f.name, v, encVersion)
 	}
 	bitmap := enc[encHeader : encHeader+(f.m+7)/8]
 	for i, b := range bitmap {
@@ -121,6 +127,21 @@ func (f *Filter) Import(ctx context.Context, src *bloom.BloomFilter) error {
 	}
 	f.seen.observe(g)
 	return notReplicated
+}
+
+// compatible returns an error wrapping bloom.ErrIncompatible unless src can
+// be imported into f: a classic filter with f's bits, hashes and seed.
+func (f *Filter) compatible(src *bloom.BloomFilter) error {
+	switch {
+	case src == nil || src.Hashes() == 0:
+		return fmt.Errorf("%w: nil or zero BloomFilter", bloom.ErrIncompatible)
+	case src.Blocked():
+		return errBlockedSource(fmt.Sprintf("the filter imported into %q", f.name))
+	case src.Bits() != f.m || src.Hashes() != f.k || src.Seed() != f.seed:
+		return fmt.Errorf("%w: filter %q has %d bits, %d hashes, seed %#x; the imported one %d bits, %d hashes, seed %#x",
+			bloom.ErrIncompatible, f.name, f.m, f.k, f.seed, src.Bits(), src.Hashes(), src.Seed())
+	}
+	return nil
 }
 
 // appendEncoding appends the bloom.BloomFilter encoding (version 1) of a

@@ -2,18 +2,19 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/bloomfilters/bloom"
 )
 
 const buildDoc = `Builds a fixed-size Bloom filter from the lines of INPUT (or stdin) and
 writes it to FILE, atomically: on any error FILE is left as it was; -o -
-writes it to stdout. A filter larger than the machine's memory, or an
-unwritable FILE, is refused before any input is read. A line's
+writes it to stdout. FILE must be a regular file or not exist (for a pipe
+or a device, use -o - and redirect). A filter larger than the machine's
+memory, or an unwritable FILE, is refused before any input is read. A line's
 "\n" or "\r\n" ending is not part of the key. The filter is sized for
 -capacity distinct keys at -error-rate; with more keys its false-positive
 rate rises, and build warns. For a stream of unknown size, use dedup -state,
@@ -41,7 +42,7 @@ func runBuild(e *env, args []string) error {
 	}
 	// Every check comes before the filter is allocated and the input read.
 	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", *capacity, *errorRate)
-	bits, _, err := bloom.Size(*capacity, *errorRate)
+	bits, err := defaultBits(*capacity, *errorRate)
 	if err != nil {
 		return fmt.Errorf("%s: %w", sizing, err)
 	}
@@ -49,29 +50,41 @@ func runBuild(e *env, args []string) error {
 		return err
 	}
 	toStdout := *out == "-"
+	outPath := "" // *out resolved
 	if toStdout {
 		if e.stdoutTerminal {
 			return errors.New("-o - would write a binary filter to the terminal: redirect stdout to a file or a pipe")
 		}
 	} else {
-		if fi, err := os.Stat(resolvePath(*out)); err == nil && fi.IsDir() {
-			return fmt.Errorf("-o %s: is a directory", *out)
-		}
-		removeStaleTemps(resolvePath(*out))
-		if err := checkWritable(*out); err != nil {
+		// As dedup does with its state: one lock for every name of the
+		// output, under which any temporary of it is stale, and a regular
+		// file or none, since the save renames its file over it (a FIFO
+		// or a device is for -o -).
+		path := resolvePath(*out)
+		if err := checkRegular("-o "+*out, path); err != nil {
 			return err
 		}
-	}
-	in, name := e.stdin, "stdin"
-	if flags.NArg() == 1 && flags.Arg(0) != "-" {
-		name = flags.Arg(0)
-		file, err := os.Open(name)
+		unlock, err := lockState(path)
 		if err != nil {
 			return err
 		}
-		defer file.Close()
-		in = file
+		defer unlock()
+		removeTemps(path)
+		if err := checkWritable(path); err != nil {
+			return err
+		}
+		outPath = path
 	}
+	// Read as dedup reads its INPUTs, stdin being "-".
+	name := "stdin"
+	if flags.NArg() == 1 && flags.Arg(0) != "-" {
+		name = flags.Arg(0)
+	}
+	in, err := openInputFiles([]string{cmp.Or(flags.Arg(0), "-")}, e.stdin)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 	f, err := bloom.New(*capacity, *errorRate)
 	if err != nil {
 		return fmt.Errorf("%s: %w", sizing, err)
@@ -118,7 +131,7 @@ func runBuild(e *env, args []string) error {
 			err = fmt.Errorf("writing stdout: %w", err)
 		}
 	} else {
-		err = writeFileAtomic(*out, write)
+		err = writeFileAtomic(outPath, write)
 	}
 	if err != nil {
 		p.finish("")

@@ -120,7 +120,7 @@ func TestTooLarge(t *testing.T) {
 		want string
 	}{
 		{[]string{"build", "-capacity", "110000000000", "-o", filepath.Join(t.TempDir(), "f.bf")}, 123 << 30,
-			"-capacity 110000000000 at -error-rate 0.01 needs a filter of 123 GiB"},
+			"-capacity 110000000000 at -error-rate 0.01 needs a filter of 127 GiB"},
 		{[]string{"dedup", "-capacity", "25000000000"}, 98 << 30,
 			"-capacity 25000000000 at -error-rate 1e-06 needs a filter of 97.6 GiB"},
 	} {
@@ -231,7 +231,7 @@ func TestSummary(t *testing.T) {
 		want []string
 	}{
 		{[]string{"dedup", "-state", state}, []string{"bloom dedup: 3 lines read, 2 written; the filter holds about 2 distinct lines in ", " MiB; state saved in " + state + "\n"}},
-		{[]string{"build", "-capacity", "1000", "-o", out}, []string{"bloom build: 3 lines read; the filter holds about 2 distinct keys in 1.17 KiB, written to " + out + "\n"}},
+		{[]string{"build", "-capacity", "1000", "-o", out}, []string{"bloom build: 3 lines read; the filter holds about 2 distinct keys in 1.25 KiB, written to " + out + "\n"}},
 	} {
 		r := runBloom(t, "a\nb\na\n", tc.args...)
 		r.want(t, 0, nil)

@@ -30,7 +30,9 @@ stops reading at once and saves what was read, exiting with status 130. A
 second one does not cut the save short, since the old state lacks the lines
 already written (kill -9 does, leaving the old FILE whole). A run holds a
 lock on FILE.lock, which stays beside FILE, from start to end: a second run
-on FILE meanwhile fails at once.
+on FILE meanwhile fails at once, through any name of FILE (symbolic
+links are followed, even to a FILE not yet made). FILE must be a regular
+file or not exist.
 
 A filter that reaches the library's limits (MaxBits, 2^40 bits in all)
 saturates: it can grow no more, so it can no longer keep its error rate. dedup then stops after the line that saturated
@@ -61,29 +63,36 @@ func runDedup(e *env, args []string) error {
 	if err := checkSizing(*capacity, *errorRate); err != nil {
 		return err
 	}
-	in, inName := e.stdin, "stdin"
-	if flags.NArg() > 0 {
-		files, err := openInputFiles(flags.Args(), e.stdin)
-		if err != nil {
-			return err
-		}
-		defer files.Close()
-		in, inName = files, "input"
+	// Stdin alone is read as the INPUT "-", so that the same bytes make the
+	// same lines whichever way they arrive.
+	names, inName := flags.Args(), "input"
+	if len(names) == 0 {
+		names, inName = []string{"-"}, "stdin"
 	}
+	files, err := openInputFiles(names, e.stdin)
+	if err != nil {
+		return err
+	}
+	defer files.Close()
+	var in io.Reader = files
+	statePath := "" // *state resolved
 	if *state != "" {
-		// Every name of the state, through symbolic links, shares one lock.
+		// Every name of the state, through symbolic links (dangling ones
+		// too), shares one lock; the state is read and saved by the
+		// resolved name, so a link stays a link.
 		path := resolvePath(*state)
-		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			return fmt.Errorf("%s: is a directory", *state)
+		if err := checkRegular(*state, path); err != nil {
+			return err
 		}
 		unlock, err := lockState(path)
 		if err != nil {
 			return err
 		}
 		defer unlock()
-		removeStaleTemps(path)
+		removeTemps(path)
+		statePath = path
 	}
-	f, err := dedupFilter(*state, *capacity, *errorRate)
+	f, err := dedupFilter(statePath, *capacity, *errorRate)
 	if err != nil {
 		return err
 	}
@@ -92,7 +101,7 @@ func runDedup(e *env, args []string) error {
 		return fmt.Errorf("%s: %s; no line read; %s", *state, saturatedWhy(f), saturatedWhatToDo(true))
 	}
 	if *state != "" {
-		if err := checkWritable(*state); err != nil {
+		if err := checkWritable(statePath); err != nil {
 			return err
 		}
 	}
@@ -112,7 +121,7 @@ func runDedup(e *env, args []string) error {
 		return err // the old state stays as it was
 	}
 	if *state != "" {
-		if err := writeFileAtomic(*state, func(w io.Writer) error {
+		if err := writeFileAtomic(statePath, func(w io.Writer) error {
 			_, err := f.WriteTo(w)
 			return err
 		}); err != nil {
@@ -164,7 +173,7 @@ func saturatedWhatToDo(state bool) string {
 // empty or does not exist.
 func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.ScalableBloomFilter, error) {
 	if state != "" {
-		loaded, err := loadFilter(state)
+		loaded, err := loadState(state)
 		if err == nil {
 			f, ok := loaded.(*bloom.ScalableBloomFilter)
 			if !ok {
@@ -178,7 +187,7 @@ func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.Scala
 	}
 	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", capacity, errorRate)
 	// The first sub-filter, at error rate P(1-r), is allocated at once.
-	if bits, _, err := bloom.Size(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
+	if bits, err := defaultBits(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
 		if err := checkMemory(sizing, bits); err != nil {
 			return nil, err
 		}

@@ -23,8 +23,9 @@ func deadPID(t *testing.T) int {
 
 // TestStaleTempsRemoved plants temporary files next to a dedup state and a
 // build output, as runs killed while saving leave them, and checks that the
-// next run removes those of its own naming whose process is gone, and no
-// others.
+// next run, which holds the lock of the state or output, removes every one of
+// its own naming, whatever process ID it names (a live one included: a zombie
+// or a process of another container keeps its ID), and no other file.
 func TestStaleTempsRemoved(t *testing.T) {
 	t.Parallel()
 	dead := deadPID(t)
@@ -50,9 +51,9 @@ func TestStaleTempsRemoved(t *testing.T) {
 			}{
 				{temp(fmt.Sprintf("%d-123456789", dead)), false, true},
 				{temp(fmt.Sprintf("%d-42", dead)), true, true},
-				{temp(fmt.Sprintf("%d-987654321", live)), true, false}, // its process may still rename it
-				{temp("123456789"), true, true},                        // an older version's name, untouched for hours
-				{temp("987654321"), false, false},                      // an older version's name, maybe being written
+				{temp(fmt.Sprintf("%d-987654321", live)), false, true}, // a live process, but not the lock holder
+				{temp("123456789"), true, true},                        // an older version's name
+				{temp("987654321"), false, true},                       // likewise, just written
 				{temp(fmt.Sprintf("%d-12x", dead)), true, false},       // not our naming
 				{temp(fmt.Sprintf("%d-", dead)), true, false},
 				{temp("-1"), true, false},

@@ -46,12 +46,12 @@ func TestInfoLayout(t *testing.T) {
 		name, kind, layout string
 		make               func() (encoding.BinaryMarshaler, error)
 	}{
-		{"fixed-classic", "fixed", "classic", func() (encoding.BinaryMarshaler, error) { return bloom.New(1000, 0.01) }},
+		{"fixed-classic", "fixed", "classic", func() (encoding.BinaryMarshaler, error) { return bloom.New(1000, 0.01, bloom.Classic()) }},
 		{"fixed-blocked", "fixed", "blocked", func() (encoding.BinaryMarshaler, error) {
 			return bloom.New(1000, 0.01, bloom.Blocked())
 		}},
 		{"scalable-classic", "scalable", "classic", func() (encoding.BinaryMarshaler, error) {
-			return bloom.NewScalable(100, 0.01)
+			return bloom.NewScalable(100, 0.01, bloom.Classic())
 		}},
 		{"scalable-blocked", "scalable", "blocked", func() (encoding.BinaryMarshaler, error) {
 			return bloom.NewScalable(100, 0.01, bloom.Blocked())

@@ -43,15 +43,19 @@ func (l *lineReader) next() ([]byte, error) {
 	return line, nil
 }
 
-// key returns line without its "\n" or "\r\n" ending.
+// key returns line without its "\n" or "\r\n" ending. The end of the input
+// ends its last line as "\n" would, so a last line without "\n" loses a final
+// "\r" too: the same bytes give the same keys whether they arrive on stdin or
+// in a FILE argument, whose last line inputFiles ends with "\n".
 func key(line []byte) []byte {
-	if n := len(line); n > 0 && line[n-1] == '\n' {
-		line = line[:n-1]
-		if n > 1 && line[n-2] == '\r' {
-			line = line[:n-2]
-		}
+	n := len(line)
+	if n > 0 && line[n-1] == '\n' {
+		n--
 	}
-	return line
+	if n > 0 && line[n-1] == '\r' {
+		n--
+	}
+	return line[:n]
 }
 
 // eachLine calls fn with the key of each line of r.

@@ -27,11 +27,12 @@ func TestLineReader(t *testing.T) {
 						in.WriteString(eol)
 					}
 				}
-				// A line's "\r" before "\n" reads as a CRLF ending.
+				// A line's "\r" before "\n" reads as a CRLF ending, and so
+				// does a "\r" that ends the input.
 				want := make([]string, len(lines))
 				for i, l := range lines {
 					want[i] = l
-					if eol == "\n" && (i < len(lines)-1 || final) {
+					if eol == "\n" || i == len(lines)-1 && !final {
 						want[i] = strings.TrimSuffix(l, "\r")
 					}
 				}

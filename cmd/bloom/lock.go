@@ -26,7 +26,7 @@ import (
 // errLockHeld is what openLocked returns when another process holds the lock.
 var errLockHeld = errors.New("lock held")
 
-// lockState takes the lock of the dedup state path, which must be resolved
+// lockState takes the lock of path, a dedup state or a build output, which must be resolved
 // through symbolic links so that every name for a state shares its lock. It
 // fails at once if another run holds it. unlock releases it.
 func lockState(path string) (unlock func(), err error) {
@@ -37,7 +37,7 @@ func lockState(path string) (unlock func(), err error) {
 		if pid := lockHolder(name); pid > 0 {
 			holder = fmt.Sprintf(", process %d,", pid)
 		}
-		return nil, fmt.Errorf("%s is in use by another bloom dedup%s which holds %s: wait for it to finish, then run again", path, holder, name)
+		return nil, fmt.Errorf("%s is in use by another bloom run%s which holds %s: wait for it to finish, then run again", path, holder, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot write lock file: %w", err)

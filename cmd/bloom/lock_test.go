@@ -35,7 +35,7 @@ func TestDedupLockHeld(t *testing.T) {
 	for _, path := range paths {
 		start := time.Now()
 		r := runBloom(t, "a\nb\n", "dedup", "-state", path)
-		r.wantError(t, "in use by another bloom dedup")
+		r.wantError(t, "in use by another bloom run")
 		if !strings.Contains(r.stderr, state) {
 			t.Errorf("stderr %q does not name %s", r.stderr, state)
 		}
@@ -130,7 +130,7 @@ func TestDedupConcurrentRuns(t *testing.T) {
 			}
 			continue
 		}
-		if !strings.Contains(r.stderr.String(), "in use by another bloom dedup") || strings.Count(r.stderr.String(), "\n") != 1 {
+		if !strings.Contains(r.stderr.String(), "in use by another bloom run") || strings.Count(r.stderr.String(), "\n") != 1 {
 			t.Errorf("run %d: %v, stderr %q; want success or one line saying the state is in use", i, err, r.stderr.String())
 		}
 		if r.stdout.Len() != 0 {

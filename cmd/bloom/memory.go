@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/bloomfilters/bloom"
 )
 
 // checkMemory returns an error if a filter of bits bits needs more memory than
@@ -33,4 +35,16 @@ func byteSize(n uint64) string {
 		i++
 	}
 	return fmt.Sprintf("%.3g %ciB", v, units[i])
+}
+
+// defaultBits returns the size in bits of the filter that bloom.New gives
+// for capacity keys at errorRate, in the layout it chooses
+// (bloom.DefaultLayout), without allocating it.
+func defaultBits(capacity uint64, errorRate float64) (uint64, error) {
+	size := bloom.Size
+	if bloom.DefaultLayout(capacity, errorRate) == bloom.LayoutBlocked {
+		size = bloom.BlockedSize
+	}
+	bits, _, err := size(capacity, errorRate)
+	return bits, err
 }

@@ -1,0 +1,96 @@
+package collystorage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+
+	"github.com/bloomfilters/bloom/collystorage"
+	"github.com/gocolly/colly/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// A crawler that remembers what it fetched across runs: the second run
+// fetches only the pages the first did not.
+func ExampleOpen() {
+	// A small site: / links to /a and /b, /new to /a and /c.
+	links := map[string][]string{"/": {"/a", "/b"}, "/new": {"/a", "/c"}}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, l := range links[r.URL.Path] {
+			fmt.Fprintf(w, "<a href=%q>%s</a>\n", l, l)
+		}
+	}))
+	defer site.Close()
+	dir, err := os.MkdirTemp("", "crawl")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	state := filepath.Join(dir, "visited.bf")
+
+	run := func(start ...string) {
+		// 100,000 URLs before the filter first grows; at most 1 in 10^4
+		// new URLs taken for visited ones.
+		visited, err := collystorage.Open(state, 100_000, 1e-4)
+		if err != nil {
+			log.Fatal(err)
+		}
+		c := colly.NewCollector()
+		if err := c.SetStorage(visited); err != nil {
+			log.Fatal(err)
+		}
+		c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+		c.OnResponse(func(r *colly.Response) { fmt.Println("fetched", r.Request.URL.Path) })
+		for _, u := range start {
+			var already *colly.AlreadyVisitedError
+			if err := c.Visit(site.URL + u); errors.As(err, &already) {
+				fmt.Println("already visited", already.Destination.Path)
+			} else if err != nil {
+				log.Fatal(err)
+			}
+		}
+		c.Wait()
+		if err := visited.Save(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println("run 1:")
+	run("/")
+	fmt.Println("run 2:")
+	run("/", "/new")
+	// Output:
+	// run 1:
+	// fetched /
+	// fetched /a
+	// fetched /b
+	// run 2:
+	// already visited /
+	// fetched /new
+	// fetched /c
+}
+
+// Crawlers on several machines share one filter in Redis: each URL is
+// fetched by one of them. (The example needs a Redis server, so it is
+// compiled but not run.)
+func ExampleNewRedis() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+	// Every crawler process makes the same call: the first creates the
+	// filter, the others open it.
+	visited, err := collystorage.NewRedis(context.Background(), rdb, "crawl:example.com", 1_000_000, 1e-4)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c := colly.NewCollector(colly.AllowedDomains("example.com"), colly.Async())
+	if err := c.SetStorage(visited); err != nil {
+		log.Fatal(err)
+	}
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.Visit("https://example.com/")
+	c.Wait()
+}

@@ -1,0 +1,493 @@
+package bfdump
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The tests here need a redis-server at BLOOM_REDIS_ADDR (.ci/start-redis.sh
+// starts one and sets it); without it they skip, except under CI=true, where
+// they fail. Those that load or read filters also need RedisBloom's BF.*
+// commands (Redis 8, or the RedisBloom module): the stock redis-server of
+// Debian (7.0) has none, so they skip on it, saying so, even in CI; the
+// golden streams are the contract there. TestRestoreWithoutModule runs on
+// any server.
+
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (CI=true: the Redis tests must run)", msg)
+	}
+	t.Skip(msg)
+}
+
+func testClient(t testing.TB) *redis.Client {
+	t.Helper()
+	addr := os.Getenv("BLOOM_REDIS_ADDR")
+	if addr == "" {
+		unavailable(t, "BLOOM_REDIS_ADDR is not set: start a redis-server (`. .ci/start-redis.sh` from the repository root) to run the Redis tests")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
+	t.Cleanup(func() { rdb.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("redis-server at %s does not answer: %v", addr, err)
+	}
+	return rdb
+}
+
+// bfClient returns a client of the test server if it has the BF.*
+// commands, and skips the test otherwise.
+func bfClient(t testing.TB) *redis.Client {
+	t.Helper()
+	rdb := testClient(t)
+	ok, err := HasCommands(context.Background(), rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Skip("the redis-server at BLOOM_REDIS_ADDR has no BF.LOADCHUNK / BF.SCANDUMP (RedisBloom is not loaded; Redis 8 and the RedisBloom module have them): skipping the round trip through a server; the golden streams test the stream code")
+	}
+	return rdb
+}
+
+// testKey returns a key name no other test uses, deleted when the test
+// ends.
+func testKey(t testing.TB, rdb redis.UniversalClient) string {
+	t.Helper()
+	key := fmt.Sprintf("bfdump-test:%s:%d", t.Name(), time.Now().UnixNano())
+	t.Cleanup(func() { rdb.Del(context.Background(), key) })
+	return key
+}
+
+// leftovers returns the keys of temporary Restore keys on the server.
+func leftovers(t testing.TB, rdb *redis.Client) []string {
+	t.Helper()
+	keys, err := rdb.Keys(context.Background(), "*bfdump-restore:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// TestRestoreWithoutModule restores into a server without BF.* commands:
+// the load fails at once, the target keeps its value, and no temporary key
+// is left.
+func TestRestoreWithoutModule(t *testing.T) {
+	rdb := testClient(t)
+	ctx := context.Background()
+	if ok, err := HasCommands(ctx, rdb); err != nil || ok {
+		t.Skipf("the server has BF.* commands (%v): TestRestoreRoundTrip covers it", err)
+	}
+	key := testKey(t, rdb)
+	if err := rdb.Set(ctx, key, "old", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := Reserve(1000, 0.01)
+	err := Restore(ctx, rdb, key, f, true)
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+		t.Errorf("Restore without RedisBloom: %v, want an unknown-command error", err)
+	}
+	if v, _ := rdb.Get(ctx, key).Result(); v != "old" {
+		t.Errorf("the target holds %q after a failed Restore, want %q", v, "old")
+	}
+	if l := leftovers(t, rdb); len(l) != 0 {
+		t.Errorf("temporary keys left: %q", l)
+	}
+	if _, err := ScanDump(ctx, rdb, key); err == nil {
+		t.Error("ScanDump without RedisBloom succeeded")
+	}
+}
+
+// mexists returns BF.MEXISTS of keys.
+func mexists(t testing.TB, rdb *redis.Client, key string, keys []string) []bool {
+	t.Helper()
+	args := []any{"BF.MEXISTS", key}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	res, err := rdb.Do(context.Background(), args...).Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]bool, len(res))
+	for i, r := range res {
+		switch r := r.(type) {
+		case bool: // RESP3
+			out[i] = r
+		case int64: // RESP2
+			out[i] = r == 1
+		default:
+			t.Fatalf("BF.MEXISTS answered %T", r)
+		}
+	}
+	return out
+}
+
+// TestRestoreRoundTrip restores filters built in Go (Reserve and New,
+// fixed, grown, non-scaling, and the golden ones) into RedisBloom and
+// checks BF.MEXISTS, BF.INFO and BF.CARD against the filter, then reads
+// them back with ScanDump and ScanDumpTo.
+func TestRestoreRoundTrip(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	probes := make([]string, 20000)
+	for i := range probes {
+		probes[i] = "probe-" + strconv.Itoa(i)
+	}
+	filters := map[string]*Filter{}
+	for _, g := range loadGolden(t) {
+		filters["golden/"+g.Name] = g.load(t)
+	}
+	grown, _ := New(300, 1e-4, Expansion(3))
+	for i := range 5000 {
+		_ = grown.AddString("key-" + strconv.Itoa(i))
+	}
+	filters["new/grown"] = grown
+	small, _ := New(10, 1e-4, NonScaling())
+	for i := range 10 {
+		_ = small.AddString("key-" + strconv.Itoa(i))
+	}
+	filters["new/small"] = small
+	for name, f := range filters {
+		t.Run(name, func(t *testing.T) {
+			key := testKey(t, rdb)
+			if err := Restore(ctx, rdb, key, f, false); err != nil {
+				t.Fatal(err)
+			}
+			want := f.TestManyStrings(probes, nil)
+			got := mexists(t, rdb, key, probes)
+			diff := 0
+			for i := range want {
+				if got[i] != want[i] {
+					diff++
+				}
+			}
+			if diff != 0 {
+				t.Errorf("%d of %d probes: BF.MEXISTS differs from Test", diff, len(probes))
+			}
+			raw, err := rdb.Do(ctx, "BF.INFO", key).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := map[string]any{}
+			switch raw := raw.(type) {
+			case map[any]any: // RESP3
+				for k, v := range raw {
+					info[fmt.Sprint(k)] = v
+				}
+			case []any: // RESP2
+				for i := 0; i+1 < len(raw); i += 2 {
+					info[fmt.Sprint(raw[i])] = raw[i+1]
+				}
+			}
+			in := f.Info()
+			exp := any(int64(in.Expansion))
+			if in.Expansion == 0 {
+				exp = nil
+			}
+			wantInfo := map[string]any{"Capacity": int64(in.Capacity), "Size": int64(in.Size), "Number of filters": int64(in.Filters),
+				"Number of items inserted": int64(in.Items), "Expansion rate": exp}
+			if fmt.Sprint(info) != fmt.Sprint(wantInfo) {
+				t.Errorf("BF.INFO %v, Info %v", info, wantInfo)
+			}
+			// Read back, in memory and as a saved form.
+			g, err := ScanDump(ctx, rdb, key)
+			if err != nil || !g.Equal(f) {
+				t.Fatalf("ScanDump: %v, equal %v", err, err == nil && g.Equal(f))
+			}
+			var buf bytes.Buffer
+			if _, err := ScanDumpTo(ctx, rdb, key, &buf); err != nil {
+				t.Fatal(err)
+			}
+			saved, _ := f.MarshalBinary()
+			if !bytes.Equal(buf.Bytes(), saved) {
+				t.Error("ScanDumpTo's saved form differs from MarshalBinary's")
+			}
+			// RestoreFrom the saved form into a second key.
+			key2 := testKey(t, rdb)
+			if err := RestoreFrom(ctx, rdb, key2, bytes.NewReader(saved), false); err != nil {
+				t.Fatal(err)
+			}
+			if g2, err := ScanDump(ctx, rdb, key2); err != nil || !g2.Equal(f) {
+				t.Errorf("RestoreFrom then ScanDump: %v", err)
+			}
+		})
+	}
+	if l := leftovers(t, rdb); len(l) != 0 {
+		t.Errorf("temporary keys left: %q", l)
+	}
+}
+
+// TestRestoreThenAdd restores a Reserve filter and adds the same keys to it
+// in Redis (BF.MADD) and in Go, across growth: the server's filter and the
+// Go one stay equal, as their answers.
+func TestRestoreThenAdd(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	f, _ := Reserve(500, 0.01, Expansion(2))
+	for i := range 400 {
+		_ = f.AddString("key-" + strconv.Itoa(i))
+	}
+	key := testKey(t, rdb)
+	if err := Restore(ctx, rdb, key, f, false); err != nil {
+		t.Fatal(err)
+	}
+	args := []any{"BF.MADD", key}
+	keys := make([]string, 0, 3000)
+	for i := 400; i < 3400; i++ {
+		keys = append(keys, "key-"+strconv.Itoa(i))
+		args = append(args, keys[len(keys)-1])
+	}
+	if err := rdb.Do(ctx, args...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.AddManyStrings(keys); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ScanDump(ctx, rdb, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Equal(f) || len(g.links) < 3 {
+		t.Errorf("after BF.MADD across growth the server's filter (%d sub-filters) differs from Go's (%d)", len(g.links), len(f.links))
+	}
+}
+
+// TestRestoreExisting checks replace: without it an existing key is left
+// alone (ErrExists); with it the key is replaced whatever its type.
+func TestRestoreExisting(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	key := testKey(t, rdb)
+	rdb.Set(ctx, key, "old", 0)
+	f, _ := Reserve(100, 0.01)
+	_ = f.AddString("x")
+	if err := Restore(ctx, rdb, key, f, false); !errors.Is(err, ErrExists) {
+		t.Errorf("Restore over an existing key without replace: %v", err)
+	}
+	if v, _ := rdb.Get(ctx, key).Result(); v != "old" {
+		t.Errorf("the key holds %q", v)
+	}
+	if err := Restore(ctx, rdb, key, f, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := mexists(t, rdb, key, []string{"x"}); !got[0] {
+		t.Error("the replaced key does not hold the filter")
+	}
+	if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl != -1 {
+		t.Errorf("the restored key has a time to live %v", ttl)
+	}
+	if l := leftovers(t, rdb); len(l) != 0 {
+		t.Errorf("temporary keys left: %q", l)
+	}
+}
+
+// failHook fails the n-th BF.LOADCHUNK, as a connection lost in the middle
+// of a load would.
+type failHook struct {
+	n, seen atomic.Int64
+}
+
+func (h *failHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *failHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (h *failHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() == "bf.loadchunk" && h.seen.Add(1) == h.n.Load() {
+				return errors.New("injected: connection lost")
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestRestoreInterrupted fails a load in the middle (after the header and
+// the first 16 MiB chunk): the target keeps its old filter, and no
+// temporary key is left, so nothing half-loaded is ever queryable.
+func TestRestoreInterrupted(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	key := testKey(t, rdb)
+	old, _ := Reserve(100, 0.01)
+	_ = old.AddString("old")
+	if err := Restore(ctx, rdb, key, old, false); err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewWithSize(8*(MaxChunkSize+64), 7, 1000000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.AddString("new")
+	for _, n := range []int64{1, 2, 3} { // the header, the first chunk, the last
+		h := &failHook{}
+		h.n.Store(n)
+		c := redis.NewClient(rdb.Options())
+		c.AddHook(h)
+		err := Restore(ctx, c, key, f, true)
+		c.Close()
+		if err == nil || !strings.Contains(err.Error(), "injected") {
+			t.Fatalf("failing BF.LOADCHUNK %d: %v", n, err)
+		}
+		if got := mexists(t, rdb, key, []string{"old", "new"}); !got[0] || got[1] {
+			t.Errorf("failing BF.LOADCHUNK %d: the target answers old %v, new %v", n, got[0], got[1])
+		}
+		if l := leftovers(t, rdb); len(l) != 0 {
+			t.Errorf("failing BF.LOADCHUNK %d: temporary keys left: %q", n, l)
+		}
+	}
+	// A context cancelled during the load: the same.
+	cctx, cancel := context.WithCancel(ctx)
+	h := &cancelHook{cancel: cancel}
+	c := redis.NewClient(rdb.Options())
+	c.AddHook(h)
+	err = Restore(cctx, c, key, f, true)
+	c.Close()
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Restore with its context cancelled: %v", err)
+	}
+	if l := leftovers(t, rdb); len(l) != 0 {
+		t.Errorf("cancelled: temporary keys left: %q", l)
+	}
+}
+
+// cancelHook cancels the context after the first BF.LOADCHUNK.
+type cancelHook struct{ cancel func() }
+
+func (h *cancelHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *cancelHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *cancelHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.cancel()
+		return err
+	}
+}
+
+// addHook adds a key to the filter being read, through another client,
+// before the first chunk is read: the read must not mix the two states.
+type addHook struct {
+	other *redis.Client
+	key   string
+	times atomic.Int64
+	added atomic.Int64
+}
+
+func (h *addHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *addHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		if cmd.Name() == "bf.scandump" && len(args) == 3 && fmt.Sprint(args[2]) == "1" && h.times.Add(-1) >= 0 {
+			h.other.Do(ctx, "BF.ADD", h.key, "added-meanwhile-"+strconv.FormatInt(h.added.Add(1), 10))
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *addHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestScanDumpChanged changes the key while ScanDump and ScanDumpTo read
+// it: ScanDumpTo gives ErrChanged, ScanDump reads again and returns the
+// new state.
+func TestScanDumpChanged(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	key := testKey(t, rdb)
+	f, _ := Reserve(1000, 0.01)
+	if err := Restore(ctx, rdb, key, f, false); err != nil {
+		t.Fatal(err)
+	}
+	h := &addHook{other: rdb, key: key}
+	c := redis.NewClient(rdb.Options())
+	defer c.Close()
+	c.AddHook(h)
+	h.times.Store(1)
+	var buf bytes.Buffer
+	if _, err := ScanDumpTo(ctx, c, key, &buf); !errors.Is(err, ErrChanged) {
+		t.Errorf("ScanDumpTo of a key changed meanwhile: %v", err)
+	}
+	h.times.Store(2)
+	g, err := ScanDump(ctx, c, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Count() != 3 || !g.TestString("added-meanwhile-3") {
+		t.Errorf("ScanDump after changes: count %d", g.Count())
+	}
+	h.times.Store(scanDumpAttempts)
+	if _, err := ScanDump(ctx, c, key); !errors.Is(err, ErrChanged) {
+		t.Errorf("ScanDump of a key that keeps changing: %v", err)
+	}
+}
+
+// TestRestoreCluster restores and reads filters through a Redis Cluster
+// client (BLOOM_REDIS_CLUSTER_ADDRS), under names with and without hash
+// tags and with braces that are no tag, so that the temporary key must get
+// a tag of its own: the rename works on the node that holds the slot. It
+// needs BF.* commands on the cluster's nodes and skips without them.
+func TestRestoreCluster(t *testing.T) {
+	addrs := os.Getenv("BLOOM_REDIS_CLUSTER_ADDRS")
+	if addrs == "" {
+		unavailable(t, "BLOOM_REDIS_CLUSTER_ADDRS is not set: start a cluster with `. .ci/start-redis-cluster.sh` from the repository root")
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ","), ReadTimeout: time.Minute})
+	defer rdb.Close()
+	ctx := context.Background()
+	ok, err := HasCommands(ctx, rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Skip("the Redis Cluster at BLOOM_REDIS_CLUSTER_ADDRS has no BF.LOADCHUNK / BF.SCANDUMP (RedisBloom is not loaded): skipping the round trip through a cluster")
+	}
+	f, _ := New(5000, 0.001)
+	for i := range 5000 {
+		_ = f.AddString("key-" + strconv.Itoa(i))
+	}
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, key := range []string{"bfdump-cluster-" + stamp, "{bfdump-tag}-" + stamp, "a}b{}-" + stamp, "x{" + stamp} {
+		t.Run(key, func(t *testing.T) {
+			defer rdb.Del(ctx, key)
+			if err := Restore(ctx, rdb, key, f, false); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"key-0", "key-4999"} {
+				if ok, err := rdb.Do(ctx, "BF.EXISTS", key, k).Bool(); err != nil || !ok {
+					t.Errorf("BF.EXISTS %s %s: %v, %v", key, k, ok, err)
+				}
+			}
+			g, err := ScanDump(ctx, rdb, key)
+			if err != nil || !g.Equal(f) {
+				t.Errorf("ScanDump: %v", err)
+			}
+			if err := Restore(ctx, rdb, key, f, false); !errors.Is(err, ErrExists) {
+				t.Errorf("second Restore without replace: %v", err)
+			}
+		})
+	}
+	err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		keys, err := node.Keys(ctx, "*bfdump-restore:*").Result()
+		if err == nil && len(keys) > 0 {
+			err = fmt.Errorf("temporary keys left on %s: %q", node.Options().Addr, keys)
+		}
+		return err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
