@@ -81,15 +81,50 @@
 // ErrCorrupt. The sizes of filters saved before sizing used the exact rate
 // are accepted too.
 //
-// Version 2 records the layout; it is written only for filters with the
-// blocked layout (see Blocked), and classic filters keep being written, byte
-// for byte, as version 1. A BloomFilter in version 2 is version 1 with 2 at
+// Version 2 records the layout; it was written for filters with the blocked
+// layout (see Blocked), and version 1 for classic filters, until version 3
+// replaced both. A BloomFilter in version 2 is version 1 with 2 at
 // offset 4 and, at offset 6 in place of the flags, the layout 1 (blocked:
 // 512-bit blocks, m a multiple of 512; block b is words 8b to 8b+7, and the
 // positions are those of AppendBlockedLocations). A ScalableBloomFilter in
 // version 2 has 2 at offset 4 and the layout 1 at offset 13, and its
 // sub-filters are blocked BloomFilters in version 2. Decoders reject version
 // 2 with any other layout, so that every filter has one encoding.
+//
+// Version 3 is what every encoder writes. Its bits start 64 bytes into the
+// encoding, so that in any page-aligned copy of it (a file mapping) they
+// start on a cache line and every block of the blocked layout is one; the
+// header has a checksum of its own, and the bits one per section, so they can
+// be verified in parallel. A BloomFilter in version 3:
+//
+//	offset  size  field
+//	0       48    as in version 1, with 3 at offset 4 and, at offset 6,
+//	              the layout: 0 classic, 1 blocked
+//	48      4     S, the section size in bytes: a power of two in
+//	              [64, 2^30]; 2^20 as written
+//	52      8     zero
+//	60      4     CRC-32C of bytes 0 to 59
+//	64      8*W   the bits, as in version 1
+//	64+8*W  4*N   CRC-32C of each of the N = ceil(8W/S) sections of S
+//	              bytes of the bits, in order (the last may be shorter)
+//
+// A ScalableBloomFilter in version 3:
+//
+//	offset  size  field
+//	0       52    as in version 1, with 3 at offset 4 and the layout at
+//	              offset 13: 0 classic, 1 blocked
+//	52      4     CRC-32C of the table at offset 64
+//	56      4     zero
+//	60      4     CRC-32C of bytes 0 to 59
+//	64      8*N   the table: the offset of each sub-filter from the start
+//	              of the encoding, oldest first
+//	T_i     ...   sub-filter i, a BloomFilter in version 3 of that layout;
+//	              T_0 is 64+8N rounded up to a multiple of 64, T_{i+1}
+//	              the end of sub-filter i rounded up likewise, with zero
+//	              bytes before each; the encoding ends with the last one
+//
+// Decoders reject a version-3 sub-filter in a filter of version 1 or 2 and
+// the reverse, and any other offset, padding or length.
 //
 // The text encoding of either type is the standard base64 (RFC 4648, with
 // padding, without line breaks) of its binary encoding.
@@ -114,6 +149,7 @@ import (
 
 	"github.com/bits-and-blooms/bitset"
 	"github.com/bloomfilters/bloom/internal/blockbits"
+	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/bloomfilters/bloom/internal/prefetch"
@@ -153,7 +189,7 @@ var (
 	// ErrCorrupt is wrapped by every error a decoder returns for input that is
 	// not a valid encoding: bad magic, unknown version, inconsistent header,
 	// wrong length or checksum mismatch.
-	ErrCorrupt = errors.New("bloom: corrupt or invalid encoding")
+	ErrCorrupt = format.ErrCorrupt
 )
 
 func paramError(format string, args ...any) error {
@@ -1471,24 +1507,7 @@ func (f *BloomFilter) EncodedSize() int {
 	if f.k == 0 {
 		return 0
 	}
-	return headerSize + 8*len(f.words) + crcSize
-}
-
-func (f *BloomFilter) appendHeader(b []byte) []byte {
-	version, layout := uint16(formatVersion), uint16(0)
-	if f.blocked {
-		version, layout = blockedVersion, layoutBlocked
-	}
-	b = append(b, magic...)
-	b = binary.LittleEndian.AppendUint16(b, version)
-	b = binary.LittleEndian.AppendUint16(b, layout)
-	b = binary.LittleEndian.AppendUint32(b, f.seed)
-	b = binary.LittleEndian.AppendUint32(b, uint32(f.k))
-	b = binary.LittleEndian.AppendUint64(b, f.m)
-	b = binary.LittleEndian.AppendUint64(b, f.capacity)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.errorRate))
-	b = binary.LittleEndian.AppendUint64(b, f.sharedCount())
-	return b
+	return int(format.V3Size(f.m))
 }
 
 // AppendBinary appends the binary encoding of the filter to b and returns the
@@ -1497,12 +1516,31 @@ func (f *BloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	if f.k == 0 {
 		return b, errors.New(errZeroValue)
 	}
-	start := len(b)
-	b = f.appendHeader(b) // the count before the bits: see sharedCount
-	for i := range f.words {
-		b = binary.LittleEndian.AppendUint64(b, f.word(i))
+	return format.AppendV3(b, f.v3Header(), f.words, f.conc != nil), nil
+}
+
+// v3Header returns the header of f's encoding. It reads the count before
+// any bit: see sharedCount.
+func (f *BloomFilter) v3Header() format.V3Header {
+	return format.V3Header{
+		Blocked: f.blocked, Seed: f.seed, K: f.k, M: f.m, Capacity: f.capacity,
+		ErrorRate: f.errorRate, Count: f.sharedCount(),
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+}
+
+// allocWords returns n zero words for a decoded filter, cache-line aligned
+// if blocked (as newSet makes them).
+func allocWords(blocked bool) func(n uint64) []uint64 {
+	if blocked {
+		return alignedWords
+	}
+	return hugepage.Words
+}
+
+// fromV3 is header.build for a version-3 header.
+func fromV3(h format.V3Header, words []uint64) (*BloomFilter, error) {
+	hd := header{seed: h.Seed, k: h.K, m: h.M, capacity: h.Capacity, errorRate: h.ErrorRate, count: h.Count, blocked: h.Blocked}
+	return hd.build(words)
 }
 
 // MarshalBinary returns the binary encoding of the filter described in the
@@ -1615,6 +1653,13 @@ func (f *BloomFilter) replace(g *BloomFilter) {
 }
 
 func decode(data []byte) (*BloomFilter, error) {
+	if len(data) >= 6 && format.IsV3(data) {
+		h, words, err := format.DecodeV3(data, allocWords(len(data) > 7 && data[6] == 1))
+		if err != nil {
+			return nil, err
+		}
+		return fromV3(h, words)
+	}
 	if len(data) < headerSize {
 		return nil, io.ErrUnexpectedEOF
 	}
@@ -1646,31 +1691,7 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 	if f.k == 0 {
 		return 0, errors.New(errZeroValue)
 	}
-	const chunk = 1 << 13 // words per write
-	buf := make([]byte, 0, 8*min(chunk, len(f.words))+headerSize+crcSize)
-	buf = f.appendHeader(buf) // the count before the bits: see sharedCount
-	crc := uint32(0)
-	var total int64
-	flush := func() error {
-		crc = crc32.Update(crc, castagnoli, buf)
-		n, err := w.Write(buf)
-		total += int64(n)
-		buf = buf[:0]
-		return err
-	}
-	for i := range f.words {
-		buf = binary.LittleEndian.AppendUint64(buf, f.word(i))
-		if (i+1)%chunk == 0 {
-			if err := flush(); err != nil {
-				return total, err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return total, err
-	}
-	n, err := w.Write(binary.LittleEndian.AppendUint32(buf, crc))
-	return total + int64(n), err
+	return format.WriteV3(w, f.v3Header(), f.words, f.conc != nil)
 }
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
@@ -1692,7 +1713,7 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 // bits in chunks as they arrive and copies them once they all have: about
 // twice the size of the input.
 func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := readFilter(r, r)
+	g, n, err := readFilter(r, r, anyVersion)
 	if err != nil {
 		return n, err
 	}
@@ -1702,12 +1723,24 @@ func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
 
 // readFilter reads one filter from r. src is the reader underneath r (r
 // itself, or one that r only passes through), which holds reports on.
-func readFilter(r, src io.Reader) (*BloomFilter, int64, error) {
+func readFilter(r, src io.Reader, want version) (*BloomFilter, int64, error) {
 	var hb [headerSize]byte
 	n, err := io.ReadFull(r, hb[:])
 	read := int64(n)
 	if err != nil {
 		return nil, read, noEOF(err)
+	}
+	if v3 := format.IsV3(hb[:]); v3 != (want == version3) && want != anyVersion {
+		return nil, read, corrupt("sub-filter of format version %d in a filter of another", binary.LittleEndian.Uint16(hb[4:]))
+	} else if v3 {
+		holds := func(need uint64) bool { return holds(src, need) }
+		h, words, n, err := format.ReadV3(r, hb[:], holds, allocWords(hb[6] == 1))
+		read += n
+		if err != nil {
+			return nil, read, err
+		}
+		g, err := fromV3(h, words)
+		return g, read, err
 	}
 	h, err := parseHeader(hb[:])
 	if err != nil {
@@ -1731,6 +1764,17 @@ func readFilter(r, src io.Reader) (*BloomFilter, int64, error) {
 	g, err := h.build(words)
 	return g, read, err
 }
+
+// version is the format version readFilter expects: any, for a BloomFilter
+// read alone, or that of the ScalableBloomFilter it is a sub-filter of,
+// whose sub-filters are all of its version (1 or 2 alike, or 3).
+type version uint8
+
+const (
+	anyVersion version = iota
+	version1or2
+	version3
+)
 
 // readChunk is the number of 64-bit words readWords reads at a time (64 KiB).
 const readChunk = 1 << 13
@@ -1995,13 +2039,27 @@ func readHeader(r io.Reader, prefix, hb []byte) error {
 
 // readPlain is Read, after prefix has been read from r.
 func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
-	var hb [headerSize]byte
-	if err := readHeader(r, prefix, hb[:]); err != nil {
+	var buf [format.V3HeaderSize]byte
+	hb := buf[:headerSize]
+	if err := readHeader(r, prefix, hb); err != nil {
 		return nil, err
 	}
-	h, err := parseHeader(hb[:])
-	if err != nil {
-		return nil, err
+	var h header
+	if format.IsV3(hb) {
+		hb = buf[:]
+		if _, err := io.ReadFull(r, hb[headerSize:]); err != nil {
+			return nil, noEOF(err)
+		}
+		v3, err := format.ParseV3Header(hb)
+		if err != nil {
+			return nil, err
+		}
+		h = header{seed: v3.Seed, blocked: v3.Blocked}
+	} else {
+		var err error
+		if h, err = parseHeader(hb); err != nil {
+			return nil, err
+		}
 	}
 	if s.seedSet && s.seed != h.seed {
 		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, h.seed)
@@ -2012,7 +2070,7 @@ func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
 	if s.classic && h.blocked {
 		return nil, paramError("Classic contradicts the encoded blocked layout")
 	}
-	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb[:]), r), r)
+	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb), r), r, anyVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -2024,13 +2082,29 @@ func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
 
 // readScalable is ReadScalable, after prefix has been read from r.
 func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter, error) {
-	var hb [scalableHeaderSize]byte
-	if err := readHeader(r, prefix, hb[:]); err != nil {
+	var buf [format.V3HeaderSize]byte
+	hb := buf[:scalableHeaderSize]
+	if err := readHeader(r, prefix, hb); err != nil {
 		return nil, err
 	}
-	d, _, err := parseScalableHeader(hb[:])
-	if err != nil {
-		return nil, err
+	var d *ScalableBloomFilter
+	if format.IsV3(hb) {
+		hb = buf[:]
+		if _, err := io.ReadFull(r, hb[scalableHeaderSize:]); err != nil {
+			return nil, noEOF(err)
+		}
+		h, err := format.ParseV3ScalableHeader(hb)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = fromV3Header(h); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if d, _, err = parseScalableHeader(hb); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case s.seedSet && s.seed != d.seed:
@@ -2045,7 +2119,7 @@ func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter,
 		return nil, paramError("Classic contradicts the encoded blocked layout")
 	}
 	var g ScalableBloomFilter
-	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb[:]), r), r); err != nil {
+	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb), r), r); err != nil {
 		return nil, err
 	}
 	if s.concurrent {
@@ -2096,7 +2170,11 @@ func (f BloomFilter) MarshalText() ([]byte, error) {
 // base64, or has line breaks), or are io.ErrUnexpectedEOF for a truncated
 // text. It must not run concurrently with any other call.
 func (f *BloomFilter) UnmarshalText(text []byte) error {
-	data, err := decodeText(text, headerSize, func(hdr []byte) (uint64, error) {
+	data, err := decodeText(text, format.V3HeaderSize, func(hdr []byte) (uint64, error) {
+		if format.IsV3(hdr) {
+			h, err := format.ParseV3Header(hdr)
+			return h.Size(), err
+		}
 		h, err := parseHeader(hdr)
 		return headerSize + 8*h.words() + crcSize, err
 	})
@@ -2128,7 +2206,16 @@ func (s ScalableBloomFilter) MarshalText() ([]byte, error) {
 // (encoding.TextUnmarshaler), with the guarantees of
 // BloomFilter.UnmarshalText.
 func (s *ScalableBloomFilter) UnmarshalText(text []byte) error {
-	data, err := decodeText(text, scalableHeaderSize, func(hdr []byte) (uint64, error) {
+	data, err := decodeText(text, format.V3HeaderSize, func(hdr []byte) (uint64, error) {
+		if format.IsV3(hdr) {
+			h, err := format.ParseV3ScalableHeader(hdr)
+			if err == nil {
+				_, err = fromV3Header(h)
+			}
+			// At least the header, the table and n sub-filters of a header
+			// and a word.
+			return format.AlignV3(format.V3HeaderSize+8*uint64(h.N)) + uint64(h.N)*(format.V3HeaderSize+8+4), err
+		}
 		_, n, err := parseScalableHeader(hdr)
 		// At least the header, n sub-filter headers and two checksums
 		// each: an exact length needs the sub-filter headers.
@@ -2149,7 +2236,7 @@ func decodeText(text []byte, headerLen int, parse func(hdr []byte) (uint64, erro
 		return nil, corrupt("line break in base64 text")
 	}
 	enc := base64.StdEncoding.Strict()
-	var hb [scalableHeaderSize + 3]byte
+	var hb [format.V3HeaderSize + 3]byte
 	if n := (headerLen + 2) / 3 * 4; len(text) >= n {
 		if _, err := enc.Decode(hb[:], text[:n]); err != nil {
 			return nil, textError(err)

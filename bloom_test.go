@@ -34,6 +34,7 @@ import (
 	"unsafe"
 
 	"github.com/bloomfilters/bloom/internal/blockbits"
+	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/spaolacci/murmur3"
 )
@@ -793,12 +794,75 @@ func goldenFilter(t testing.TB) *BloomFilter {
 	return f
 }
 
-// goldenEncoding is the version-1 encoding of goldenFilter: the format
-// promise in bytes. Its error rate field (bytes 32-39) is
-// FalsePositiveRate(100, 3, 23), which became the exact rate 0.1263 (was
-// the closed form's 0.1238) when sizing moved to it; every other byte is
-// unchanged.
+// goldenEncoding is the version-1 encoding of goldenFilter, which decoders
+// keep reading: the format promise in bytes. Its error rate field (bytes
+// 32-39) is FalsePositiveRate(100, 3, 23), which became the exact rate
+// 0.1263 (was the closed form's 0.1238) when sizing moved to it; every other
+// byte is unchanged.
 const goldenEncoding = "424c4d4601000000070000000300000064000000000000001700000000000000377a0d7a9529c03f03000000000000000040000805000028080000020000000017a73f7a"
+
+// goldenEncodingV3 is the version-3 encoding of goldenFilter, which
+// MarshalBinary and WriteTo write.
+const goldenEncodingV3 = "424c4d4603000000070000000300000064000000000000001700000000000000377a0d7a9529c03f03000000000000000000100000000000000000002a17967c00400008050000280800000200000000414b31c2"
+
+// v3FromV1 builds the version-3 encoding of a BloomFilter from its
+// version-1 or 2 encoding as the package doc lays it out: the same first 48
+// bytes but for the version (3) and the layout at offset 6, the section size
+// (1 MiB), 8 zero bytes and the CRC-32C of those 60 bytes; the same words;
+// the CRC-32C of each MiB of them.
+func v3FromV1(v1 []byte) []byte {
+	b := bytes.Clone(v1[:headerSize])
+	if b[4] == 1 {
+		b[6] = 0
+	} else {
+		b[6] = 1
+	}
+	b[4] = 3
+	b = binary.LittleEndian.AppendUint32(b, 1<<20)
+	b = append(b, make([]byte, 8)...)
+	b = binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
+	words := v1[headerSize : len(v1)-crcSize]
+	b = append(b, words...)
+	for lo := 0; lo < len(words); lo += 1 << 20 {
+		b = binary.LittleEndian.AppendUint32(b, crc32Checksum(words[lo:min(lo+1<<20, len(words))]))
+	}
+	return b
+}
+
+// scalableV3FromV1 builds the version-3 encoding of a ScalableBloomFilter
+// from its version-1 or 2 encoding as the package doc lays it out: its first
+// 52 bytes with version 3; the CRC-32C of the table, 4 zero bytes and the
+// CRC-32C of those 60 bytes; the table of the sub-filters' offsets, each the
+// end of the one before rounded up to a multiple of 64; the sub-filters in
+// version 3 (v3FromV1), with zeros up to the next one's offset.
+func scalableV3FromV1(v1 []byte) []byte {
+	n := int(binary.LittleEndian.Uint32(v1[48:]))
+	var subs [][]byte
+	for off := scalableHeaderSize; len(subs) < n; {
+		m := binary.LittleEndian.Uint64(v1[off+16:])
+		size := headerSize + 8*int((m+63)/64) + crcSize
+		subs = append(subs, v3FromV1(v1[off:off+size]))
+		off += size
+	}
+	align := func(x int) int { return (x + 63) / 64 * 64 }
+	var table []byte
+	at := align(64 + 8*n)
+	for _, sub := range subs {
+		table = binary.LittleEndian.AppendUint64(table, uint64(at))
+		at = align(at + len(sub))
+	}
+	b := bytes.Clone(v1[:52])
+	b[4] = 3
+	b = binary.LittleEndian.AppendUint32(b, crc32Checksum(table))
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
+	b = append(b, table...)
+	for _, sub := range subs {
+		b = append(b, make([]byte, align(len(b))-len(b))...)
+		b = append(b, sub...)
+	}
+	return b
+}
 
 func TestGoldenEncoding(t *testing.T) {
 	f := goldenFilter(t)
@@ -806,8 +870,12 @@ func TestGoldenEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hex.EncodeToString(enc); got != goldenEncoding {
-		t.Errorf("encoding changed:\n got %s\nwant %s", got, goldenEncoding)
+	if got := hex.EncodeToString(enc); got != goldenEncodingV3 {
+		t.Errorf("encoding changed:\n got %s\nwant %s", got, goldenEncodingV3)
+	}
+	v1, _ := hex.DecodeString(goldenEncoding)
+	if !bytes.Equal(enc, v3FromV1(v1)) {
+		t.Errorf("encoding is not the documented version 3 of the version-1 golden bytes:\n got %x\nwant %x", enc, v3FromV1(v1))
 	}
 	again, _ := goldenFilter(t).MarshalBinary()
 	if !bytes.Equal(enc, again) {
@@ -820,13 +888,21 @@ func TestGoldenEncoding(t *testing.T) {
 	if len(enc) != f.EncodedSize() {
 		t.Errorf("EncodedSize = %d, encoding has %d bytes", f.EncodedSize(), len(enc))
 	}
+	// Version 1 still decodes, to the same filter, and encodeV1, which
+	// the tests of old encodings use, writes it byte for byte.
+	if got := hex.EncodeToString(encodeV1(f)); got != goldenEncoding {
+		t.Errorf("encodeV1 differs from the golden version 1:\n got %s\nwant %s", got, goldenEncoding)
+	}
+	var g BloomFilter
+	if err := g.UnmarshalBinary(v1); err != nil || !g.Equal(f) {
+		t.Errorf("the version-1 golden bytes decode to another filter: %v", err)
+	}
 }
 
 // ---- decoding ----
 
 func TestDecodeRejectsDamage(t *testing.T) {
 	f := goldenFilter(t)
-	enc, _ := f.MarshalBinary()
 	before := mustNew(t, 10, 0.1)
 	before.AddString("sentinel")
 	saved := before.Clone()
@@ -845,61 +921,175 @@ func TestDecodeRejectsDamage(t *testing.T) {
 			t.Fatalf("receiver changed after rejecting %s", what)
 		}
 	}
-	for i := range len(enc) {
-		var err error
-		if err = before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+	for _, enc := range [][]byte{encodeV1(f), mustMarshal(t, f)} {
+		for i := range len(enc) {
+			var err error
+			if err = before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+			}
+			if _, err = before.ReadFrom(bytes.NewReader(enc[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("ReadFrom of truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+			}
+			check(fmt.Sprintf("truncation to %d bytes", i), enc[:i])
 		}
-		if _, err = before.ReadFrom(bytes.NewReader(enc[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("ReadFrom of truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+		for i := range 8 * len(enc) {
+			bad := bytes.Clone(enc)
+			bad[i/8] ^= 1 << (i % 8)
+			check(fmt.Sprintf("bit %d flipped", i), bad)
 		}
-		check(fmt.Sprintf("truncation to %d bytes", i), enc[:i])
+		check("trailing bytes", append(bytes.Clone(enc), 0))
 	}
-	for i := range 8 * len(enc) {
-		bad := bytes.Clone(enc)
-		bad[i/8] ^= 1 << (i % 8)
-		check(fmt.Sprintf("bit %d flipped", i), bad)
-	}
-	check("trailing bytes", append(bytes.Clone(enc), 0))
 }
 
-// reseal recomputes the checksum so that a test can reach the checks behind it.
+// reseal recomputes the checksums of the BloomFilter encoding b, of any
+// version, so that a test can reach the checks behind them: the one at the
+// end of versions 1 and 2; in version 3 the header's and, if the length is
+// what the header declares, every section's.
 func reseal(b []byte) []byte {
+	if len(b) >= format.V3HeaderSize && format.IsV3(b) {
+		return resealV3(b)
+	}
+	if len(b) < crcSize {
+		return b
+	}
 	body := b[:len(b)-crcSize]
 	binary.LittleEndian.PutUint32(b[len(b)-crcSize:], crc32Checksum(body))
 	return b
 }
 
-func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
-	enc, _ := goldenFilter(t).MarshalBinary()
-	tests := map[string]func(b []byte){
-		"k 0":            func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 0) },
-		"k huge":         func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 1<<31) },
-		"m 0":            func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 0) },
-		"m larger":       func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 200) },
-		"m smaller":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 64) },
-		"m max":          func(b []byte) { binary.LittleEndian.PutUint64(b[16:], math.MaxUint64) },
-		"capacity 0":     func(b []byte) { binary.LittleEndian.PutUint64(b[24:], 0) },
-		"rate NaN":       func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(math.NaN())) },
-		"rate 1":         func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(1)) },
-		"count too high": func(b []byte) { binary.LittleEndian.PutUint64(b[40:], 50) },
-		"padding bit":    func(b []byte) { b[headerSize+8+7] |= 0x80 },
-		"version 2":      func(b []byte) { b[4] = 2 },
-		"flags":          func(b []byte) { b[6] = 1 },
+// resealV3 is reseal for version 3.
+func resealV3(b []byte) []byte {
+	binary.LittleEndian.PutUint32(b[60:], crc32Checksum(b[:60]))
+	m, sec := binary.LittleEndian.Uint64(b[16:]), uint64(binary.LittleEndian.Uint32(b[48:]))
+	if m == 0 || m > MaxBits || sec < 64 || sec&(sec-1) != 0 {
+		return b
 	}
-	for name, damage := range tests {
-		t.Run(name, func(t *testing.T) {
-			b := bytes.Clone(enc)
-			damage(b)
-			reseal(b)
-			var f BloomFilter
-			if err := f.UnmarshalBinary(b); err == nil {
-				t.Error("UnmarshalBinary accepted it")
-			}
-			if _, err := f.ReadFrom(bytes.NewReader(b)); err == nil {
-				t.Error("ReadFrom accepted it")
-			}
-		})
+	words := 8 * ((m + 63) / 64)
+	sections := (words + sec - 1) / sec
+	if uint64(len(b)) != format.V3HeaderSize+words+4*sections {
+		return b
+	}
+	body, table := b[format.V3HeaderSize:][:words], b[format.V3HeaderSize+words:]
+	for i := range sections {
+		binary.LittleEndian.PutUint32(table[4*i:], crc32Checksum(body[i*sec:min((i+1)*sec, words)]))
+	}
+	return b
+}
+
+// encodeV1 returns the encoding of f in format version 1, or 2 for the
+// blocked layout: what MarshalBinary wrote before version 3, which every
+// decoder keeps reading. TestGoldenEncoding pins it to the golden bytes.
+func encodeV1(f *BloomFilter) []byte {
+	version, layout := uint16(1), uint16(0)
+	if f.blocked {
+		version, layout = 2, 1
+	}
+	b := []byte("BLMF")
+	b = binary.LittleEndian.AppendUint16(b, version)
+	b = binary.LittleEndian.AppendUint16(b, layout)
+	b = binary.LittleEndian.AppendUint32(b, f.seed)
+	b = binary.LittleEndian.AppendUint32(b, uint32(f.k))
+	b = binary.LittleEndian.AppendUint64(b, f.m)
+	b = binary.LittleEndian.AppendUint64(b, f.capacity)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.errorRate))
+	b = binary.LittleEndian.AppendUint64(b, f.Count())
+	for _, w := range f.words {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
+}
+
+// encodeScalableV1 is encodeV1 for a ScalableBloomFilter.
+func encodeScalableV1(s *ScalableBloomFilter) []byte {
+	filters, saturated := s.subFilters()
+	version, layout, flags := uint16(1), byte(0), uint16(0)
+	if s.blocked {
+		version, layout = 2, 1
+	}
+	if saturated {
+		flags = 1
+	}
+	b := []byte("BLMS")
+	b = binary.LittleEndian.AppendUint16(b, version)
+	b = binary.LittleEndian.AppendUint16(b, flags)
+	b = binary.LittleEndian.AppendUint32(b, s.seed)
+	b = append(b, byte(s.growth), layout, 0, 0)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.scale))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.tightening))
+	b = binary.LittleEndian.AppendUint64(b, s.initialCapacity)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.errorRate))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(filters)))
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	for _, f := range filters {
+		b = append(b, encodeV1(f)...)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
+}
+
+// sameVersion returns the encoding of f in the format version of data:
+// MarshalBinary's for version 3, encodeV1's for the others.
+func sameVersion(f interface{ MarshalBinary() ([]byte, error) }, data []byte) []byte {
+	if len(data) >= 6 && !format.IsV3(data) {
+		switch f := f.(type) {
+		case *BloomFilter:
+			return encodeV1(f)
+		case *ScalableBloomFilter:
+			return encodeScalableV1(f)
+		}
+	}
+	b, _ := f.MarshalBinary()
+	return b
+}
+
+// hostileHeaders returns, in each format version, the header of a
+// BloomFilter that claims MaxBits bits, with a valid checksum where the
+// header has one.
+func hostileHeaders() map[string][]byte {
+	f, _ := NewWithSize(64, 1)
+	v1 := encodeV1(f)[:headerSize]
+	binary.LittleEndian.PutUint64(v1[16:], MaxBits)
+	enc, _ := f.MarshalBinary()
+	v3 := enc[:format.V3HeaderSize]
+	binary.LittleEndian.PutUint64(v3[16:], MaxBits)
+	return map[string][]byte{"v1": v1, "v3": resealV3(v3)}
+}
+
+func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
+	f := goldenFilter(t)
+	for version, enc := range map[string][]byte{"v1": encodeV1(f), "v3": mustMarshal(t, f)} {
+		words := headerSize // where the words start
+		if version == "v3" {
+			words = format.V3HeaderSize
+		}
+		tests := map[string]func(b []byte){
+			"k 0":            func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 0) },
+			"k huge":         func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 1<<31) },
+			"m 0":            func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 0) },
+			"m larger":       func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 200) },
+			"m smaller":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 64) },
+			"m max":          func(b []byte) { binary.LittleEndian.PutUint64(b[16:], math.MaxUint64) },
+			"capacity 0":     func(b []byte) { binary.LittleEndian.PutUint64(b[24:], 0) },
+			"rate NaN":       func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(math.NaN())) },
+			"rate 1":         func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(1)) },
+			"count too high": func(b []byte) { binary.LittleEndian.PutUint64(b[40:], 50) },
+			"padding bit":    func(b []byte) { b[words+8+7] |= 0x80 },
+			"version 2":      func(b []byte) { b[4] = 2 },
+			"flags":          func(b []byte) { b[6] = 1 },
+		}
+		for name, damage := range tests {
+			t.Run(version+"/"+name, func(t *testing.T) {
+				b := bytes.Clone(enc)
+				damage(b)
+				reseal(b)
+				var f BloomFilter
+				if err := f.UnmarshalBinary(b); err == nil {
+					t.Error("UnmarshalBinary accepted it")
+				}
+				if _, err := f.ReadFrom(bytes.NewReader(b)); err == nil {
+					t.Error("ReadFrom accepted it")
+				}
+			})
+		}
 	}
 }
 
@@ -907,11 +1097,12 @@ func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
 // largest filter, followed by a few bytes: the decoders must fail without
 // allocating anything near what the header claims.
 func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
-	f, _ := NewWithSize(64, 1)
-	b, _ := f.MarshalBinary()
-	hdr := bytes.Clone(b[:headerSize])
-	binary.LittleEndian.PutUint64(hdr[16:], MaxBits)
-	data := append(hdr, make([]byte, 1000)...)
+	for version, hdr := range hostileHeaders() {
+		t.Run(version, func(t *testing.T) { checkHostileHeader(t, append(hdr, make([]byte, 1000)...)) })
+	}
+}
+
+func checkHostileHeader(t *testing.T, data []byte) {
 	var g BloomFilter
 	allocs := testing.AllocsPerRun(5, func() {
 		if err := g.UnmarshalBinary(data); !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -939,11 +1130,7 @@ func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 // their size). Growing one slice as the words came in cost about 5x.
 func TestReadFromAllocatesWhatArrives(t *testing.T) {
 	const size = 8 << 20 // bytes of words supplied
-	f, _ := NewWithSize(64, 1)
-	b, _ := f.MarshalBinary()
-	hostile := bytes.Clone(b[:headerSize])
-	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
-	hostile = append(hostile, make([]byte, size)...)
+	hostile := hostileHeaders()
 	valid, _ := NewWithSize(8*size, 3)
 	enc, _ := valid.MarshalBinary()
 	for _, tc := range []struct {
@@ -952,7 +1139,9 @@ func TestReadFromAllocatesWhatArrives(t *testing.T) {
 		ratio float64 // allowed bytes allocated per byte of input
 		err   error
 	}{
-		{"hostile header", hostile, 1.2, io.ErrUnexpectedEOF},
+		{"hostile header v1", append(hostile["v1"], make([]byte, size)...), 1.2, io.ErrUnexpectedEOF},
+		{"hostile header v3", append(hostile["v3"], make([]byte, size)...), 1.2, io.ErrUnexpectedEOF},
+		{"valid v1", encodeV1(valid), 2.2, nil},
 		{"valid", enc, 2.2, nil},
 	} {
 		var g BloomFilter
@@ -1014,24 +1203,29 @@ func TestReadKnownSizeAllocatesOnce(t *testing.T) {
 		return &g, err
 	}
 	readAny := func(r io.Reader) (Filter, error) { return ReadAny(r) }
+	plainDecoders := []decoder{
+		{"ReadFrom", intoPlain},
+		{"Read", func(r io.Reader) (Filter, error) { return Read(r, Concurrent()) }},
+		{"ReadAny", readAny},
+	}
+	scalableDecoders := []decoder{
+		{"ReadFrom", intoScalable},
+		{"ReadScalable", func(r io.Reader) (Filter, error) { return ReadScalable(r) }},
+		{"ReadAny", readAny},
+	}
 	for _, tc := range []struct {
 		name     string
 		f        Filter
+		enc      []byte
 		decoders []decoder
 	}{
-		{"classic", plain, []decoder{
-			{"ReadFrom", intoPlain},
-			{"Read", func(r io.Reader) (Filter, error) { return Read(r, Concurrent()) }},
-			{"ReadAny", readAny},
-		}},
-		{"blocked", blocked, []decoder{{"ReadFrom", intoPlain}, {"ReadAny", readAny}}},
-		{"scalable", scalable, []decoder{
-			{"ReadFrom", intoScalable},
-			{"ReadScalable", func(r io.Reader) (Filter, error) { return ReadScalable(r) }},
-			{"ReadAny", readAny},
-		}},
+		{"classic", plain, mustMarshal(t, plain), plainDecoders},
+		{"classic v1", plain, encodeV1(plain), plainDecoders},
+		{"blocked", blocked, mustMarshal(t, blocked), []decoder{{"ReadFrom", intoPlain}, {"ReadAny", readAny}}},
+		{"scalable", scalable, mustMarshal(t, scalable), scalableDecoders},
+		{"scalable v1", scalable, encodeScalableV1(scalable), scalableDecoders},
 	} {
-		enc, _ := tc.f.MarshalBinary()
+		enc := tc.enc
 		const prefix = 100 // bytes in the file before the filter
 		path := filepath.Join(dir, tc.name)
 		if err := os.WriteFile(path, append(make([]byte, prefix), enc...), 0o600); err != nil {
@@ -1063,7 +1257,7 @@ func TestReadKnownSizeAllocatesOnce(t *testing.T) {
 				var err error
 				n := allocated(func() { got, err = d.decode(r) })
 				ratio := float64(n) / float64(len(enc))
-				if err != nil || !bytes.Equal(mustMarshal(t, got), enc) {
+				if err != nil || !bytes.Equal(sameVersion(got, enc), enc) {
 					t.Fatalf("%s %s from %s: %v, or the filter differs", tc.name, d.name, rname, err)
 				}
 				if ratio > 1.1 {
@@ -1084,12 +1278,15 @@ func TestReadKnownSizeAllocatesOnce(t *testing.T) {
 
 	// A header that claims MaxBits bits, then 1 KB: a size that confirms
 	// nothing, or lies, must not make the decoder trust the header.
-	f, _ := NewWithSize(64, 1)
-	b, _ := f.MarshalBinary()
-	hostile := bytes.Clone(b[:headerSize])
-	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
-	hostile = append(hostile, make([]byte, 1000)...)
-	hostilePath := filepath.Join(dir, "hostile")
+	for version, hdr := range hostileHeaders() {
+		checkHostileReaders(t, dir, version, append(hdr, make([]byte, 1000)...))
+	}
+}
+
+// checkHostileReaders feeds the hostile header of a format version from
+// readers that tell, or lie about, their size.
+func checkHostileReaders(t *testing.T, dir, version string, hostile []byte) {
+	hostilePath := filepath.Join(dir, "hostile-"+version)
 	if err := os.WriteFile(hostilePath, hostile, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -1109,10 +1306,10 @@ func TestReadKnownSizeAllocatesOnce(t *testing.T) {
 		before := g.Clone()
 		n := allocated(func() { _, err = g.ReadFrom(r) })
 		if !errors.Is(err, io.ErrUnexpectedEOF) || !g.Equal(before) {
-			t.Errorf("hostile header from %s: %v, or the receiver changed", name, err)
+			t.Errorf("%s: hostile header from %s: %v, or the receiver changed", version, name, err)
 		}
 		if n > 1<<20 {
-			t.Errorf("hostile header from %s: allocated %d bytes for a %d-byte input", name, n, len(hostile))
+			t.Errorf("%s: hostile header from %s: allocated %d bytes for a %d-byte input", version, name, n, len(hostile))
 		}
 	}
 }
@@ -1158,7 +1355,9 @@ func TestGob(t *testing.T) {
 type headerField struct{ off, width int }
 
 // filterFields are the header fields of the BloomFilter format.
-var filterFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 8}, {24, 8}, {32, 8}, {40, 8}}
+// Those from offset 48 on, the section size and reserved bytes of version
+// 3, are words in versions 1 and 2.
+var filterFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 8}, {24, 8}, {32, 8}, {40, 8}, {48, 4}, {52, 8}}
 
 // editOpSize is the length of one edit of the structured fuzz mutator: a
 // field index, a sub-filter index, and 8 bytes of value.
@@ -1207,6 +1406,8 @@ func checkDecodeAllocs(t *testing.T, name string, data []byte, decode func()) {
 func FuzzUnmarshalBinary(f *testing.F) {
 	enc, _ := goldenFilter(f).MarshalBinary()
 	f.Add(enc, []byte(nil))
+	f.Add(encodeV1(goldenFilter(f)), []byte(nil))
+	f.Add(encodeV1(goldenBlockedFilter(f)), []byte(nil))
 	g := mustNew(f, 300, 0.01)
 	g.AddString("x")
 	enc2, _ := g.MarshalBinary()
@@ -1227,16 +1428,27 @@ func FuzzUnmarshalBinary(f *testing.F) {
 				}
 				return
 			}
-			// A decoded filter is usable and re-encodes to the same bytes.
+			// A decoded filter is usable and re-encodes to the same bytes,
+			// in its version.
 			b.Test(data)
-			out, err := b.MarshalBinary()
-			if err != nil || !bytes.Equal(out, data) {
-				t.Fatalf("re-encoding differs: %v", err)
+			if out := sameVersion(&b, data); !bytes.Equal(out, data) {
+				t.Fatal("re-encoding differs")
 			}
 		}
 		check(data)
 		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
 			check(reseal(applyEdits(data, edits, filterFields, nil, nil)))
+		}
+		if len(data) >= 6 && !format.IsV3(data) {
+			// Every version-1 or 2 encoding that decodes has a version 3
+			// that decodes to the same filter.
+			var b BloomFilter
+			if b.UnmarshalBinary(data) == nil {
+				var c BloomFilter
+				if err := c.UnmarshalBinary(mustMarshal(t, &b)); err != nil || !c.Equal(&b) {
+					t.Fatalf("version 3 of a version-%d encoding: %v", data[4], err)
+				}
+			}
 		}
 	})
 }
@@ -1248,6 +1460,8 @@ func FuzzReadFrom(f *testing.F) {
 	f.Add(enc, []byte{4, 0, 0, 0, 0, 0, 0, 1, 0, 0})
 	blocked, _ := goldenBlockedFilter(f).MarshalBinary()
 	f.Add(append(blocked, enc...), []byte(nil))
+	f.Add(append(encodeV1(goldenFilter(f)), enc...), []byte(nil))
+	f.Add(append(bytes.Clone(enc), encodeV1(goldenBlockedFilter(f))...), []byte(nil))
 	f.Fuzz(func(t *testing.T, data, edits []byte) {
 		check := func(data []byte) {
 			var b BloomFilter
@@ -1263,8 +1477,7 @@ func FuzzReadFrom(f *testing.F) {
 				}
 				return
 			}
-			out, _ := b.MarshalBinary()
-			if !bytes.Equal(out, data[:n]) {
+			if out := sameVersion(&b, data[:n]); !bytes.Equal(out, data[:n]) {
 				t.Fatal("re-encoding differs from the bytes read")
 			}
 			var c BloomFilter
@@ -1276,8 +1489,12 @@ func FuzzReadFrom(f *testing.F) {
 		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
 			// Reseal the first filter of the stream only.
 			b := applyEdits(data, edits, filterFields, nil, nil)
-			if m := binary.LittleEndian.Uint64(b[16:]); m <= MaxBits {
-				if end := headerSize + 8*((m+63)/64) + crcSize; end <= uint64(len(b)) {
+			if m := binary.LittleEndian.Uint64(b[16:]); m > 0 && m <= MaxBits {
+				end := headerSize + 8*((m+63)/64) + crcSize
+				if format.IsV3(b) {
+					end = format.V3Size(m)
+				}
+				if end <= uint64(len(b)) {
 					reseal(b[:end])
 				}
 			}
@@ -2179,8 +2396,8 @@ func TestConcurrentMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hex.EncodeToString(enc); got != goldenEncoding {
-		t.Errorf("a concurrent filter encodes differently:\n got %s\nwant %s", got, goldenEncoding)
+	if got := hex.EncodeToString(enc); got != goldenEncodingV3 {
+		t.Errorf("a concurrent filter encodes differently:\n got %s\nwant %s", got, goldenEncodingV3)
 	}
 	var w bytes.Buffer
 	if _, err := f.WriteTo(&w); err != nil || !bytes.Equal(w.Bytes(), enc) {
@@ -2458,6 +2675,8 @@ func TestLegacyEncodings(t *testing.T) {
 				test             func([]byte) bool
 				add              func([]byte)
 				reencode         func() ([]byte, error)
+				asV1             func() []byte // the legacy encoding again
+				v3Decodes        func() bool   // MarshalBinary's version 3 decodes to an equal filter
 				bits, count      uint64
 				filters          = 1
 				saturated, plain = false, !tt.scalable
@@ -2474,6 +2693,11 @@ func TestLegacyEncodings(t *testing.T) {
 					t.Errorf("Hashes = %d, want %d", f.Hashes(), tt.hashes)
 				}
 				test, add, reencode = f.Test, f.Add, f.MarshalBinary
+				asV1 = func() []byte { return encodeV1(&f) }
+				v3Decodes = func() bool {
+					var d BloomFilter
+					return d.UnmarshalBinary(mustMarshal(t, &f)) == nil && d.Equal(&f)
+				}
 				bits, count = f.Bits(), f.Count()
 			} else {
 				var s, r ScalableBloomFilter
@@ -2484,14 +2708,22 @@ func TestLegacyEncodings(t *testing.T) {
 					t.Fatalf("ReadFrom: %v", err)
 				}
 				test, add, reencode = s.Test, s.Add, s.MarshalBinary
+				asV1 = func() []byte { return encodeScalableV1(&s) }
+				v3Decodes = func() bool {
+					var d ScalableBloomFilter
+					return d.UnmarshalBinary(mustMarshal(t, &s)) == nil && d.Equal(&s)
+				}
 				bits, count, filters, saturated = s.Bits(), s.Count(), s.NumFilters(), s.Saturated()
 			}
 			if bits != tt.bits || count != tt.count || filters != tt.filters || saturated != tt.saturated {
 				t.Errorf("bits %d, count %d, %d filters, saturated %v; want %d, %d, %d, %v",
 					bits, count, filters, saturated, tt.bits, tt.count, tt.filters, tt.saturated)
 			}
-			if again, err := reencode(); err != nil || !bytes.Equal(again, enc) {
-				t.Errorf("encodes to other bytes (%v)", err)
+			if !bytes.Equal(asV1(), enc) {
+				t.Error("encodes to other bytes in version 1")
+			}
+			if !v3Decodes() {
+				t.Error("its version-3 encoding decodes to another filter")
 			}
 			for i := range tt.keys {
 				if !test(keyOf(buf, 0, i)) {
@@ -3284,7 +3516,7 @@ func exactlyOnceScalable(t *testing.T, s *ScalableBloomFilter) {
 	}
 }
 
-func mustMarshal(t *testing.T, f interface{ MarshalBinary() ([]byte, error) }) []byte {
+func mustMarshal(t testing.TB, f interface{ MarshalBinary() ([]byte, error) }) []byte {
 	t.Helper()
 	b, err := f.MarshalBinary()
 	if err != nil {
@@ -3445,11 +3677,12 @@ func TestReadTruncated(t *testing.T) {
 // TestReadAllocatesWhatArrives: a header that claims MaxBits bits followed
 // by a little data costs about what arrives, as with ReadFrom.
 func TestReadAllocatesWhatArrives(t *testing.T) {
-	f, _ := NewWithSize(64, 1)
-	b, _ := f.MarshalBinary()
-	hostile := bytes.Clone(b[:headerSize])
-	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
-	hostile = append(hostile, make([]byte, 1<<20)...)
+	for version, hdr := range hostileHeaders() {
+		t.Run(version, func(t *testing.T) { checkReadHostile(t, append(hdr, make([]byte, 1<<20)...)) })
+	}
+}
+
+func checkReadHostile(t *testing.T, hostile []byte) {
 	for name, read := range map[string]func(r io.Reader) error{
 		"Read":    func(r io.Reader) error { _, err := Read(r, Concurrent()); return err },
 		"ReadAny": func(r io.Reader) error { _, err := ReadAny(r, Concurrent()); return err },
@@ -3612,9 +3845,14 @@ func TestUnmarshalTextErrors(t *testing.T) {
 // TestUnmarshalTextHostileHeader: a short text whose header claims MaxBits
 // bits is refused before anything the size of the claim is allocated.
 func TestUnmarshalTextHostileHeader(t *testing.T) {
-	f := mustNewWithSize(t, 64, 1)
-	data, _ := f.MarshalBinary()
-	binary.LittleEndian.PutUint64(data[16:], MaxBits)
+	for version, hdr := range hostileHeaders() {
+		t.Run(version, func(t *testing.T) {
+			checkTextHostile(t, append(hdr, make([]byte, 12)...))
+		})
+	}
+}
+
+func checkTextHostile(t *testing.T, data []byte) {
 	text := []byte(base64.StdEncoding.EncodeToString(data))
 	var g BloomFilter
 	var err error
@@ -3645,6 +3883,7 @@ func FuzzUnmarshalText(f *testing.F) {
 		text, _ := g.MarshalText()
 		f.Add(text)
 		f.Add(text[:len(text)/2])
+		f.Add([]byte(base64.StdEncoding.EncodeToString(encodeV1(g))))
 	}
 	f.Add([]byte("QkxNRg=="))
 	f.Fuzz(func(t *testing.T, text []byte) {
@@ -3656,9 +3895,9 @@ func FuzzUnmarshalText(f *testing.F) {
 			}
 			return
 		}
-		again, err := g.MarshalText()
-		if err != nil || !bytes.Equal(again, text) {
-			t.Fatalf("decoded text does not encode back: %v", err)
+		data, _ := base64.StdEncoding.DecodeString(string(text))
+		if again := base64.StdEncoding.EncodeToString(sameVersion(g, data)); again != string(text) {
+			t.Fatal("decoded text does not encode back")
 		}
 	})
 }
@@ -3673,6 +3912,7 @@ func FuzzScalableUnmarshalText(f *testing.F) {
 		text, _ := s.MarshalText()
 		f.Add(text)
 		f.Add(text[:len(text)-7])
+		f.Add([]byte(base64.StdEncoding.EncodeToString(encodeScalableV1(s))))
 	}
 	f.Fuzz(func(t *testing.T, text []byte) {
 		s, _ := NewScalable(2, 0.1)
@@ -3683,9 +3923,9 @@ func FuzzScalableUnmarshalText(f *testing.F) {
 			}
 			return
 		}
-		again, err := s.MarshalText()
-		if err != nil || !bytes.Equal(again, text) {
-			t.Fatalf("decoded text does not encode back: %v", err)
+		data, _ := base64.StdEncoding.DecodeString(string(text))
+		if again := base64.StdEncoding.EncodeToString(sameVersion(s, data)); again != string(text) {
+			t.Fatal("decoded text does not encode back")
 		}
 	})
 }
@@ -4363,13 +4603,18 @@ func goldenBlockedFilter(t testing.TB) *BloomFilter {
 	return f
 }
 
-// goldenBlockedEncoding is the version-2 encoding of goldenBlockedFilter.
+// goldenBlockedEncoding is the version-2 encoding of goldenBlockedFilter,
+// which decoders keep reading; MarshalBinary writes v3FromV1 of it.
 const goldenBlockedEncoding = "424c4d4602000100070000000400000000020000000000005900000000000000d73dffeef02eb03f03000000000000000000000000000009000000002000000000000000000008000020000000000000000180000000000000008000000800002000000000000000000000000000040059dd8fe6"
 
-// goldenBlockedScalableCRC is the CRC-32C of the encoding of a blocked
-// scalable filter (NewScalable(10, 0.01, Blocked(), Seed(3))) with keys 0 to
-// 99 of keyOf added.
-const goldenBlockedScalableCRC = 0x48674bc7
+// goldenBlockedScalableCRC is the CRC-32C of the version-2 encoding of a
+// blocked scalable filter (NewScalable(10, 0.01, Blocked(), Seed(3))) with
+// keys 0 to 99 of keyOf added, and goldenBlockedScalableCRCV3 that of its
+// version-3 encoding, which MarshalBinary writes.
+const (
+	goldenBlockedScalableCRC   = 0x48674bc7
+	goldenBlockedScalableCRCV3 = 0x9502b305
+)
 
 func TestGoldenBlockedEncoding(t *testing.T) {
 	f := goldenBlockedFilter(t)
@@ -4377,11 +4622,19 @@ func TestGoldenBlockedEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hex.EncodeToString(enc); got != goldenBlockedEncoding {
-		t.Errorf("encoding changed:\n got %s\nwant %s", got, goldenBlockedEncoding)
+	v2, _ := hex.DecodeString(goldenBlockedEncoding)
+	if !bytes.Equal(enc, v3FromV1(v2)) {
+		t.Errorf("encoding changed:\n got %x\nwant %x", enc, v3FromV1(v2))
 	}
-	if binary.LittleEndian.Uint16(enc[4:]) != 2 || binary.LittleEndian.Uint16(enc[6:]) != 1 {
-		t.Error("not version 2 with layout 1")
+	if binary.LittleEndian.Uint16(enc[4:]) != 3 || binary.LittleEndian.Uint16(enc[6:]) != 1 {
+		t.Error("not version 3 with layout 1")
+	}
+	if got := hex.EncodeToString(encodeV1(f)); got != goldenBlockedEncoding {
+		t.Errorf("encodeV1 changed:\n got %s\nwant %s", got, goldenBlockedEncoding)
+	}
+	var g BloomFilter
+	if err := g.UnmarshalBinary(v2); err != nil || !g.Equal(f) {
+		t.Errorf("the version-2 golden bytes decode to another filter: %v", err)
 	}
 	var w bytes.Buffer
 	if n, err := f.WriteTo(&w); err != nil || n != int64(len(enc)) || !bytes.Equal(w.Bytes(), enc) || len(enc) != f.EncodedSize() {
@@ -4393,11 +4646,22 @@ func TestGoldenBlockedEncoding(t *testing.T) {
 		s.Add(keyOf(buf, 0, i))
 	}
 	senc, _ := s.MarshalBinary()
-	if binary.LittleEndian.Uint16(senc[4:]) != 2 || senc[13] != 1 {
-		t.Error("scalable: not version 2 with layout 1")
+	if binary.LittleEndian.Uint16(senc[4:]) != 3 || senc[13] != 1 {
+		t.Error("scalable: not version 3 with layout 1")
 	}
-	if got := crc32Checksum(senc); got != goldenBlockedScalableCRC {
-		t.Errorf("scalable encoding changed: CRC %#x, want %#x (%d sub-filters)", got, goldenBlockedScalableCRC, s.NumFilters())
+	if got := crc32Checksum(senc); got != goldenBlockedScalableCRCV3 {
+		t.Errorf("scalable encoding changed: CRC %#x, want %#x (%d sub-filters)", got, goldenBlockedScalableCRCV3, s.NumFilters())
+	}
+	sv2 := encodeScalableV1(s)
+	if got := crc32Checksum(sv2); got != goldenBlockedScalableCRC {
+		t.Errorf("encodeScalableV1 changed: CRC %#x, want %#x", got, goldenBlockedScalableCRC)
+	}
+	if !bytes.Equal(senc, scalableV3FromV1(sv2)) {
+		t.Error("scalable encoding is not the documented version 3 of its version 2")
+	}
+	var d2 ScalableBloomFilter
+	if err := d2.UnmarshalBinary(sv2); err != nil || !d2.Equal(s) {
+		t.Errorf("scalable version 2 decodes to another filter: %v", err)
 	}
 	var d ScalableBloomFilter
 	if err := d.UnmarshalBinary(senc); err != nil || !d.Equal(s) || !d.Blocked() {
@@ -4423,7 +4687,7 @@ func TestGoldenBlockedEncoding(t *testing.T) {
 }
 
 func TestBlockedDecodeRejectsDamage(t *testing.T) {
-	enc, _ := goldenBlockedFilter(t).MarshalBinary()
+	f := goldenBlockedFilter(t)
 	before := mustNew(t, 10, 0.1, Blocked())
 	before.AddString("sentinel")
 	saved := before.Clone()
@@ -4441,42 +4705,66 @@ func TestBlockedDecodeRejectsDamage(t *testing.T) {
 			t.Fatalf("receiver changed after rejecting %s", what)
 		}
 	}
-	for i := range len(enc) {
-		if err := before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("truncation to %d bytes: %v", i, err)
-		}
-		check(fmt.Sprintf("truncation to %d bytes", i), enc[:i])
-	}
-	for i := range 8 * len(enc) {
-		bad := bytes.Clone(enc)
-		bad[i/8] ^= 1 << (i % 8)
-		check(fmt.Sprintf("bit %d flipped", i), bad)
-	}
-	check("trailing bytes", append(bytes.Clone(enc), 0))
-	for name, damage := range map[string]func(b []byte){
-		"layout 0":          func(b []byte) { b[6] = 0 },
-		"layout 2":          func(b []byte) { b[6] = 2 },
-		"version 3":         func(b []byte) { b[4] = 3 },
-		"m not whole block": func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 448) },
-		"m two blocks":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 1024) },
-		"version 1":         func(b []byte) { b[4], b[6] = 1, 0 }, // decodes, as a classic filter
-	} {
-		b := reseal(bytes.Clone(enc))
-		damage(b)
-		reseal(b)
-		var f BloomFilter
-		err := f.UnmarshalBinary(b)
-		if name == "version 1" {
-			if err != nil || f.Blocked() {
-				t.Errorf("%s: %v", name, err)
+	for version, enc := range map[string][]byte{"v2": encodeV1(f), "v3": mustMarshal(t, f)} {
+		for i := range len(enc) {
+			if err := before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("%s: truncation to %d bytes: %v", version, i, err)
 			}
-			continue
+			check(fmt.Sprintf("%s: truncation to %d bytes", version, i), enc[:i])
 		}
-		if err == nil || !errors.Is(err, ErrCorrupt) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Errorf("%s: UnmarshalBinary gave %v", name, err)
+		for i := range 8 * len(enc) {
+			bad := bytes.Clone(enc)
+			bad[i/8] ^= 1 << (i % 8)
+			check(fmt.Sprintf("%s: bit %d flipped", version, i), bad)
 		}
-		if _, err := f.ReadFrom(bytes.NewReader(b)); err == nil {
-			t.Errorf("%s: ReadFrom accepted it", name)
+		check("trailing bytes", append(bytes.Clone(enc), 0))
+	}
+	damages := map[string]map[string]func(b []byte){
+		"v2": {
+			"layout 0":          func(b []byte) { b[6] = 0 },
+			"layout 2":          func(b []byte) { b[6] = 2 },
+			"version 3":         func(b []byte) { b[4] = 3 },
+			"m not whole block": func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 448) },
+			"m two blocks":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 1024) },
+			"version 1":         func(b []byte) { b[4], b[6] = 1, 0 }, // decodes, as a classic filter
+		},
+		"v3": {
+			"layout 2":            func(b []byte) { b[6] = 2 },
+			"version 2":           func(b []byte) { b[4] = 2 },
+			"version 4":           func(b []byte) { b[4] = 4 },
+			"m not whole block":   func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 448) },
+			"m two blocks":        func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 1024) },
+			"section size 0":      func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 0) },
+			"section size 96":     func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 96) },
+			"section size 32":     func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 32) },
+			"section size 2^31":   func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 1<<31) },
+			"reserved byte":       func(b []byte) { b[59] = 1 },
+			"layout 0":            func(b []byte) { b[6] = 0 },                                  // decodes, as a classic filter
+			"section size 64":     func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 64) }, // decodes: 1 section
+			"section size 2^30":   func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 1<<30) },
+			"section table short": func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 16) },
+		},
+	}
+	decodes := map[string]bool{"v2/version 1": true, "v3/layout 0": true, "v3/section size 64": true, "v3/section size 2^30": true}
+	for version, enc := range map[string][]byte{"v2": encodeV1(f), "v3": mustMarshal(t, f)} {
+		for name, damage := range damages[version] {
+			b := bytes.Clone(enc)
+			damage(b)
+			reseal(b)
+			var g BloomFilter
+			err := g.UnmarshalBinary(b)
+			if decodes[version+"/"+name] {
+				if err != nil || g.Blocked() != (name != "version 1" && name != "layout 0") {
+					t.Errorf("%s: %s: %v", version, name, err)
+				}
+				continue
+			}
+			if err == nil || !errors.Is(err, ErrCorrupt) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("%s: %s: UnmarshalBinary gave %v", version, name, err)
+			}
+			if _, err := g.ReadFrom(bytes.NewReader(b)); err == nil {
+				t.Errorf("%s: %s: ReadFrom accepted it", version, name)
+			}
 		}
 	}
 }
@@ -4486,27 +4774,54 @@ func TestBlockedDecodeRejectsDamage(t *testing.T) {
 // is corrupt.
 func TestBlockedScalableDecodeRejectsMixedLayouts(t *testing.T) {
 	s := mustScalable(t, 100, 0.01, Blocked())
-	enc, _ := s.MarshalBinary()
-	for name, damage := range map[string]func(b []byte){
-		"version 1": func(b []byte) { b[4], b[13] = 1, 0 },
-		"layout 0":  func(b []byte) { b[13] = 0 },
-		"layout 2":  func(b []byte) { b[13] = 2 },
-		"classic sub": func(b []byte) {
-			b[scalableHeaderSize+4], b[scalableHeaderSize+6] = 1, 0
-			reseal(b[scalableHeaderSize : len(b)-crcSize])
-		},
-		"reserved byte 14": func(b []byte) { b[14] = 1 },
-	} {
-		b := bytes.Clone(enc)
-		damage(b)
-		resealScalable(b)
-		var d ScalableBloomFilter
-		if err := d.UnmarshalBinary(b); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: UnmarshalBinary gave %v", name, err)
+	for version, enc := range map[string][]byte{"v2": encodeScalableV1(s), "v3": mustMarshal(t, s)} {
+		sub := scalableHeaderSize // where the first sub-filter starts
+		if version == "v3" {
+			sub = subFilterAt(enc, 0)
 		}
-		if _, err := d.ReadFrom(bytes.NewReader(b)); err == nil {
-			t.Errorf("%s: ReadFrom accepted it", name)
+		for name, damage := range map[string]func(b []byte){
+			"version 1": func(b []byte) { b[4], b[13] = 1, 0 },
+			"layout 0":  func(b []byte) { b[13] = 0 },
+			"layout 2":  func(b []byte) { b[13] = 2 },
+			"classic sub": func(b []byte) {
+				if version == "v2" {
+					b[sub+4], b[sub+6] = 1, 0
+					reseal(b[sub : len(b)-crcSize])
+				} else {
+					b[sub+6] = 0
+				}
+			},
+			"sub of another version": func(b []byte) { b[sub+4] ^= 1 },
+			"reserved byte 14":       func(b []byte) { b[14] = 1 },
+		} {
+			checkMixed(t, version+": "+name, enc, damage)
 		}
+	}
+	// A whole version-2 sub-filter in a version-3 filter, and the reverse.
+	one := mustScalable(t, 100, 0.01, Blocked())
+	v3 := mustMarshal(t, one)
+	at := subFilterAt(v3, 0)
+	checkMixed(t, "v3 with a v2 sub-filter", append(bytes.Clone(v3[:at]), encodeV1(one.filters[0])...), func([]byte) {})
+	v2 := encodeScalableV1(one)
+	v2 = append(v2[:scalableHeaderSize], mustMarshal(t, one.filters[0])...)
+	checkMixed(t, "v2 with a v3 sub-filter", append(v2, 0, 0, 0, 0), func([]byte) {})
+}
+
+// checkMixed checks that the scalable encoding enc, damaged and resealed,
+// is refused.
+func checkMixed(t *testing.T, name string, enc []byte, damage func([]byte)) {
+	t.Helper()
+	b := bytes.Clone(enc)
+	damage(b)
+	resealScalable(b)
+	var d ScalableBloomFilter
+	if err := d.UnmarshalBinary(b); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("%s: UnmarshalBinary gave %v", name, err)
+	}
+	if _, err := d.ReadFrom(bytes.NewReader(b)); err == nil {
+		t.Errorf("%s: ReadFrom accepted it", name)
+	} else {
+		t.Logf("%s: %v", name, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/murmur"
 )
 
@@ -1216,30 +1217,6 @@ const (
 	maxSubFilters      = 1 << 16
 )
 
-// appendHeader appends the header of a filter with the given sub-filters and
-// saturation, taken from one call of subFilters.
-func (s *ScalableBloomFilter) appendHeader(b []byte, filters []*BloomFilter, saturated bool) []byte {
-	var flags uint16
-	if saturated {
-		flags = 1
-	}
-	version, layout := uint16(formatVersion), byte(0)
-	if s.blocked {
-		version, layout = blockedVersion, layoutBlocked
-	}
-	b = append(b, scalableMagic...)
-	b = binary.LittleEndian.AppendUint16(b, version)
-	b = binary.LittleEndian.AppendUint16(b, flags)
-	b = binary.LittleEndian.AppendUint32(b, s.seed)
-	b = append(b, byte(s.growth), layout, 0, 0)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.scale))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.tightening))
-	b = binary.LittleEndian.AppendUint64(b, s.initialCapacity)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.errorRate))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(filters)))
-	return binary.LittleEndian.AppendUint32(b, 0)
-}
-
 // EncodedSize returns the length in bytes of the filter's binary encoding.
 // It is 0 for a zero ScalableBloomFilter, which has no encoding.
 func (s *ScalableBloomFilter) EncodedSize() int {
@@ -1247,11 +1224,26 @@ func (s *ScalableBloomFilter) EncodedSize() int {
 	if len(filters) == 0 {
 		return 0
 	}
-	n := scalableHeaderSize + crcSize
-	for _, f := range filters {
-		n += f.EncodedSize()
+	_, total := format.V3ScalableOffsets(encodedSizes(filters))
+	return int(total)
+}
+
+// encodedSizes returns the lengths of the encodings of filters.
+func encodedSizes(filters []*BloomFilter) []uint64 {
+	sizes := make([]uint64, len(filters))
+	for i, f := range filters {
+		sizes[i] = format.V3Size(f.m)
 	}
-	return n
+	return sizes
+}
+
+// v3Header returns the header of the encoding of s with the given
+// sub-filters and saturation, taken from one call of subFilters.
+func (s *ScalableBloomFilter) v3Header(filters []*BloomFilter, saturated bool) format.V3ScalableHeader {
+	return format.V3ScalableHeader{
+		Blocked: s.blocked, Saturated: saturated, Seed: s.seed, Growth: uint8(s.growth), Scale: s.scale,
+		Tightening: s.tightening, InitialCapacity: s.initialCapacity, ErrorRate: s.errorRate, N: len(filters),
+	}
 }
 
 // AppendBinary appends the binary encoding of the filter to b
@@ -1262,14 +1254,13 @@ func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
 		return b, errors.New(errZeroScalable)
 	}
 	start := len(b)
-	b = s.appendHeader(b, filters, saturated)
-	for _, f := range filters {
-		var err error
-		if b, err = f.AppendBinary(b); err != nil {
-			return b, err
-		}
+	offsets, _ := format.V3ScalableOffsets(encodedSizes(filters))
+	b = format.AppendV3ScalableHeader(b, s.v3Header(filters, saturated), offsets)
+	for i, f := range filters {
+		b = append(b, make([]byte, start+int(offsets[i])-len(b))...)
+		b = format.AppendV3(b, f.v3Header(), f.words, f.conc != nil)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli)), nil
+	return b, nil
 }
 
 // MarshalBinary returns the binary encoding described in the package doc
@@ -1310,28 +1301,110 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 		blocked:         blocked,
 	}
 	n := binary.LittleEndian.Uint32(b[48:])
+	if n == 0 || n > maxSubFilters {
+		return nil, 0, corrupt("%d sub-filters", n)
+	}
+	if err := s.checkParams(); err != nil {
+		return nil, 0, err
+	}
+	return s, int(n), nil
+}
+
+// checkParams checks the parameters of a decoded header, of any version.
+func (s *ScalableBloomFilter) checkParams() error {
 	switch {
 	case s.growth == growthLinear && !(s.scale > 0 && !math.IsInf(s.scale, 0)),
 		s.growth == growthExponential && !(s.scale > 1 && !math.IsInf(s.scale, 0)),
 		s.growth != growthLinear && s.growth != growthExponential:
-		return nil, 0, corrupt("bad growth %d with scale %v", s.growth, s.scale)
+		return corrupt("bad growth %d with scale %v", s.growth, s.scale)
 	case !(s.tightening > 0 && s.tightening < 1):
-		return nil, 0, corrupt("tightening %v not in (0, 1)", s.tightening)
+		return corrupt("tightening %v not in (0, 1)", s.tightening)
 	case s.initialCapacity == 0:
-		return nil, 0, corrupt("initial capacity 0")
+		return corrupt("initial capacity 0")
 	case !(s.errorRate > 0 && s.errorRate < 1):
-		return nil, 0, corrupt("error rate %v not in (0, 1)", s.errorRate)
-	case n == 0 || n > maxSubFilters:
-		return nil, 0, corrupt("%d sub-filters", n)
+		return corrupt("error rate %v not in (0, 1)", s.errorRate)
 	}
 	// growthWithin, not checkGrowth: the bound that checkGrowth's message
 	// gives takes a bisection over many sizings, which would let a short
 	// hostile input cost a decoder seconds (seen as stalls in
 	// FuzzScalableUnmarshalBinary), and growthWorks alone up to 0.12 s.
 	if !s.growthWithin(headerWork) {
-		return nil, 0, corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
+		return corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
 	}
-	return s, int(n), nil
+	return nil
+}
+
+// fromV3Header returns an empty filter with the parameters of a version-3
+// header, checked as checkParams does.
+func fromV3Header(h format.V3ScalableHeader) (*ScalableBloomFilter, error) {
+	s := &ScalableBloomFilter{
+		seed: h.Seed, growth: growth(h.Growth), scale: h.Scale, tightening: h.Tightening,
+		initialCapacity: h.InitialCapacity, errorRate: h.ErrorRate, saturated: h.Saturated, blocked: h.Blocked,
+	}
+	return s, s.checkParams()
+}
+
+// walkV3 validates the structure of data as a version-3 encoding (see
+// format.WalkV3Scalable) and its parameters, and returns an empty filter with
+// them and where its sub-filters lie.
+func walkV3(data []byte) (*ScalableBloomFilter, []format.V3Sub, error) {
+	if len(data) >= format.V3HeaderSize {
+		// The parameters first, so that hostile ones cost no walk.
+		if h, err := format.ParseV3ScalableHeader(data); err == nil {
+			if _, err := fromV3Header(h); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	h, subs, err := format.WalkV3Scalable(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := fromV3Header(h)
+	return d, subs, err
+}
+
+// readV3 is readFrom for a version-3 encoding, whose first
+// scalableHeaderSize bytes are in hb, from cr.
+func (s *ScalableBloomFilter) readV3(cr *crcReader, src io.Reader, hb *[format.V3HeaderSize]byte) (int64, error) {
+	if _, err := io.ReadFull(cr, hb[scalableHeaderSize:]); err != nil {
+		return cr.n, noEOF(err)
+	}
+	h, err := format.ParseV3ScalableHeader(hb[:])
+	if err != nil {
+		return cr.n, err
+	}
+	d, err := fromV3Header(h)
+	if err != nil {
+		return cr.n, err
+	}
+	offsets, _, err := format.ReadV3Table(cr, h)
+	if err != nil {
+		return cr.n, err
+	}
+	for i, off := range offsets {
+		// Each sub-filter starts on the next cache line: offsets[i] must
+		// be where the previous one ends, rounded up.
+		if want := format.AlignV3(uint64(cr.n)); off != want {
+			return cr.n, corrupt("sub-filter %d at offset %d, want %d", i, off, want)
+		}
+		if _, err := format.ReadV3Padding(cr, off-uint64(cr.n)); err != nil {
+			return cr.n, err
+		}
+		f, _, err := readFilter(cr, src, version3)
+		if err != nil {
+			return cr.n, err
+		}
+		if err := d.checkSubFilter(i, f); err != nil {
+			return cr.n, err
+		}
+		d.filters = append(d.filters, f)
+	}
+	if err := d.finish(); err != nil {
+		return cr.n, err
+	}
+	s.replace(d)
+	return cr.n, nil
 }
 
 // checkSubFilter verifies that f is exactly the i-th sub-filter s would build,
@@ -1386,6 +1459,32 @@ func (s *ScalableBloomFilter) finish() error {
 // validates before it allocates, never panics, and leaves s unchanged on
 // error. It must not run concurrently with any other call.
 func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
+	if len(data) >= 6 && format.IsV3(data) {
+		d, subs, err := walkV3(data)
+		if err != nil {
+			return err
+		}
+		d.filters = make([]*BloomFilter, 0, len(subs))
+		for i, sub := range subs {
+			h, words, err := format.DecodeV3(data[sub.Off:sub.Off+sub.H.Size()], allocWords(sub.H.Blocked))
+			if err != nil {
+				return fmt.Errorf("sub-filter %d: %w", i, err)
+			}
+			f, err := fromV3(h, words)
+			if err != nil {
+				return err
+			}
+			if err := d.checkSubFilter(i, f); err != nil {
+				return err
+			}
+			d.filters = append(d.filters, f)
+		}
+		if err := d.finish(); err != nil {
+			return err
+		}
+		s.replace(d)
+		return nil
+	}
 	if len(data) < scalableHeaderSize+crcSize {
 		return io.ErrUnexpectedEOF
 	}
@@ -1453,17 +1552,24 @@ func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 	if len(filters) == 0 {
 		return 0, errors.New(errZeroScalable)
 	}
-	cw := &crcWriter{w: w}
-	if _, err := cw.Write(s.appendHeader(nil, filters, saturated)); err != nil {
-		return cw.n, err
-	}
-	for _, f := range filters {
-		if _, err := f.WriteTo(cw); err != nil {
-			return cw.n, err
+	offsets, _ := format.V3ScalableOffsets(encodedSizes(filters))
+	n, err := w.Write(format.AppendV3ScalableHeader(nil, s.v3Header(filters, saturated), offsets))
+	total := int64(n)
+	var pad [format.V3Align]byte
+	for i, f := range filters {
+		if err != nil {
+			return total, err
 		}
+		n, err = w.Write(pad[:offsets[i]-uint64(total)])
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+		var n64 int64
+		n64, err = format.WriteV3(w, f.v3Header(), f.words, f.conc != nil)
+		total += n64
 	}
-	_, err := cw.Write(binary.LittleEndian.AppendUint32(nil, cw.crc))
-	return cw.n, err
+	return total, err
 }
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
@@ -1481,16 +1587,20 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 // readFrom is ReadFrom from r, which passes src through (see readFilter).
 func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
 	cr := &crcReader{r: r}
-	var hb [scalableHeaderSize]byte
-	if _, err := io.ReadFull(cr, hb[:]); err != nil {
+	var hb [format.V3HeaderSize]byte
+	if _, err := io.ReadFull(cr, hb[:scalableHeaderSize]); err != nil {
 		return cr.n, noEOF(err)
 	}
-	d, n, err := parseScalableHeader(hb[:])
+	if format.IsV3(hb[:]) {
+		cr.noCRC = true
+		return s.readV3(cr, src, &hb)
+	}
+	d, n, err := parseScalableHeader(hb[:scalableHeaderSize])
 	if err != nil {
 		return cr.n, err
 	}
 	for i := range n {
-		f, _, err := readFilter(cr, src)
+		f, _, err := readFilter(cr, src, version1or2)
 		if err != nil {
 			return cr.n, err
 		}
@@ -1514,31 +1624,22 @@ func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
 	return cr.n, nil
 }
 
-// crcWriter counts and checksums what passes through it.
-type crcWriter struct {
-	w   io.Writer
-	n   int64
-	crc uint32
-}
-
-func (c *crcWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
-	return n, err
-}
-
-// crcReader counts and checksums what passes through it.
+// crcReader counts and, unless noCRC, checksums what passes through it.
+// Version 3 has no checksum of the whole encoding: its sub-filters carry
+// their own.
 type crcReader struct {
-	r   io.Reader
-	n   int64
-	crc uint32
+	r     io.Reader
+	n     int64
+	crc   uint32
+	noCRC bool
 }
 
 func (c *crcReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
-	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
+	if !c.noCRC {
+		c.crc = crc32.Update(c.crc, castagnoli, p[:n])
+	}
 	return n, err
 }
 
