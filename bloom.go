@@ -133,26 +133,29 @@ package bloom
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/bits-and-blooms/bitset"
-	"github.com/bloomfilters/bloom/internal/blockbits"
+	"github.com/bloomfilters/bloom/internal/blocked"
+	"github.com/bloomfilters/bloom/internal/classic"
 	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/hugepage"
+	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/bloomfilters/bloom/internal/murmur"
-	"github.com/bloomfilters/bloom/internal/prefetch"
+
+	// The batch pipelines of internal/classic and internal/blocked are
+	// generic, so they are compiled here, where they are instantiated, and
+	// the compiler inlines prefetch.Words and Pointers into them only if
+	// this package imports internal/prefetch itself (go build -gcflags=-m;
+	// without it, one call more per prefetch).
+	_ "github.com/bloomfilters/bloom/internal/prefetch"
 )
 
 const (
@@ -172,9 +175,14 @@ const (
 	DefaultSeed uint32 = 0x5BD1E995
 )
 
-// maxWords is the number of 64-bit words the largest filter needs, bounded by
-// what an int can index on this platform.
-var maxWords = min(MaxBits/64, uint64(math.MaxInt)/8)
+// The copies of these limits in internal/format and internal/blocked: the
+// build fails (constant overflow) if they differ.
+const (
+	_ = uint64(MaxBits-format.MaxBits) + uint64(format.MaxBits-MaxBits)
+	_ = uint(MaxHashes-format.MaxHashes) + uint(format.MaxHashes-MaxHashes)
+	_ = uint(BlockBits-blocked.BlockBits) + uint(blocked.BlockBits-BlockBits) +
+		uint(BlockBits-format.BlockBits) + uint(format.BlockBits-BlockBits)
+)
 
 // Sentinel errors, to be matched with errors.Is.
 var (
@@ -292,8 +300,7 @@ func Concurrent() Option {
 //
 // A zero BloomFilter is not usable: create one with New or NewWithSize, or
 // decode one with UnmarshalBinary or ReadFrom. Add, Test, TestAndAdd (and
-// their String, Hash and batch forms) and Clone panic on a zero BloomFilter,
-// once given a key, with a message
+// their String forms) and Clone panic on a zero BloomFilter, with a message
 // that says so: it never answers "present" for every key. AppendBinary,
 // MarshalBinary, AppendText, MarshalText and WriteTo return an error, and
 // Union, Intersection and Merge one wrapping ErrIncompatible. The accessors
@@ -324,7 +331,7 @@ type BloomFilter struct {
 	set   *bitset.BitSet // the bits; words aliases its storage
 	words []uint64       // len(words) == ceil(m/64); bits >= m are always 0
 	count uint64         // Adds that set at least one new bit; 0 if conc != nil
-	conc  *concurrency   // nil unless the filter is concurrent
+	conc  *layout.Conc   // nil unless the filter is concurrent
 
 	// blocked is set for the blocked layout (see Blocked): m is a multiple
 	// of BlockBits and words starts a cache line.
@@ -416,8 +423,8 @@ func NewWithSize(bits uint64, hashes uint, opts ...Option) (*BloomFilter, error)
 var maxRate = math.Nextafter(1, 0)
 
 func checkSize(bits uint64, hashes uint) error {
-	if bits == 0 || bits > MaxBits || (bits-1)/64 >= maxWords {
-		return paramError("bits must be in [1, %d], got %d", min(MaxBits, maxWords*64), bits)
+	if bits == 0 || bits > MaxBits || (bits-1)/64 >= format.MaxWords {
+		return paramError("bits must be in [1, %d], got %d", min(MaxBits, format.MaxWords*64), bits)
 	}
 	if hashes == 0 || hashes > MaxHashes {
 		return paramError("hashes must be in [1, %d], got %d", MaxHashes, hashes)
@@ -426,6 +433,7 @@ func checkSize(bits uint64, hashes uint) error {
 }
 
 // plainOnly reports an error if s holds options that only ScalableBloomFilter
+
 // understands.
 func (s *settings) plainOnly() error {
 	if s.growth != growthNone || s.tightening != 0 {
@@ -436,7 +444,7 @@ func (s *settings) plainOnly() error {
 
 // newFilter is the one path that allocates a filter; m and k are valid.
 func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings) (*BloomFilter, error) {
-	set := newSet(m, s.blocked)
+	set := layout.NewSet(m, s.blocked)
 	f := &BloomFilter{
 		m:         m,
 		k:         k,
@@ -448,115 +456,17 @@ func newFilter(m uint64, k uint, capacity uint64, errorRate float64, s settings)
 		blocked:   s.blocked,
 	}
 	if s.concurrent {
-		f.makeConcurrent(newLockTable(len(f.words)))
+		f.makeConcurrent(layout.NewLocks(len(f.words)))
 	}
 	return f, nil
 }
 
-// concurrency is the state of a concurrent filter, which replaces
-// BloomFilter.count.
-type concurrency struct {
-	// locks serializes writers of the same key and keeps the count, in
-	// parts. It is nil in the sub-filters of a ScalableBloomFilter, which
-	// lock for themselves and keep the count in count.
-	locks *lockTable
-	count atomic.Uint64
-
-	// reserved is, in a sub-filter of a ScalableBloomFilter, count plus the
-	// keys that have taken a slot and not yet set their bits: see
-	// ScalableBloomFilter.reserve.
-	reserved atomic.Uint64
-}
-
-// load returns the count.
-func (c *concurrency) load() uint64 {
-	if c.locks == nil {
-		return c.count.Load()
-	}
-	var n uint64
-	for i := range c.locks.stripes {
-		n += c.locks.stripes[i].count.Load()
-	}
-	return n
-}
-
-// store sets the count; nothing else may run.
-func (c *concurrency) store(n uint64) {
-	if c.locks == nil {
-		c.count.Store(n)
-		c.reserved.Store(n)
-		return
-	}
-	for i := range c.locks.stripes {
-		c.locks.stripes[i].count.Store(0)
-	}
-	c.locks.stripes[0].count.Store(n)
-}
-
-// The number of stripes in a lockTable is a power of two between
-// minStripes and maxStripes, about one per stripeWords words of the filter:
-// the locks take about 1/8 of the filter's memory, at least 1 KiB and at
-// most 64 KiB (from 512 KiB filters up). A lock is held while a new key sets
-// its k bits, so two writers only wait for each other when they add keys of
-// the same stripe at the same moment: 16 stripes keep that rare for the few
-// writers a small filter sees, and large filters, whose writes miss the
-// caches and hold a lock longer, get the 1024 that every filter had before.
-const (
-	minStripes  = 16
-	maxStripes  = 1024
-	stripeWords = 64
-)
-
-// lockTable is the striped locks of a concurrent filter.
-type lockTable struct {
-	stripes []stripe // len is a power of two
-	shift   uint     // 64 - log2(len(stripes))
-}
-
-// newLockTable returns the locks for a filter of the given number of
-// 64-bit words; a ScalableBloomFilter, which grows, passes maxStripes *
-// stripeWords.
-func newLockTable(words int) *lockTable {
-	n := stripesFor(words)
-	return &lockTable{stripes: make([]stripe, n), shift: uint(64 - bits.TrailingZeros(uint(n)))}
-}
-
-// stripesFor returns the number of stripes for a filter of the given number
-// of words.
-func stripesFor(words int) int {
-	n := minStripes
-	for n < maxStripes && n*stripeWords < words {
-		n *= 2
-	}
-	return n
-}
-
-// stripe is a lock and the keys counted under it, alone on a cache line: a
-// writer writes no memory that writers of other keys write, but for the bits.
-type stripe struct {
-	count atomic.Uint64
-	mu    sync.Mutex
-	_     [64 - 8 - unsafe.Sizeof(sync.Mutex{})]byte
-}
-
-// of returns the stripe of a key whose hash has h2 as its second half.
-func (t *lockTable) of(h2 uint64) *stripe { return &t.stripes[h2>>t.shift] }
-
 // makeConcurrent switches f, not yet shared, to concurrent mode with the
 // given locks (nil for a sub-filter of a ScalableBloomFilter).
-func (f *BloomFilter) makeConcurrent(locks *lockTable) {
-	f.conc = &concurrency{locks: locks}
-	f.conc.store(f.count)
+func (f *BloomFilter) makeConcurrent(locks *layout.Locks) {
+	f.conc = &layout.Conc{Locks: locks}
+	f.conc.Store(f.count)
 	f.count = 0
-}
-
-// newLocks returns the locks for a copy of a filter with state c: new ones,
-// or nil for a sub-filter of a ScalableBloomFilter.
-func (c *concurrency) newLocks() *lockTable {
-	if c.locks == nil {
-		return nil
-	}
-	return &lockTable{stripes: make([]stripe, len(c.locks.stripes)), shift: c.locks.shift}
 }
 
 // word returns word i of the bits, with an atomic load if f is concurrent.
@@ -567,33 +477,9 @@ func (f *BloomFilter) word(i int) uint64 {
 	return f.words[i]
 }
 
-// golden is 2^64 divided by the golden ratio. Scaling the enhanced double
-// hashing correction by it makes the correction reach the high bits that the
-// multiply-shift reads.
-const golden = 0x9E3779B97F4A7C15
-
-// mixer is the multiplier of the xorshift-multiply in locate (the second
-// multiplier of the SplitMix64 finalizer).
-const mixer = 0x94D049BB133111EB
-
-// locate maps the hash value x of one position onto [0, m): an
-// xorshift-multiply, then a multiply-shift.
-//
-// The mix matters for small filters. Double hashing makes the positions of a
-// key an affine function of (h1, h2); under a bare multiply-shift two keys
-// whose h1 and h2 are close get the same k positions, with a probability of
-// the order of 1/m^2 per pair of keys. At m = 336 bits, k = 23, n = 10 that
-// alone made the false-positive rate 10x its 1e-7 target. The xorshift is not
-// affine, so after it positions of different keys no longer move together.
-func locate(x, m uint64) uint64 {
-	p, _ := bits.Mul64(mix(x), m)
-	return p
-}
-
-// mix is the xorshift-multiply of locate, for callers that reuse it for
-// several m.
-func mix(x uint64) uint64 {
-	return (x ^ x>>32) * mixer
+// bits returns the bits of f as the layouts probe them.
+func (f *BloomFilter) bits() layout.Bits {
+	return layout.Bits{Words: f.words, M: f.m, K: f.k}
 }
 
 // AppendLocations appends to dst the hashes bit positions, each in [0, bits),
@@ -607,25 +493,8 @@ func mix(x uint64) uint64 {
 // with z_i = x_i ^ (x_i >> 32), x_0 = h1, x_{i+1} = x_i + y_i, y_0 = h2 and
 // y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15.
 func AppendLocations(dst []uint64, key []byte, bits uint64, hashes uint, seed uint32) []uint64 {
-	// Every loop over positions in this package (add, test, their
-	// concurrent forms, anyHolds) writes this recurrence out by hand, on
-	// purpose: a shared helper measured about 8% slower on Test of present
-	// keys. TestGoldenLocations, TestNoFalseNegatives and
-	// TestScalableSideBySideProbing keep the copies in step.
 	h1, h2 := murmur.Sum128(key, seed)
-	return appendPositions(dst, h1, h2, bits, hashes)
-}
-
-func appendPositions(dst []uint64, h1, h2 uint64, m uint64, k uint) []uint64 {
-	x, y, c := h1, h2, uint64(0)
-	for range k {
-		p := locate(x, m)
-		dst = append(dst, p)
-		c += golden
-		x += y
-		y += c
-	}
-	return dst
+	return classic.AppendPositions(dst, h1, h2, bits, hashes)
 }
 
 // bytesOf returns the bytes of s without copying. The result must not be
@@ -638,148 +507,32 @@ const errZeroValue = "bloom: use of a zero BloomFilter (create one with New or N
 
 // add sets the positions of the key hashed to (h1, h2) and reports whether
 // all of them were already set. Count goes up when at least one was not.
-//
-// The compiler (Go 1.26) spills the loaded word of the loop to the stack and
-// reloads it, and spills y, for lack of registers around the MULQ of locate;
-// writing the update as old := w[i]; w[i] = old | mask did not change that.
-// The reloads hit the store buffer and are off the path of the cache misses.
 func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
-	if f.conc != nil {
-		return f.addConcurrent(h1, h2)
-	}
-	if f.k == 0 {
+	switch {
+	case f.conc != nil && f.blocked:
+		return blocked.AddLocked(f.words, f.m, f.k, h1, h2, f.conc.Locks)
+	case f.conc != nil:
+		return classic.AddLocked(f.words, f.m, f.k, h1, h2, f.conc.Locks)
+	case f.k == 0:
 		panic(errZeroValue)
-	}
-	if f.blocked {
-		return f.addBlocked(h1, h2)
-	}
-	w, m := f.words, f.m
-	var fresh uint64
-	x, y, c := h1, h2, uint64(0)
-	for range f.k {
-		p := locate(x, m)
-		i, mask := p>>6, uint64(1)<<(p&63)
-		fresh |= mask &^ w[i]
-		w[i] |= mask
-		c += golden
-		x += y
-		y += c
-	}
-	if fresh == 0 {
-		return true
-	}
-	f.count++
-	return false
-}
-
-// test reports whether every position of the key hashed to (h1, h2) is set.
-// f is not concurrent: callers check. It is not inlined into Test (go build
-// -gcflags=-m: cost 91, budget 80), and inlining it would save one call in a
-// path that pays a murmur3 pass and, on large filters, cache misses.
-func (f *BloomFilter) test(h1, h2 uint64) bool {
-	if f.k == 0 || f.blocked {
-		if f.k == 0 {
-			panic(errZeroValue)
+	case !f.blocked:
+		present = classic.Add(f.words, f.m, f.k, h1, h2)
+	case blocked.Wide(f.k):
+		blk := blocked.Block(f.words, f.m, h1)
+		var ok bool
+		if present, ok = blocked.AddWide(blk, h2, f.k); !ok {
+			present = blocked.AddRepeat(blk, h2, f.k)
 		}
-		return f.testBlocked(h1, h2)
-	}
-	w, m := f.words, f.m
-	x, y, c := h1, h2, uint64(0)
-	for range f.k {
-		p := locate(x, m)
-		if w[p>>6]&(1<<(p&63)) == 0 {
-			return false
+	default: // blocked.Add, with f's fields read again after AddFast
+		r1, r2, fast, ok := blocked.AddFast(f.words, f.k, h1, h2)
+		if present = fast; !ok {
+			present = blocked.AddRepeat(blocked.Block(f.words, f.m, r1), r2, f.k)
 		}
-		c += golden
-		x += y
-		y += c
 	}
-	return true
-}
-
-// testConcurrent is test with atomic loads.
-func (f *BloomFilter) testConcurrent(h1, h2 uint64) bool {
-	if f.blocked {
-		return f.testBlockedConcurrent(h1, h2)
+	if !present {
+		f.count++
 	}
-	w, m := f.words, f.m
-	x, y, c := h1, h2, uint64(0)
-	for range f.k {
-		p := locate(x, m)
-		if atomic.LoadUint64(&w[p>>6])&(1<<(p&63)) == 0 {
-			return false
-		}
-		c += golden
-		x += y
-		y += c
-	}
-	return true
-}
-
-// unsetConcurrent returns a mask of the positions of the key hashed to
-// (h1, h2) whose bits are clear: bit i for the i-th position. Unlike
-// testConcurrent it loads every position, so that the cache misses overlap,
-// and setConcurrent then finds the words in the cache: an atomic OR waits
-// for its memory before anything after it runs.
-func (f *BloomFilter) unsetConcurrent(h1, h2 uint64) (unset uint64) {
-	if f.blocked {
-		return f.unsetBlocked(h1, h2)
-	}
-	w, m := f.words, f.m
-	x, y, c := h1, h2, uint64(0)
-	for i := range f.k {
-		p := locate(x, m)
-		unset |= (atomic.LoadUint64(&w[p>>6])>>(p&63)&1 ^ 1) << i
-		c += golden
-		x += y
-		y += c
-	}
-	return unset
-}
-
-// setConcurrent sets with atomic ORs the positions of the key hashed to
-// (h1, h2) that unset marks, as unsetConcurrent returns it, and reports
-// whether it set a bit that was clear. The other positions were set and stay
-// set. It skips the OR, and so taking the cache line from other cores, for
-// bits that have been set since.
-func (f *BloomFilter) setConcurrent(h1, h2, unset uint64) (fresh bool) {
-	if f.blocked {
-		return f.setBlocked(h1, h2, unset)
-	}
-	w, m := f.words, f.m
-	var flipped uint64
-	x, y, c := h1, h2, uint64(0)
-	for i := 0; unset>>i != 0; i++ {
-		if unset>>i&1 != 0 {
-			p := locate(x, m)
-			word, mask := &w[p>>6], uint64(1)<<(p&63)
-			if atomic.LoadUint64(word)&mask == 0 {
-				flipped |= mask &^ atomic.OrUint64(word, mask)
-			}
-		}
-		c += golden
-		x += y
-		y += c
-	}
-	return flipped != 0
-}
-
-// addConcurrent is add for a concurrent filter. A key that tests present
-// needs no lock. Otherwise the lock of the key serializes it with callers
-// adding the same key, so exactly one of them sets a clear bit and counts it.
-func (f *BloomFilter) addConcurrent(h1, h2 uint64) (present bool) {
-	unset := f.unsetConcurrent(h1, h2)
-	if unset == 0 {
-		return true
-	}
-	st := f.conc.locks.of(h2)
-	st.mu.Lock()
-	fresh := f.setConcurrent(h1, h2, unset)
-	if fresh {
-		st.count.Add(1)
-	}
-	st.mu.Unlock()
-	return !fresh
+	return present
 }
 
 // Add inserts key. Afterwards Test(key) reports true. It hashes key once and
@@ -795,34 +548,32 @@ func (f *BloomFilter) AddString(key string) {
 	addKey(f, bytesOf(key))
 }
 
-// addKey is TestAndAdd, for a key or (with K uint64) a hash; it is generic
-// so that AddHash and the other hashed calls share its code at the cost of
-// Add. The single-key calls go straight to the blocked code
-// of a filter that is not concurrent, one call less per key than through
-// add (which cannot be inlined), and to addBlockedFast, one less again than
-// through addBlocked.
-func addKey[K keyType](f *BloomFilter, key K) (present bool) {
-	h1, h2 := murmur.Sum128(keyBytes(&key), f.seed)
-	if !f.blocked || f.conc != nil {
+// addKey is TestAndAdd: add written out after the hash, so that the
+// single-key calls of a filter that is not concurrent go straight to the
+// layout's code, one call less per key than through add (which cannot be
+// inlined). It takes a key or (K uint64) a hash, so that AddHash and the
+// other hashed calls share its code at the cost of Add.
+func addKey[K layout.Key](f *BloomFilter, key K) (present bool) {
+	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.seed)
+	switch {
+	case f.conc != nil || f.k == 0:
 		return f.add(h1, h2)
-	}
-	if useBlockbits(f.k) {
-		// addWide written out: through the call Add cost 1.06-1.14x
-		// blobloom's time at 10^7 keys, p = 0.001 (six runs), and
-		// 1.01-1.09x without it (three; builds alternated).
-		blk := f.block(blockOf(h1, f.m/BlockBits))
-		present, ok := blockbits.Add(blk, h2, uint64(f.k-fieldsPerWord))
-		if !ok {
-			return f.addBlockedRepeat(h1, h2)
+	case !f.blocked:
+		present = classic.Add(f.words, f.m, f.k, h1, h2)
+	case blocked.Wide(f.k):
+		blk := blocked.Block(f.words, f.m, h1)
+		var ok bool
+		if present, ok = blocked.AddWide(blk, h2, f.k); !ok {
+			present = blocked.AddRepeat(blk, h2, f.k)
 		}
-		if !present {
-			f.count++
+	default:
+		r1, r2, fast, ok := blocked.AddFast(f.words, f.k, h1, h2)
+		if present = fast; !ok {
+			present = blocked.AddRepeat(blocked.Block(f.words, f.m, r1), r2, f.k)
 		}
-		return present
 	}
-	r1, r2, present, ok := f.addBlockedFast(h1, h2)
-	if !ok {
-		return f.addBlockedRepeat(r1, r2)
+	if !present {
+		f.count++
 	}
 	return present
 }
@@ -841,52 +592,31 @@ func (f *BloomFilter) TestString(key string) bool {
 	return testKey(f, bytesOf(key))
 }
 
-// testKey is Test, for a key or (with K uint64) a hash, like addKey. The blocked test is testBlocked written out again rather
-// than called: at 10^7 random 16-byte keys, p = 0.01, absent keys cost
-// 1.2-1.5x blobloom's time through a call to the same code and 1.0-1.2x
-// with it here (one quiet 2-vCPU machine, variants interleaved). Why one
-// call per key weighs this much is not established (no performance
-// counters on that machine); TestBlockedTestMatchesMask keeps the copies
-// equal.
-func testKey[K keyType](f *BloomFilter, key K) bool {
-	h1, h2 := murmur.Sum128(keyBytes(&key), f.seed)
-	if f.conc != nil {
-		return f.testConcurrent(h1, h2)
+// testKey is Test. A blocked filter's test is blocked.Test written out
+// from its parts: the block and the first two candidates, which inline and
+// rule out most absent keys, then blocked.Tail (see blocked.Test for what a
+// call per key cost). It takes a key or a hash, like addKey.
+func testKey[K layout.Key](f *BloomFilter, key K) bool {
+	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.seed)
+	switch {
+	case f.conc != nil && f.blocked:
+		return blocked.TestAtomic(f.words, f.m, f.k, h1, h2)
+	case f.conc != nil:
+		return classic.TestAtomic(f.words, f.m, f.k, h1, h2)
+	case !f.blocked:
+		if f.k == 0 {
+			panic(errZeroValue)
+		}
+		return classic.Test(f.words, f.m, f.k, h1, h2)
 	}
-	if !f.blocked {
-		return f.test(h1, h2)
-	}
-	blk, k := f.block(blockOf(h1, f.m/BlockBits)), f.k
-	q := h2 >> 9 // the second candidate, the first again when k = 1
-	if k == 1 {
-		q = h2
-	}
-	if blk[h2>>6&7]>>(h2&63)&(blk[q>>6&7]>>(q&63))&1 == 0 {
+	blk, k := blocked.Block(f.words, f.m, h1), f.k
+	if !blocked.FirstTwo(blk, h2, k) {
 		return false
 	}
-	// The third to the min(k, 7)th candidates written out, as in
-	// addBlockedFast (a loop over them cost 12 instructions per bit).
-	all := uint64(1)
-	switch min(k, fieldsPerWord) {
-	case 7:
-		all &= blk[h2>>60&7] >> (h2 >> 54 & 63)
-		fallthrough
-	case 6:
-		all &= blk[h2>>51&7] >> (h2 >> 45 & 63)
-		fallthrough
-	case 5:
-		all &= blk[h2>>42&7] >> (h2 >> 36 & 63)
-		fallthrough
-	case 4:
-		all &= blk[h2>>33&7] >> (h2 >> 27 & 63)
-		fallthrough
-	case 3:
-		all &= blk[h2>>24&7] >> (h2 >> 18 & 63)
+	if present, sure := blocked.Tail(blk, h2, k); sure {
+		return present
 	}
-	if all&1 == 0 {
-		return false
-	}
-	return k <= fieldsPerWord && distinctFields(h2&fieldBits, k) || testBlockRest(blk, h2, k)
+	return blocked.Rest(blocked.Block(f.words, f.m, h1), h2, f.k)
 }
 
 // TestAndAdd inserts key and reports whether it was probably present before
@@ -909,52 +639,13 @@ func (f *BloomFilter) TestAndAddString(key string) bool {
 // A batch call is the loop of single-key calls over its keys, in order,
 // done faster: the same answers, the same bits and counts afterwards, the
 // same growth, the same exactly-once answers under concurrency. On a
-// BloomFilter of at least batchMinBits bits the keys go in rounds of a few.
-// TestMany hashes a round, prefetches the words that its keys' first
-// positions fall in, all at once, and only then tests the keys; AddMany and
-// TestAndAddMany are a software pipeline that hashes and prefetches a few
-// keys ahead of the one it adds. Either way the keys are then tested or
-// added one after the other, in order, by the single-key code. So the cache
-// misses of several keys overlap instead of coming one after another, and
-// the semantics are those of the single calls by construction.
-
-// keyType is what a batch call takes keys as: bytes, strings, or hashes
-// (the hashed calls, such as AddHash).
-type keyType interface{ []byte | string | uint64 }
-
-// keyBytes returns the bytes of *k that murmur3 hashes, without copying:
-// those of a string or a slice, or for a hash (K uint64) its 8 bytes, which
-// it puts in little-endian order in *k (a no-op on little-endian machines),
-// so that the bits of a hash are the same on every machine.
-func keyBytes[K keyType](k *K) []byte {
-	// A uint64 is the only key type of 8 bytes (a string has 16, a slice
-	// 24). The compiler makes one copy of a generic function per shape of
-	// K and knows the size in each (go build -gcflags=-m shows the test as
-	// uintptr(24) == uintptr(8)), so it costs nothing at run time.
-	if unsafe.Sizeof(*k) == 8 {
-		b := (*[8]byte)(unsafe.Pointer(k))
-		binary.LittleEndian.PutUint64(b[:], *(*uint64)(unsafe.Pointer(k)))
-		return b[:]
-	}
-	// A string and a slice both start with the pointer to their bytes and
-	// their length; murmur3 only reads the bytes.
-	b := (*struct {
-		p *byte
-		n int
-	})(unsafe.Pointer(k))
-	return unsafe.Slice(b.p, b.n)
-}
-
-// hashed is the 128-bit murmur3 hash of a key.
-type hashed struct{ h1, h2 uint64 }
-
-// hashRound hashes keys into h, which is at least as long.
-func hashRound[K keyType](h []hashed, keys []K, seed uint32) {
-	h = h[:len(keys)]
-	for i, k := range keys {
-		h[i].h1, h[i].h2 = murmur.Sum128(keyBytes(&k), seed)
-	}
-}
+// BloomFilter larger than the caches the keys go in rounds, a pipeline of
+// the filter's layout (classic.TestMany and AddMany, blocked.TestMany and
+// AddMany): it hashes keys and prefetches their words a few keys ahead of
+// the one it tests or adds, and tests or adds the keys one after the other,
+// in order, with the single-key code. So the cache misses of several keys
+// overlap instead of coming one after another, and the semantics are those
+// of the single calls by construction.
 
 // batchResults returns results[:n], reusing its storage, if it has room for n
 // answers, and a new slice of n otherwise.
@@ -965,238 +656,34 @@ func batchResults(results []bool, n int) []bool {
 	return make([]bool, n)
 }
 
-// The rounds of the batch calls, in keys, chosen by BenchmarkBatch at 10^7
-// keys (p = 0.01), batches of 1,000 keys, with the other choices measured
-// beside them, on the 2-vCPU AMD EPYC VM of the README (speed-ups over the
-// loop of single calls; the machine is shared, so they spread widely).
-//
-// TestMany: for absent keys, two-pass rounds of 16 were 2.1-2.8x faster
-// than the loop of Test (10^8: 2.3-3.2x, median 3.1x); prefetching the first
-// eight positions of every key at once only 1.4-1.7x, the first two only
-// 1.9-2.0x. Present keys came out between 0.9x and 1.2x (10^8: 1.4-1.7x).
-// Pipelining TestMany like AddMany (hash and prefetch the first two
-// positions, screen those and prefetch the rest a few rounds later, test a
-// few rounds after that) helps present keys, but not absent keys at 10^8:
-// in rounds of 2 with stages 3 rounds apart, six runs each side by side
-// with the rounds of 16, medians 3.05x / 2.35x (absent / present) at 10^7
-// against 2.66x / 1.08x, but 2.49x / 1.72x at 10^8 against 3.10x / 1.44x;
-// rounds of 4 or 8 traded present keys at 10^7 for absent keys at 10^8
-// (rounds of 8: 2.9-3.3x / 1.3-1.7x at 10^7, 2.8-3.0x / 1.5-1.6x at 10^8).
-// Prefetching all positions of every key in the first stage, which present
-// keys need anyway, measured 1.5-2.2x / 1.5-1.7x at 10^7: absent keys then
-// pay for seven lines instead of about two.
-//
-// AddMany: unpipelined rounds of 8 that prefetch up to eight positions per
-// key measured 1.4-1.7x (of 16 1.45x, of 32 1.4x; PREFETCHW instead of
-// PREFETCHT0 no difference). Pipelined, with keys hashed and prefetched 8
-// ahead of the one added (rounds of 1), 2.9-3.3x, 6 or 12 ahead about the
-// same, 16 ahead 2.9-3.2x, rounds of 2 four ahead 3.1-3.3x, rounds of 4 two
-// ahead 1.7-2.1x, rounds of 8 or 16 one ahead 1.3-1.7x; at 10^8 8 ahead
-// measured about the same as the unpipelined rounds of 8 (2.0-2.4x against
-// 1.8-2.3x).
-const (
-	// testRound is the round of TestMany. Its first pass prefetches the
-	// first two positions of every key, its second tests them without a
-	// branch and prefetches up to addDepth positions of the keys still in
-	// the running, and its third runs the single-key test on those.
-	testRound = 16
-
-	// addRound is the round of AddMany and TestAndAddMany: they hash a
-	// round and prefetch up to addDepth positions of each of its keys
-	// addAhead rounds before they add it. Rounds of one key are best: the
-	// pipeline then keeps a steady addAhead keys' worth of lines in flight.
-	addRound = 1
-
-	// addAhead is how many rounds ahead of the one being added AddMany and
-	// TestAndAddMany hash and prefetch.
-	addAhead = 8
-
-	// addDepth is the number of positions of each key that AddMany and
-	// TestAndAddMany prefetch (all of them at k <= addDepth).
-	addDepth = 8
-)
-
-// batchMinBits is the size from which the batch calls of BloomFilter go in
-// rounds; smaller filters stay in the caches, where the rounds cost more than
-// they save (TestMany of present keys measured 0.6x at 10^6 keys, 1.2 MiB),
-// and get the loop of single calls. A variable only so that tests can run the
-// rounds on small filters.
-var batchMinBits uint64 = 1 << 24
-
-// blockedBatchMinBits is batchMinBits for blocked filters, whose rounds cost
-// one prefetch per key: they already beat the loop of single calls on a
-// filter of 10^6 keys, 1.2-1.9 MiB, once it no longer fits the 1 MiB L2
-// cache of the machine of README (see the notes beside testManyBlocked).
-var blockedBatchMinBits uint64 = 1 << 23
-
-// batchMin returns the size from which the batch calls of f go in rounds.
-func (f *BloomFilter) batchMin() uint64 {
-	if f.blocked {
-		return blockedBatchMinBits
-	}
-	return batchMinBits
-}
-
-// The alive mask of a TestMany round has a bit per key.
-var _ [64 - testRound]struct{}
-
-// firstPair returns the first two positions of the key hashed to h in a
-// filter of m bits and k hashes (the first one twice if k is 1).
-func firstPair(h hashed, m uint64, k uint) (p0, p1 uint64) {
-	p0 = locate(h.h1, m)
-	p1 = p0
-	if k > 1 {
-		p1 = locate(h.h1+h.h2, m)
-	}
-	return p0, p1
-}
-
-// appendWords appends to idx the words of positions from, from+1, ... below
-// to of the key hashed to h in f.
-func (f *BloomFilter) appendWords(idx []uint64, h hashed, from, to uint) []uint64 {
-	m := f.m
-	x, y, c := h.h1, h.h2, uint64(0)
-	for i := range to {
-		if i >= from {
-			idx = append(idx, locate(x, m)>>6)
-		}
-		c += golden
-		x += y
-		y += c
-	}
-	return idx
-}
-
-func testMany[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
+// testMany is TestMany for either kind of keys: the layout's pipeline.
+func testMany[K layout.Key](f *BloomFilter, keys []K, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	if len(keys) != 0 && f.k == 0 {
 		panic(errZeroValue)
 	}
-	if f.m < f.batchMin() {
-		for i, key := range keys {
-			h1, h2 := murmur.Sum128(keyBytes(&key), f.seed)
-			if f.conc == nil {
-				results[i] = f.test(h1, h2)
-			} else {
-				results[i] = f.testConcurrent(h1, h2)
-			}
-		}
-		return results
-	}
 	if f.blocked {
-		return testManyBlocked(f, keys, results)
-	}
-	var (
-		h     [testRound]hashed
-		pairs [testRound][2]uint64
-		idx   [testRound * addDepth]uint64
-	)
-	w, m, k := f.words, f.m, f.k
-	for start := 0; start < len(keys); start += testRound {
-		round := keys[start:min(start+testRound, len(keys))]
-		out := results[start : start+len(round)]
-		hashRound(h[:], round, f.seed)
-		// First pass: the words of the first two positions of every key.
-		n := 0
-		for i := range round {
-			p0, p1 := firstPair(h[i], m, k)
-			pairs[i] = [2]uint64{p0, p1}
-			idx[n], idx[n+1] = p0>>6, p1>>6
-			n += 2
-		}
-		prefetch.Words(w, idx[:n])
-		// Second pass: rule out the keys with a clear bit among those two,
-		// without a branch on the bits, and prefetch further positions of
-		// the others. Loads are atomic for concurrent filters (plain loads
-		// on amd64).
-		var alive uint64
-		n = 0
-		for i := range round {
-			p0, p1 := pairs[i][0], pairs[i][1]
-			hold := atomic.LoadUint64(&w[p0>>6]) >> (p0 & 63) & (atomic.LoadUint64(&w[p1>>6]) >> (p1 & 63)) & 1
-			alive |= hold << i
-			if hold != 0 && k > 2 {
-				n = len(f.appendWords(idx[n:n], h[i], 2, min(k, addDepth))) + n
-			}
-		}
-		if n != 0 {
-			prefetch.Words(w, idx[:n])
-		}
-		// Third pass: the single-key test of the keys still in the running.
-		for i := range out {
-			if alive>>i&1 == 0 {
-				out[i] = false
-			} else if f.conc == nil {
-				out[i] = f.test(h[i].h1, h[i].h2)
-			} else {
-				out[i] = f.testConcurrent(h[i].h1, h[i].h2)
-			}
-		}
+		blocked.TestMany(f.bits(), f.seed, keys, results, f.conc != nil)
+	} else {
+		classic.TestMany(f.bits(), f.seed, keys, results, f.conc != nil)
 	}
 	return results
 }
 
-// addFlight is a round of AddMany in the pipeline: its keys are
-// keys[start:start+n], hashed to h.
-type addFlight struct {
-	start, n int
-	h        [addRound]hashed
-}
-
 // addMany adds keys in order; if results is not nil, it records in it what
-// TestAndAdd would have returned for each. The pipeline hashes and prefetches
-// ahead, but adds the keys one by one in their order, with the single-key
-// code, so it is the loop of Add (or TestAndAdd) by construction.
-func addMany[K keyType](f *BloomFilter, keys []K, results []bool) {
+// TestAndAdd would have returned for each.
+func addMany[K layout.Key](f *BloomFilter, keys []K, results []bool) {
 	if len(keys) != 0 && f.k == 0 {
 		panic(errZeroValue)
 	}
-	if f.m < f.batchMin() {
-		for i, key := range keys {
-			present := f.add(murmur.Sum128(keyBytes(&key), f.seed))
-			if results != nil {
-				results[i] = present
-			}
-		}
-		return
+	var locks *layout.Locks
+	if f.conc != nil {
+		locks = f.conc.Locks
 	}
 	if f.blocked {
-		addManyBlocked(f, keys, results)
-		return
-	}
-	var (
-		ring [addAhead + 1]addFlight // round s is in ring[s%(addAhead+1)]
-		idx  [addRound * addDepth]uint64
-	)
-	depth := min(f.k, addDepth)
-	rounds := (len(keys) + addRound - 1) / addRound
-	for s := range rounds + addAhead {
-		// Hash round s and prefetch its words.
-		if s < rounds {
-			r := &ring[s%(addAhead+1)]
-			r.start = s * addRound
-			r.n = min(addRound, len(keys)-r.start)
-			hashRound(r.h[:], keys[r.start:r.start+r.n], f.seed)
-			n := 0
-			for i := range r.n {
-				n = len(f.appendWords(idx[n:n], r.h[i], 0, depth)) + n
-			}
-			prefetch.Words(f.words, idx[:n])
-		}
-		// Add round s-addAhead, whose words were prefetched before.
-		if s >= addAhead {
-			r := &ring[(s-addAhead)%(addAhead+1)]
-			if results == nil {
-				for i := range r.n {
-					f.add(r.h[i].h1, r.h[i].h2)
-				}
-				continue
-			}
-			out := results[r.start : r.start+r.n]
-			for i := range out {
-				out[i] = f.add(r.h[i].h1, r.h[i].h2)
-			}
-		}
+		blocked.AddMany(f.bits(), f.seed, keys, results, &f.count, locks)
+	} else {
+		classic.AddMany(f.bits(), f.seed, keys, results, &f.count, locks)
 	}
 }
 
@@ -1275,7 +762,7 @@ func (f *BloomFilter) ErrorRate() float64 { return f.errorRate }
 // Count then sums them, which takes up to about a microsecond.
 func (f *BloomFilter) Count() uint64 {
 	if f.conc != nil {
-		return f.conc.load()
+		return f.conc.Load()
 	}
 	return f.count
 }
@@ -1283,7 +770,7 @@ func (f *BloomFilter) Count() uint64 {
 // setCount sets what Count returns; f must not be shared.
 func (f *BloomFilter) setCount(n uint64) {
 	if f.conc != nil {
-		f.conc.store(n)
+		f.conc.Store(n)
 		return
 	}
 	f.count = n
@@ -1325,14 +812,6 @@ func (f *BloomFilter) EstimatedCount() uint64 {
 	return f.estimatedCountOf(f.setBits())
 }
 
-func estimatedCount(m uint64, k uint, set uint64) uint64 {
-	e := EstimateCount(m, k, set)
-	if e >= math.MaxUint64 {
-		return math.MaxUint64
-	}
-	return uint64(math.Round(e))
-}
-
 // EstimatedErrorRate returns the probability that Test reports an absent key
 // as present at the current fill: FillRatio()^k. It is O(m/64).
 func (f *BloomFilter) EstimatedErrorRate() float64 {
@@ -1340,7 +819,7 @@ func (f *BloomFilter) EstimatedErrorRate() float64 {
 		return 0 // a zero BloomFilter; Pow(0, 0) is 1
 	}
 	if f.blocked {
-		return f.blockedErrorRate()
+		return blocked.ErrorRate(f.bits(), f.conc != nil)
 	}
 	return math.Pow(f.FillRatio(), float64(f.k))
 }
@@ -1361,7 +840,7 @@ func (f *BloomFilter) Clone() *BloomFilter {
 	}
 	g := f.snapshot()
 	if f.conc != nil {
-		g.makeConcurrent(f.conc.newLocks())
+		g.makeConcurrent(f.conc.NewLocks())
 	}
 	return g
 }
@@ -1371,13 +850,13 @@ func (f *BloomFilter) Clone() *BloomFilter {
 func (f *BloomFilter) snapshot() *BloomFilter {
 	g := *f
 	if f.conc == nil {
-		g.set = cloneSet(f.set, f.m, f.blocked)
+		g.set = layout.CloneSet(f.set, f.m, f.blocked)
 		g.words = g.set.Words()[:len(f.words)]
 		return &g
 	}
-	count := f.conc.load() // before the bits: see sharedCount
+	count := f.conc.Load() // before the bits: see sharedCount
 	g.conc = nil
-	g.set = newSet(f.m, f.blocked)
+	g.set = layout.NewSet(f.m, f.blocked)
 	g.words = g.set.Words()[:len(f.words)]
 	var set int
 	for i := range g.words {
@@ -1398,7 +877,7 @@ func (f *BloomFilter) sharedCount() uint64 {
 	if f.conc == nil {
 		return f.count
 	}
-	return min(f.conc.load(), f.setBits())
+	return min(f.conc.Load(), f.setBits())
 }
 
 // Equal reports whether f and other are the same filter: the same size, hash
@@ -1480,25 +959,9 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 	// Count never exceeds the number of set bits, an invariant decoders check.
 	g.count = min(g.estimatedCountOf(set), set)
 	if f.conc != nil {
-		g.makeConcurrent(f.conc.newLocks())
+		g.makeConcurrent(f.conc.NewLocks())
 	}
 	return g, nil
-}
-
-// The binary format of a BloomFilter, version 1, is written out in the
-// package doc, where go doc shows it: it is the compatibility
-// promise. These are its constants.
-const (
-	magic         = "BLMF"
-	formatVersion = 1
-	headerSize    = 48
-	crcSize       = 4
-)
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
 // EncodedSize returns the length in bytes of the filter's binary encoding.
@@ -1510,37 +973,22 @@ func (f *BloomFilter) EncodedSize() int {
 	return int(format.V3Size(f.m))
 }
 
+// header returns the header of f's encoding, with the count read before the
+// bits (see sharedCount).
+func (f *BloomFilter) header() format.Header {
+	return format.Header{
+		Seed: f.seed, K: f.k, M: f.m, Capacity: f.capacity, ErrorRate: f.errorRate,
+		Count: f.sharedCount(), Blocked: f.blocked,
+	}
+}
+
 // AppendBinary appends the binary encoding of the filter to b and returns the
 // extended slice (encoding.BinaryAppender).
 func (f *BloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	if f.k == 0 {
 		return b, errors.New(errZeroValue)
 	}
-	return format.AppendV3(b, f.v3Header(), f.words, f.conc != nil), nil
-}
-
-// v3Header returns the header of f's encoding. It reads the count before
-// any bit: see sharedCount.
-func (f *BloomFilter) v3Header() format.V3Header {
-	return format.V3Header{
-		Blocked: f.blocked, Seed: f.seed, K: f.k, M: f.m, Capacity: f.capacity,
-		ErrorRate: f.errorRate, Count: f.sharedCount(),
-	}
-}
-
-// allocWords returns n zero words for a decoded filter, cache-line aligned
-// if blocked (as newSet makes them).
-func allocWords(blocked bool) func(n uint64) []uint64 {
-	if blocked {
-		return alignedWords
-	}
-	return hugepage.Words
-}
-
-// fromV3 is header.build for a version-3 header.
-func fromV3(h format.V3Header, words []uint64) (*BloomFilter, error) {
-	hd := header{seed: h.Seed, k: h.K, m: h.M, capacity: h.Capacity, errorRate: h.ErrorRate, count: h.Count, blocked: h.Blocked}
-	return hd.build(words)
+	return format.AppendV3(b, format.V3Header{Header: f.header()}, f.words, f.conc != nil), nil
 }
 
 // MarshalBinary returns the binary encoding of the filter described in the
@@ -1549,80 +997,16 @@ func (f *BloomFilter) MarshalBinary() ([]byte, error) {
 	return f.AppendBinary(make([]byte, 0, f.EncodedSize()))
 }
 
-// header is a decoded, validated header.
-type header struct {
-	seed      uint32
-	k         uint
-	m         uint64
-	capacity  uint64
-	errorRate float64
-	count     uint64
-	blocked   bool // format version 2, layout 1
-}
-
-func (h *header) words() uint64 { return (h.m + 63) / 64 }
-
-// parseHeader validates the fixed-size header; it allocates nothing.
-func parseHeader(b []byte) (header, error) {
-	var h header
-	if string(b[0:4]) != magic {
-		return h, corrupt("bad magic %q", b[0:4])
-	}
-	switch v, fl := binary.LittleEndian.Uint16(b[4:]), binary.LittleEndian.Uint16(b[6:]); {
-	case v == blockedVersion && fl == layoutBlocked:
-		h.blocked = true
-	case v == blockedVersion:
-		return h, corrupt("unknown layout %#x", fl)
-	case v != formatVersion:
-		return h, corrupt("unsupported format version %d (want %d or %d)", v, formatVersion, blockedVersion)
-	case fl != 0:
-		return h, corrupt("unknown flags %#x", fl)
-	}
-	h.seed = binary.LittleEndian.Uint32(b[8:])
-	k := binary.LittleEndian.Uint32(b[12:])
-	h.m = binary.LittleEndian.Uint64(b[16:])
-	h.capacity = binary.LittleEndian.Uint64(b[24:])
-	h.errorRate = math.Float64frombits(binary.LittleEndian.Uint64(b[32:]))
-	h.count = binary.LittleEndian.Uint64(b[40:])
-	if k == 0 || k > uint32(MaxHashes) {
-		return h, corrupt("hash count %d not in [1, %d]", k, MaxHashes)
-	}
-	h.k = uint(k)
-	if err := checkSize(h.m, h.k); err != nil {
-		return h, corrupt("size %d bits not in [1, %d]", h.m, MaxBits)
-	}
-	if h.blocked && h.m%BlockBits != 0 {
-		return h, corrupt("blocked size %d bits not a multiple of %d", h.m, BlockBits)
-	}
-	if h.capacity == 0 {
-		return h, corrupt("capacity 0")
-	}
-	if !(h.errorRate > 0 && h.errorRate < 1) {
-		return h, corrupt("error rate %v not in (0, 1)", h.errorRate)
-	}
-	if h.count > h.m {
-		return h, corrupt("count %d exceeds %d bits", h.count, h.m)
-	}
-	return h, nil
-}
-
-// build checks the payload words against the header and returns the filter.
-// words is owned by the result.
-func (h *header) build(words []uint64) (*BloomFilter, error) {
-	if r := h.m % 64; r != 0 && words[len(words)-1]>>r != 0 {
-		return nil, corrupt("bits set beyond the filter size")
-	}
-	if h.blocked && !isAligned(words) {
-		words = append(alignedWords(uint64(len(words)))[:0], words...)
-	}
-	set := bitset.FromWithLength(uint(h.m), words)
-	if c := uint64(set.Count()); h.count > c {
-		return nil, corrupt("count %d exceeds the %d set bits", h.count, c)
+// fromHeader returns the plain filter of a decoded header and its words,
+// which it owns.
+func fromHeader(h format.Header, words []uint64) *BloomFilter {
+	if h.Blocked && !hugepage.IsAligned(words) {
+		words = append(hugepage.AlignedWords(uint64(len(words)))[:0], words...)
 	}
 	return &BloomFilter{
-		m: h.m, k: h.k, seed: h.seed, set: set, words: words, count: h.count,
-		capacity: h.capacity, errorRate: h.errorRate, blocked: h.blocked,
-	}, nil
+		m: h.M, k: h.K, seed: h.Seed, set: bitset.FromWithLength(uint(h.M), words), words: words,
+		count: h.Count, capacity: h.Capacity, errorRate: h.ErrorRate, blocked: h.Blocked,
+	}
 }
 
 // UnmarshalBinary decodes a filter encoded by MarshalBinary into f
@@ -1643,9 +1027,9 @@ func (f *BloomFilter) UnmarshalBinary(data []byte) error {
 // replace replaces f with the plain filter g, keeping f's mode.
 func (f *BloomFilter) replace(g *BloomFilter) {
 	if f.conc != nil {
-		locks := f.conc.locks // free: nothing else runs
-		if len(locks.stripes) != stripesFor(len(g.words)) {
-			locks = newLockTable(len(g.words))
+		locks := f.conc.Locks // free: nothing else runs
+		if locks.Len() != layout.StripesFor(len(g.words)) {
+			locks = layout.NewLocks(len(g.words))
 		}
 		g.makeConcurrent(locks)
 	}
@@ -1654,35 +1038,17 @@ func (f *BloomFilter) replace(g *BloomFilter) {
 
 func decode(data []byte) (*BloomFilter, error) {
 	if len(data) >= 6 && format.IsV3(data) {
-		h, words, err := format.DecodeV3(data, allocWords(len(data) > 7 && data[6] == 1))
+		h, words, err := format.DecodeV3(data)
 		if err != nil {
 			return nil, err
 		}
-		return fromV3(h, words)
+		return fromHeader(h.Header, words), nil
 	}
-	if len(data) < headerSize {
-		return nil, io.ErrUnexpectedEOF
-	}
-	h, err := parseHeader(data)
+	h, words, err := format.Decode(data)
 	if err != nil {
 		return nil, err
 	}
-	want := headerSize + 8*h.words() + crcSize // no overflow: m <= MaxBits
-	switch {
-	case uint64(len(data)) < want:
-		return nil, io.ErrUnexpectedEOF
-	case uint64(len(data)) > want:
-		return nil, corrupt("%d trailing bytes", uint64(len(data))-want)
-	}
-	body := data[:want-crcSize]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[want-crcSize:]) {
-		return nil, corrupt("checksum mismatch")
-	}
-	words := hugepage.Words(h.words())
-	for i := range words {
-		words[i] = binary.LittleEndian.Uint64(body[headerSize+8*i:])
-	}
-	return h.build(words)
+	return fromHeader(h, words), nil
 }
 
 // WriteTo writes the binary encoding of the filter to w (io.WriterTo) and
@@ -1691,7 +1057,7 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 	if f.k == 0 {
 		return 0, errors.New(errZeroValue)
 	}
-	return format.WriteV3(w, f.v3Header(), f.words, f.conc != nil)
+	return format.WriteV3(w, format.V3Header{Header: f.header()}, f.words, f.conc != nil)
 }
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
@@ -1713,7 +1079,7 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 // bits in chunks as they arrive and copies them once they all have: about
 // twice the size of the input.
 func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := readFilter(r, r, anyVersion)
+	g, n, err := readFilter(r, r, format.AnyVersion)
 	if err != nil {
 		return n, err
 	}
@@ -1721,235 +1087,16 @@ func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
-// readFilter reads one filter from r. src is the reader underneath r (r
-// itself, or one that r only passes through), which holds reports on.
-func readFilter(r, src io.Reader, want version) (*BloomFilter, int64, error) {
-	var hb [headerSize]byte
-	n, err := io.ReadFull(r, hb[:])
-	read := int64(n)
+// readFilter reads one filter of a version in want from r. src is the
+// reader underneath r (r itself, or one that r only passes through), which
+// format.Holds reports on.
+func readFilter(r, src io.Reader, want format.Versions) (*BloomFilter, int64, error) {
+	h, words, n, err := format.ReadVersions(r, src, want)
 	if err != nil {
-		return nil, read, noEOF(err)
+		return nil, n, err
 	}
-	if v3 := format.IsV3(hb[:]); v3 != (want == version3) && want != anyVersion {
-		return nil, read, corrupt("sub-filter of format version %d in a filter of another", binary.LittleEndian.Uint16(hb[4:]))
-	} else if v3 {
-		holds := func(need uint64) bool { return holds(src, need) }
-		h, words, n, err := format.ReadV3(r, hb[:], holds, allocWords(hb[6] == 1))
-		read += n
-		if err != nil {
-			return nil, read, err
-		}
-		g, err := fromV3(h, words)
-		return g, read, err
-	}
-	h, err := parseHeader(hb[:])
-	if err != nil {
-		return nil, read, err
-	}
-	crc := crc32.Checksum(hb[:], castagnoli)
-	words, n64, err := readWords(r, h.words(), &crc, holds(src, 8*h.words()+crcSize), h.blocked)
-	read += n64
-	if err != nil {
-		return nil, read, err
-	}
-	var cb [crcSize]byte
-	n, err = io.ReadFull(r, cb[:])
-	read += int64(n)
-	if err != nil {
-		return nil, read, noEOF(err)
-	}
-	if binary.LittleEndian.Uint32(cb[:]) != crc {
-		return nil, read, corrupt("checksum mismatch")
-	}
-	g, err := h.build(words)
-	return g, read, err
+	return fromHeader(h, words), n, nil
 }
-
-// version is the format version readFilter expects: any, for a BloomFilter
-// read alone, or that of the ScalableBloomFilter it is a sub-filter of,
-// whose sub-filters are all of its version (1 or 2 alike, or 3).
-type version uint8
-
-const (
-	anyVersion version = iota
-	version1or2
-	version3
-)
-
-// readChunk is the number of 64-bit words readWords reads at a time (64 KiB).
-const readChunk = 1 << 13
-
-// readWords reads total little-endian words from r, updating crc with their
-// bytes, and returns them with the number of bytes read, cache-line aligned
-// if blocked (as newSet makes them).
-//
-// If known, the input has shown that it holds them (see holds): they are
-// read into one slice of that size, through a buffer of one chunk.
-//
-// Otherwise, a header can claim up to MaxBits bits that the input does not
-// hold, so the words are kept in chunks of readChunk words, each allocated when its bytes
-// are about to be read: until the input has supplied every word, what is
-// allocated is what has arrived plus one chunk. Only then are the chunks
-// copied into one slice of the declared size, so a valid input costs twice
-// its size, once for the chunks and once for the result, and a truncated or
-// hostile one about its size. Growing one slice by append instead cost about
-// 5x what was read (Go grows large slices by 1.25x; the copies add up), and
-// allocating the declared size up front lets a 48-byte header ask for 128 GiB.
-func readWords(r io.Reader, total uint64, crc *uint32, known, blocked bool) ([]uint64, int64, error) {
-	if total <= readChunk {
-		words := make([]uint64, total)
-		n, err := readInto(r, words, make([]byte, 8*total), crc)
-		return words, n, err
-	}
-	var read int64
-	buf := make([]byte, 8*readChunk)
-	if known {
-		var words []uint64
-		if blocked {
-			words = alignedWords(total)
-		} else {
-			words = hugepage.Words(total)
-		}
-		for got := uint64(0); got < total; {
-			c := words[got : got+min(total-got, readChunk)]
-			n, err := readInto(r, c, buf, crc)
-			read += n
-			if err != nil {
-				return nil, read, err
-			}
-			got += uint64(len(c))
-		}
-		return words, read, nil
-	}
-	var chunks [][]uint64
-	for got := uint64(0); got < total; {
-		c := make([]uint64, min(total-got, readChunk))
-		n, err := readInto(r, c, buf, crc)
-		read += n
-		if err != nil {
-			return nil, read, err
-		}
-		chunks = append(chunks, c)
-		got += uint64(len(c))
-	}
-	words := hugepage.Words(total)[:0]
-	for i, c := range chunks {
-		words = append(words, c...)
-		chunks[i] = nil // the collector may take it now
-	}
-	return words, read, nil
-}
-
-// holds reports whether src, at its current position, has shown that it
-// holds at least need more bytes, so that a decoder may allocate them before
-// it reads them. In-memory readers tell by their Len, a regular file by its
-// size and offset. Any other reader must have a Size, which alone can
-// exceed what it holds (io.NewSectionReader(r, 0, math.MaxInt64) is an
-// idiom for "all of r"), and then read the last byte needed at its offset.
-// Every other reader, and any error, gives false: the caller then allocates
-// only as bytes arrive.
-func holds(src io.Reader, need uint64) bool {
-	switch v := src.(type) {
-	case *bytes.Reader:
-		return uint64(v.Len()) >= need
-	case *bytes.Buffer:
-		return uint64(v.Len()) >= need
-	case *strings.Reader:
-		return uint64(v.Len()) >= need
-	case *os.File:
-		fi, err := v.Stat()
-		if err != nil || !fi.Mode().IsRegular() {
-			return false
-		}
-		pos, err := v.Seek(0, io.SeekCurrent)
-		return err == nil && pos >= 0 && pos <= fi.Size() && uint64(fi.Size()-pos) >= need
-	}
-	v, ok := src.(interface {
-		Size() int64
-		io.ReaderAt
-		io.Seeker
-	})
-	if !ok || need == 0 {
-		return false
-	}
-	pos, err := v.Seek(0, io.SeekCurrent)
-	size := v.Size()
-	if err != nil || pos < 0 || pos > size || uint64(size-pos) < need {
-		return false
-	}
-	var b [1]byte
-	n, _ := v.ReadAt(b[:], pos+int64(need)-1) // no overflow: size-pos >= need
-	return n == 1
-}
-
-// readInto fills words from r through buf, which holds at least
-// 8*len(words) bytes, updates crc, and returns the number of bytes read.
-func readInto(r io.Reader, words []uint64, buf []byte, crc *uint32) (int64, error) {
-	part := buf[:8*len(words)]
-	n, err := io.ReadFull(r, part)
-	if err != nil {
-		return int64(n), noEOF(err)
-	}
-	*crc = crc32.Update(*crc, castagnoli, part)
-	for i := range words {
-		words[i] = binary.LittleEndian.Uint64(part[8*i:])
-	}
-	return int64(n), nil
-}
-
-// noEOF turns an end of input inside an encoding into io.ErrUnexpectedEOF.
-func noEOF(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// Filter is what BloomFilter and ScalableBloomFilter have in common, for
-// code that handles either kind, such as the result of ReadAny. Only
-// *BloomFilter and *ScalableBloomFilter implement it, so that methods can be
-// added to it as both types gain them; use a type switch for the rest.
-type Filter interface {
-	Add(key []byte)
-	AddString(key string)
-	Test(key []byte) bool
-	TestString(key string) bool
-	TestAndAdd(key []byte) bool
-	TestAndAddString(key string) bool
-	AddMany(keys [][]byte)
-	AddManyStrings(keys []string)
-	TestMany(keys [][]byte, results []bool) []bool
-	TestManyStrings(keys []string, results []bool) []bool
-	TestAndAddMany(keys [][]byte, results []bool) []bool
-	TestAndAddManyStrings(keys []string, results []bool) []bool
-
-	Count() uint64
-	Capacity() uint64
-	ErrorRate() float64
-	Seed() uint32
-	Bits() uint64
-	FillRatio() float64
-	EstimatedCount() uint64
-	EstimatedErrorRate() float64
-	Clear()
-
-	EncodedSize() int
-	AppendBinary(b []byte) ([]byte, error)
-	MarshalBinary() ([]byte, error)
-	AppendText(b []byte) ([]byte, error)
-	MarshalText() ([]byte, error)
-	WriteTo(w io.Writer) (int64, error)
-
-	isFilter()
-}
-
-func (*BloomFilter) isFilter()         {}
-func (*ScalableBloomFilter) isFilter() {}
-
-var (
-	_ Filter = (*BloomFilter)(nil)
-	_ Filter = (*ScalableBloomFilter)(nil)
-)
 
 // Read reads one BloomFilter written by WriteTo or MarshalBinary from r and
 // returns it, built with opts: Concurrent makes it concurrent; Seed is
@@ -1973,166 +1120,47 @@ func Read(r io.Reader, opts ...Option) (*BloomFilter, error) {
 	return readPlain(r, nil, s)
 }
 
-// ReadScalable reads one ScalableBloomFilter written by WriteTo or
-// MarshalBinary from r and returns it, built with opts, with the guarantees
-// and errors of Read. Concurrent makes it concurrent; Seed, Linear,
-// Exponential and Tightening are allowed only if they agree with the
-// encoded parameters.
-func ReadScalable(r io.Reader, opts ...Option) (*ScalableBloomFilter, error) {
-	s, err := newSettings(opts)
-	if err != nil {
-		return nil, err
-	}
-	return readScalable(r, nil, s)
-}
-
-// ReadAny reads one filter of either kind from r, as its magic says, and
-// returns it built with opts: a *BloomFilter or a *ScalableBloomFilter, with
-// the guarantees and errors of Read and ReadScalable. Growth options
-// contradict a BloomFilter's encoding. On error the Filter is nil.
-func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
-	s, err := newSettings(opts)
-	if err != nil {
-		return nil, err
-	}
-	var m [len(magic)]byte
-	if n, err := io.ReadFull(r, m[:]); err != nil {
-		if n == 0 && err == io.EOF {
-			return nil, io.EOF
-		}
-		return nil, noEOF(err)
-	}
-	switch string(m[:]) {
-	case magic:
-		if err := s.plainOnly(); err != nil {
-			return nil, paramError("Linear, Exponential and Tightening contradict a BloomFilter's encoding")
-		}
-		f, err := readPlain(r, m[:], s)
-		if err != nil {
-			return nil, err // not a nil *BloomFilter in a non-nil Filter
-		}
-		return f, nil
-	case scalableMagic:
-		f, err := readScalable(r, m[:], s)
-		if err != nil {
-			return nil, err
-		}
-		return f, nil
-	}
-	return nil, corrupt("bad magic %q", m[:])
-}
-
-// readHeader reads the fixed-size header of an encoding into hb, after the
-// prefix already read: io.EOF if r ends before its first byte and there is
-// no prefix.
-func readHeader(r io.Reader, prefix, hb []byte) error {
-	n := copy(hb, prefix)
-	got, err := io.ReadFull(r, hb[n:])
-	if err != nil {
-		if n+got == 0 && err == io.EOF {
-			return io.EOF
-		}
-		return noEOF(err)
-	}
-	return nil
-}
-
 // readPlain is Read, after prefix has been read from r.
 func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
 	var buf [format.V3HeaderSize]byte
-	hb := buf[:headerSize]
-	if err := readHeader(r, prefix, hb); err != nil {
+	hb := buf[:format.HeaderSize]
+	if err := format.ReadHeader(r, prefix, hb); err != nil {
 		return nil, err
 	}
-	var h header
+	var h format.Header
 	if format.IsV3(hb) {
 		hb = buf[:]
-		if _, err := io.ReadFull(r, hb[headerSize:]); err != nil {
-			return nil, noEOF(err)
+		if _, err := io.ReadFull(r, hb[format.HeaderSize:]); err != nil {
+			return nil, format.NoEOF(err)
 		}
 		v3, err := format.ParseV3Header(hb)
 		if err != nil {
 			return nil, err
 		}
-		h = header{seed: v3.Seed, blocked: v3.Blocked}
+		h = v3.Header
 	} else {
 		var err error
-		if h, err = parseHeader(hb); err != nil {
+		if h, err = format.ParseHeader(hb); err != nil {
 			return nil, err
 		}
 	}
-	if s.seedSet && s.seed != h.seed {
-		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, h.seed)
+	if s.seedSet && s.seed != h.Seed {
+		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, h.Seed)
 	}
-	if s.blocked && !h.blocked {
+	if s.blocked && !h.Blocked {
 		return nil, paramError("Blocked contradicts the encoded classic layout")
 	}
-	if s.classic && h.blocked {
+	if s.classic && h.Blocked {
 		return nil, paramError("Classic contradicts the encoded blocked layout")
 	}
-	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb), r), r, anyVersion)
+	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb), r), r, format.AnyVersion)
 	if err != nil {
 		return nil, err
 	}
 	if s.concurrent {
-		g.makeConcurrent(newLockTable(len(g.words)))
+		g.makeConcurrent(layout.NewLocks(len(g.words)))
 	}
 	return g, nil
-}
-
-// readScalable is ReadScalable, after prefix has been read from r.
-func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter, error) {
-	var buf [format.V3HeaderSize]byte
-	hb := buf[:scalableHeaderSize]
-	if err := readHeader(r, prefix, hb); err != nil {
-		return nil, err
-	}
-	var d *ScalableBloomFilter
-	if format.IsV3(hb) {
-		hb = buf[:]
-		if _, err := io.ReadFull(r, hb[scalableHeaderSize:]); err != nil {
-			return nil, noEOF(err)
-		}
-		h, err := format.ParseV3ScalableHeader(hb)
-		if err != nil {
-			return nil, err
-		}
-		if d, err = fromV3Header(h); err != nil {
-			return nil, err
-		}
-	} else {
-		var err error
-		if d, _, err = parseScalableHeader(hb); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case s.seedSet && s.seed != d.seed:
-		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, d.seed)
-	case s.growth != growthNone && (s.growth != d.growth || s.scale != d.scale):
-		return nil, paramError("growth option contradicts the encoded growth (%s %v)", growthName(d.growth), d.scale)
-	case s.tightening != 0 && s.tightening != d.tightening:
-		return nil, paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
-	case s.blocked && !d.blocked:
-		return nil, paramError("Blocked contradicts the encoded classic layout")
-	case s.classic && d.blocked:
-		return nil, paramError("Classic contradicts the encoded blocked layout")
-	}
-	var g ScalableBloomFilter
-	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb), r), r); err != nil {
-		return nil, err
-	}
-	if s.concurrent {
-		g.makeConcurrent(newScalableLocks())
-	}
-	return &g, nil
-}
-
-func growthName(g growth) string {
-	if g == growthLinear {
-		return "Linear"
-	}
-	return "Exponential"
 }
 
 // The text encoding of both filter types is the standard base64 (RFC 4648,
@@ -2170,105 +1198,18 @@ func (f BloomFilter) MarshalText() ([]byte, error) {
 // base64, or has line breaks), or are io.ErrUnexpectedEOF for a truncated
 // text. It must not run concurrently with any other call.
 func (f *BloomFilter) UnmarshalText(text []byte) error {
-	data, err := decodeText(text, format.V3HeaderSize, func(hdr []byte) (uint64, error) {
+	data, err := format.DecodeText(text, format.V3HeaderSize, func(hdr []byte) (uint64, error) {
 		if format.IsV3(hdr) {
 			h, err := format.ParseV3Header(hdr)
 			return h.Size(), err
 		}
-		h, err := parseHeader(hdr)
-		return headerSize + 8*h.words() + crcSize, err
+		h, err := format.ParseHeader(hdr)
+		return h.Size(), err
 	})
 	if err != nil {
 		return err
 	}
 	return f.UnmarshalBinary(data)
-}
-
-// AppendText appends the text encoding of the filter to b: the standard
-// base64 encoding, with padding, of its binary encoding
-// (encoding.TextAppender). It returns an error only for a zero
-// ScalableBloomFilter.
-func (s ScalableBloomFilter) AppendText(b []byte) ([]byte, error) {
-	data, err := s.MarshalBinary()
-	if err != nil {
-		return b, err
-	}
-	return base64.StdEncoding.AppendEncode(b, data), nil
-}
-
-// MarshalText returns the text encoding of the filter, the standard base64
-// encoding of MarshalBinary's (encoding.TextMarshaler), as for BloomFilter.
-func (s ScalableBloomFilter) MarshalText() ([]byte, error) {
-	return s.AppendText(make([]byte, 0, base64.StdEncoding.EncodedLen(s.EncodedSize())))
-}
-
-// UnmarshalText decodes a filter encoded by MarshalText into s
-// (encoding.TextUnmarshaler), with the guarantees of
-// BloomFilter.UnmarshalText.
-func (s *ScalableBloomFilter) UnmarshalText(text []byte) error {
-	data, err := decodeText(text, format.V3HeaderSize, func(hdr []byte) (uint64, error) {
-		if format.IsV3(hdr) {
-			h, err := format.ParseV3ScalableHeader(hdr)
-			if err == nil {
-				_, err = fromV3Header(h)
-			}
-			// At least the header, the table and n sub-filters of a header
-			// and a word.
-			return format.AlignV3(format.V3HeaderSize+8*uint64(h.N)) + uint64(h.N)*(format.V3HeaderSize+8+4), err
-		}
-		_, n, err := parseScalableHeader(hdr)
-		// At least the header, n sub-filter headers and two checksums
-		// each: an exact length needs the sub-filter headers.
-		return scalableHeaderSize + uint64(n)*(headerSize+8+crcSize) + crcSize, err
-	})
-	if err != nil {
-		return err
-	}
-	return s.UnmarshalBinary(data)
-}
-
-// decodeText decodes text, the base64 of a binary encoding whose first
-// headerLen bytes parse reads, returning the least length that header
-// implies. It decodes and parses the header first, on the stack, and
-// allocates the decoded bytes only once the text is long enough for them.
-func decodeText(text []byte, headerLen int, parse func(hdr []byte) (uint64, error)) ([]byte, error) {
-	if bytes.ContainsAny(text, "\r\n") {
-		return nil, corrupt("line break in base64 text")
-	}
-	enc := base64.StdEncoding.Strict()
-	var hb [format.V3HeaderSize + 3]byte
-	if n := (headerLen + 2) / 3 * 4; len(text) >= n {
-		if _, err := enc.Decode(hb[:], text[:n]); err != nil {
-			return nil, textError(err)
-		}
-		least, err := parse(hb[:headerLen])
-		if err != nil {
-			return nil, err
-		}
-		if uint64(enc.DecodedLen(len(text))) < least {
-			return nil, io.ErrUnexpectedEOF
-		}
-	}
-	// A text cut short mid-quartet is truncated, not corrupt, if what
-	// comes before is valid.
-	whole := len(text) - len(text)%4
-	data := make([]byte, enc.DecodedLen(whole))
-	n, err := enc.Decode(data, text[:whole])
-	switch {
-	case err != nil:
-		return nil, textError(err)
-	case whole < len(text):
-		return nil, io.ErrUnexpectedEOF
-	}
-	return data[:n], nil
-}
-
-func textError(err error) error {
-	var ce base64.CorruptInputError
-	if errors.As(err, &ce) {
-		return corrupt("invalid base64 at byte %d", int64(ce))
-	}
-	return corrupt("invalid base64: %v", err)
 }
 
 // Header is everything a BloomFilter holds besides its bits: the fields of
@@ -2325,8 +1266,8 @@ func (l Layout) String() string {
 }
 
 // layoutOf returns the layout of a filter that exists, blocked or not.
-func layoutOf(blocked bool) Layout {
-	if blocked {
+func layoutOf(isBlocked bool) Layout {
+	if isBlocked {
 		return LayoutBlocked
 	}
 	return LayoutClassic
@@ -2340,15 +1281,6 @@ func (f *BloomFilter) Layout() Layout {
 		return 0
 	}
 	return layoutOf(f.blocked)
-}
-
-// Layout returns the layout of the filter's sub-filters, LayoutClassic or
-// LayoutBlocked, or 0 for a zero ScalableBloomFilter.
-func (s *ScalableBloomFilter) Layout() Layout {
-	if filters, _ := s.subFilters(); len(filters) == 0 {
-		return 0
-	}
-	return layoutOf(s.blocked)
 }
 
 // Header returns the filter's size, hash count, seed, capacity, error rate,
@@ -2432,14 +1364,10 @@ func FromWords(h Header, words []uint64, opts ...Option) (*BloomFilter, error) {
 	case uint64(len(words)) != (h.Bits+63)/64:
 		return nil, paramError("%d bits need %d words, got %d", h.Bits, (h.Bits+63)/64, len(words))
 	}
-	if r := h.Bits % 64; r != 0 && words[len(words)-1]>>r != 0 {
+	if format.Padding(h.Bits, words) {
 		return nil, paramError("bits set at %d bits or above", h.Bits)
 	}
-	var set uint64
-	for _, w := range words {
-		set += uint64(bits.OnesCount64(w))
-	}
-	if h.Count > set {
+	if set := format.SetBits(words); h.Count > set {
 		return nil, paramError("Count %d exceeds the %d set bits", h.Count, set)
 	}
 	f, err := newFilter(h.Bits, h.Hashes, h.Capacity, h.ErrorRate, s)
@@ -2495,7 +1423,7 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 	want := min(f.estimatedCountOf(set), set)
 	// Adds that count meanwhile go to their own stripes and stay counted:
 	// the difference goes into one stripe, modulo 2^64 like the sum.
-	f.conc.locks.stripes[0].count.Add(want - f.conc.load())
+	f.conc.Locks.AddCount(want - f.conc.Load())
 	return nil
 }
 
@@ -2566,235 +1494,6 @@ func Classic() Option {
 	}}
 }
 
-// blockedVersion is the format version of blocked filters, and layoutBlocked
-// the layout field that version 2 requires.
-const (
-	blockedVersion = 2
-	layoutBlocked  = 1
-)
-
-// cacheLine is the alignment of the words of a blocked filter, in bytes.
-const cacheLine = 64
-
-// alignedWords returns n zero words whose first one starts a cache line.
-// Large allocations are page-aligned anyway; small ones get up to 7 words of
-// slack in front.
-func alignedWords(n uint64) []uint64 {
-	w := hugepage.Words(n + cacheLine/8 - 1)
-	off := (cacheLine - uintptr(unsafe.Pointer(&w[0]))%cacheLine) % cacheLine / 8
-	return w[off : off+uintptr(n) : off+uintptr(n)]
-}
-
-// isAligned reports whether w starts a cache line.
-func isAligned(w []uint64) bool {
-	return len(w) == 0 || uintptr(unsafe.Pointer(&w[0]))%cacheLine == 0
-}
-
-// newSet returns an empty bit set of m bits, cache-line aligned if blocked.
-// Every filter's words come from here or from the decoders, through
-// hugepage.Words: at 10^8 keys huge pages made random loads ~1.5x faster
-// (TLB misses on top of cache misses otherwise).
-func newSet(m uint64, blocked bool) *bitset.BitSet {
-	if !blocked {
-		return bitset.FromWithLength(uint(m), hugepage.Words((m+63)/64))
-	}
-	return bitset.FromWithLength(uint(m), alignedWords((m+63)/64))
-}
-
-// cloneSet returns a copy of set, of m bits, cache-line aligned if blocked.
-func cloneSet(set *bitset.BitSet, m uint64, blocked bool) *bitset.BitSet {
-	c := newSet(m, blocked)
-	copy(c.Words(), set.Words())
-	return c
-}
-
-// splitmix is the SplitMix64 finalizer (Steele, Lea and Flood, "Fast
-// splittable pseudorandom number generators", OOPSLA 2014).
-func splitmix(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
-	z = (z ^ z>>27) * 0x94D049BB133111EB
-	return z ^ z>>31
-}
-
-// blockOf returns the block, in [0, blocks), of a key whose hash has h1 as
-// its first half.
-func blockOf(h1, blocks uint64) uint64 {
-	b, _ := bits.Mul64(h1, blocks)
-	return b
-}
-
-// blockMask returns the k distinct in-block positions of a key whose hash
-// has h2 as its second half, as a mask of the block's 8 words: candidates
-// are the 9-bit fields of h2, then of splitmix(h2 + i*golden) for i = 1, 2,
-// ..., seven per word from the low bits up, and a candidate already taken is
-// skipped. AppendBlockedLocations documents the same sequence; testBlocked
-// and addBlockedFast write it out again, without a mask, and so does the
-// assembly of internal/blockbits for k = 8, 9.
-func blockMask(h2 uint64, k uint) (m [8]uint64) {
-	if w1, ok := firstDistinct(h2, k); ok {
-		for p, n := h2, min(k, fieldsPerWord); n > 0; n-- {
-			m[p>>6&7] |= 1 << (p & 63)
-			p >>= 9
-		}
-		for p := w1; k > fieldsPerWord; k-- {
-			m[p>>6&7] |= 1 << (p & 63)
-			p >>= 9
-		}
-		return m
-	}
-	return repeatMask(h2, k)
-}
-
-// repeatMask is blockMask for any key, and the way there for one whose
-// first k candidates repeat (about k(k-1)/1024 of keys, 7% at k = 9): the
-// first k candidates are positions of the key whatever they are, so their
-// bits go into the mask without a check, and only the candidates after them
-// are checked one by one, until k bits are set; after one repeat, the
-// usual case, that is one candidate.
-func repeatMask(h2 uint64, k uint) (m [8]uint64) {
-	c := newCandidates(h2)
-	for range k {
-		p := c.next()
-		m[p>>6] |= 1 << (p & 63)
-	}
-	var n uint
-	for _, x := range m {
-		n += uint(bits.OnesCount64(x))
-	}
-	for n < k {
-		p := c.next()
-		if i, bit := p>>6, uint64(1)<<(p&63); m[i]&bit == 0 {
-			m[i] |= bit
-			n++
-		}
-	}
-	return m
-}
-
-// candidates walks the in-block candidates of a key (see blockMask).
-type candidates struct {
-	w, state uint64 // the word being read, and its splitmix input
-	left     int    // candidates left in w
-}
-
-func newCandidates(h2 uint64) candidates {
-	return candidates{w: h2, state: h2, left: fieldsPerWord}
-}
-
-// next returns the next candidate, in [0, BlockBits).
-func (c *candidates) next() uint64 {
-	if c.left == 0 {
-		c.state += golden
-		c.w, c.left = splitmix(c.state), fieldsPerWord
-	}
-	p := c.w & (BlockBits - 1)
-	c.w >>= 9
-	c.left--
-	return p
-}
-
-// fieldsPerWord is the number of 9-bit candidates a 64-bit word gives.
-const fieldsPerWord = 7
-
-// fieldLows has the lowest bit of each of the seven 9-bit fields of a word
-// set, fieldHighs the highest.
-const (
-	fieldLows  = 0x0040201008040201
-	fieldHighs = fieldLows << 8
-	fieldBits  = 1<<63 - 1 // the bits of the seven fields
-)
-
-// zeroFields returns a value that is nonzero if and only if some field of x
-// whose highest bit is in highs is zero: the zero-byte test of Hacker's
-// Delight (6-1) with 9-bit fields. A borrow out of a zero field can flag the
-// field above it too, but only when a field below is zero already.
-func zeroFields(x, highs uint64) uint64 {
-	return (x - fieldLows) &^ x & highs
-}
-
-// pairMasks[d-1][k], for k <= 7 and d = 1, 2, 3, has the highest bit of
-// field i set when fields i and (i+d) mod 7 are both among the first k:
-// the pairs that distinctFields compares in its round d. Every pair of the
-// seven fields is (i+d) mod 7 apart for one d in 1..3.
-var pairMasks = func() (t [3][fieldsPerWord + 1]uint64) {
-	for d := range t {
-		for k := range t[d] {
-			for i := range k {
-				if (i+d+1)%fieldsPerWord < k {
-					t[d][k] |= 1 << (9*i + 8)
-				}
-			}
-		}
-	}
-	return t
-}()
-
-// distinctFields reports whether the first k <= 7 fields of w are distinct;
-// the bit of w above its fields, bit 63, must be clear. Round d compares
-// every field i with field (i+d) mod 7, all at once: w xor w rotated by d
-// fields has a zero field where the two are equal. It is small enough to be
-// inlined (cost 80 of 80: masking bit 63 here would cross that).
-func distinctFields(w uint64, k uint) bool {
-	k &= 7
-	x1 := w ^ (w>>9 | w<<54)
-	x2 := w ^ (w>>18 | w<<45)
-	x3 := w ^ (w>>27 | w<<36)
-	return (x1-fieldLows)&^x1&pairMasks[0][k]|(x2-fieldLows)&^x2&pairMasks[1][k]|(x3-fieldLows)&^x3&pairMasks[2][k] == 0
-}
-
-// distinct7 is distinctFields(w, 7) with the masks folded into one: with
-// all seven fields in play every round compares seven pairs.
-func distinct7(w uint64) bool {
-	x1 := w ^ (w>>9 | w<<54)
-	x2 := w ^ (w>>18 | w<<45)
-	x3 := w ^ (w>>27 | w<<36)
-	return ((x1-fieldLows)&^x1|(x2-fieldLows)&^x2|(x3-fieldLows)&^x3)&fieldHighs == 0
-}
-
-// laterDistinct2 reports, for n1 = 1 or 2 (k = 8 or 9, p near 1e-3),
-// whether the first n1 fields of w1 differ from each other and from the
-// seven fields of h2, written out so that it inlines: h2 ^ c*fieldLows has
-// a zero field where h2 has c. laterDistinct is the general case.
-func laterDistinct2(h2, w1 uint64, n1 uint) bool {
-	a0, a1 := w1&(BlockBits-1), w1>>9&(BlockBits-1)
-	if n1 == 1 {
-		a1 = a0
-	}
-	return zeroFields(h2^a0*fieldLows, fieldHighs)|zeroFields(h2^a1*fieldLows, fieldHighs) == 0 && (n1 == 1 || a0 != a1)
-}
-
-// laterDistinct reports, for n1 in [1, 7], whether the first n1 fields of
-// w1 differ from each other and from the seven fields of h2.
-func laterDistinct(h2, w1 uint64, n1 uint) bool {
-	var zero uint64
-	for j := range n1 {
-		zero |= zeroFields(h2^(w1>>(9*j)&(BlockBits-1))*fieldLows, fieldHighs)
-	}
-	return zero == 0 && distinctFields(w1&fieldBits, n1)
-}
-
-// firstDistinct reports whether the first k candidates of the in-block
-// sequence (see blockMask) are distinct, so that they are the key's
-// positions, for k <= 2*fieldsPerWord, and returns the second word of
-// candidates, w1 = splitmix(h2 + golden), when k needs it: the key's
-// positions are then the first min(k, 7) fields of h2 and the first k-7 of
-// w1. It returns false for larger k, and otherwise with a probability of
-// about k(k-1)/1024, when the callers take the general loop. Callers check
-// k <= 7 with distinctFields first, which inlines.
-func firstDistinct(h2 uint64, k uint) (w1 uint64, ok bool) {
-	if k <= fieldsPerWord {
-		return 0, distinctFields(h2&fieldBits, k)
-	}
-	if k > 2*fieldsPerWord || !distinct7(h2&fieldBits) {
-		return 0, false
-	}
-	w1 = splitmix(h2 + golden)
-	if n1 := k - fieldsPerWord; n1 <= 2 {
-		return w1, laterDistinct2(h2, w1, n1)
-	}
-	return w1, laterDistinct(h2, w1, k-fieldsPerWord)
-}
-
 // AppendBlockedLocations appends to dst the hashes bit positions, each in
 // [0, bits), that a blocked filter (see Blocked) of bits bits, hashes hash
 // functions and seed seed sets for key, and returns the extended slice. They
@@ -2817,754 +1516,11 @@ func AppendBlockedLocations(dst []uint64, key []byte, bits uint64, hashes uint, 
 		return dst
 	}
 	h1, h2 := murmur.Sum128(key, seed)
-	base := blockOf(h1, bits/BlockBits) * BlockBits
-	c := newCandidates(h2)
-	var seen [8]uint64
-	for n := uint(0); n < hashes; {
-		p := c.next()
-		if bit := uint64(1) << (p & 63); seen[p>>6]&bit == 0 {
-			seen[p>>6] |= bit
-			dst = append(dst, base+p)
-			n++
-		}
-	}
-	return dst
-}
-
-// block returns the 8 words of block b of f.
-func (f *BloomFilter) block(b uint64) *[8]uint64 {
-	return (*[8]uint64)(f.words[b*8 : b*8+8])
-}
-
-// addBlockedFast is addBlocked for the usual key, whose first k candidates
-// are distinct (see firstDistinct), and reports in ok whether the key was
-// one: otherwise it changes nothing and the caller goes to addBlocked.
-//
-// It is a leaf without a frame (go build -gcflags=-S: no call, no spill, no
-// saved frame pointer), which is why it writes firstDistinct and f.block out
-// again. Building a filter of 10^7 random 16-byte keys at p = 0.01, calling
-// it from the key loop cost 58-68 ns per key against 74-101 for the former
-// addBlocked, which had the same loops behind a frame of 176 bytes, two
-// spills and a call to firstDistinct (one noisy 2-vCPU machine, runs
-// interleaved). Why fewer instructions and stores per key weigh this much
-// at sizes where every key misses the cache is not established (no
-// performance counters on that machine): a full reorder buffer or store
-// buffer, which bound the keys in flight, would explain it.
-//
-// It gives h1 and h2 back as r1 and r2, so that Add, which goes on to
-// addBlocked when ok is false, does not spill them around the call (two
-// stores per key; within the noise of the bench on its own).
-//
-// Each bit is set with one BTS and what it changed gathered with one XOR
-// (setBit), the k bits one after the other without a loop: 10-11
-// instructions per bit against 15 for a loop that read each bit into a
-// running AND. At 10^7 16-byte keys, p = 0.001 (k = 9), blocked/blobloom
-// for Add went from 1.14-1.29 (median 1.26) to 1.14-1.18 (three alternated
-// bench runs of each build); before that, distinct7 and laterDistinct2 had
-// cut the checks of the second word of candidates (Add 1.15-1.28 ->
-// 1.14-1.20). Without those checks (wrong positions for 7% of keys, a
-// measurement only) Add cost as much as blobloom's: at k = 9 they are what
-// is left, and where the CPU has AVX-512 Add takes the assembly of
-// internal/blockbits instead for k = 8, 9 (see addWide).
-func (f *BloomFilter) addBlockedFast(h1, h2 uint64) (r1, r2 uint64, present, ok bool) {
-	k := f.k
-	var w1 uint64
-	if k <= fieldsPerWord {
-		if !distinctFields(h2&fieldBits, k) {
-			return h1, h2, false, false
-		}
-	} else {
-		// firstDistinct written out, as it cannot be inlined (nor can
-		// laterDistinct, whose loop is here again).
-		if k > 2*fieldsPerWord || !distinct7(h2&fieldBits) {
-			return h1, h2, false, false
-		}
-		w1 = splitmix(h2 + golden)
-		if n1 := k - fieldsPerWord; n1 <= 2 {
-			if !laterDistinct2(h2, w1, n1) {
-				return h1, h2, false, false
-			}
-		} else {
-			var zero uint64
-			for j := range n1 {
-				zero |= zeroFields(h2^(w1>>(9*j)&(BlockBits-1))*fieldLows, fieldHighs)
-			}
-			if zero != 0 || !distinctFields(w1&fieldBits, n1) {
-				return h1, h2, false, false
-			}
-		}
-	}
-	// The block without the bounds checks of f.block, whose calls to panic
-	// would give the function a frame; a block out of range (never, as
-	// len(f.words) == f.m/64) goes to addBlocked, which panics.
-	b, words := blockOf(h1, f.m/BlockBits), f.words
-	if b >= uint64(len(words))/8 {
-		return h1, h2, false, false
-	}
-	blk := (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(words)), b*64))
-	// The k candidates' bits one after the other, from the last: no loop
-	// counter, and no register moves around the shifts by a variable count
-	// (the loop it replaces spent 15 instructions per bit, go build
-	// -gcflags=-S, GOAMD64=v1).
-	var fresh uint64
-	switch k {
-	case 14:
-		fresh = setBit(blk, w1>>54, fresh)
-		fallthrough
-	case 13:
-		fresh = setBit(blk, w1>>45, fresh)
-		fallthrough
-	case 12:
-		fresh = setBit(blk, w1>>36, fresh)
-		fallthrough
-	case 11:
-		fresh = setBit(blk, w1>>27, fresh)
-		fallthrough
-	case 10:
-		fresh = setBit(blk, w1>>18, fresh)
-		fallthrough
-	case 9:
-		fresh = setBit(blk, w1>>9, fresh)
-		fallthrough
-	case 8:
-		fresh = setBit(blk, w1, fresh)
-		fallthrough
-	case 7:
-		fresh = setBit(blk, h2>>54, fresh)
-		fallthrough
-	case 6:
-		fresh = setBit(blk, h2>>45, fresh)
-		fallthrough
-	case 5:
-		fresh = setBit(blk, h2>>36, fresh)
-		fallthrough
-	case 4:
-		fresh = setBit(blk, h2>>27, fresh)
-		fallthrough
-	case 3:
-		fresh = setBit(blk, h2>>18, fresh)
-		fallthrough
-	case 2:
-		fresh = setBit(blk, h2>>9, fresh)
-		fallthrough
-	default:
-		fresh = setBit(blk, h2, fresh)
-	}
-	if fresh == 0 {
-		return h1, h2, true, true
-	}
-	f.count++
-	return h1, h2, false, true
-}
-
-// setBit sets bit p&511 of blk and returns fresh with that bit (in its
-// word) added if it was clear.
-func setBit(blk *[8]uint64, p, fresh uint64) uint64 {
-	w := &blk[p>>6&7]
-	old := *w
-	x := old | 1<<(p&63)
-	*w = x
-	return fresh | (x ^ old)
-}
-
-// addBlocked is add for a blocked filter that is not concurrent. Keys whose
-// first candidates repeat (about 3% at k = 6) take addBlockedRepeat.
-func (f *BloomFilter) addBlocked(h1, h2 uint64) (present bool) {
-	if useBlockbits(f.k) {
-		return f.addWide(h1, h2)
-	}
-	if _, _, present, ok := f.addBlockedFast(h1, h2); ok {
-		return present
-	}
-	return f.addBlockedRepeat(h1, h2)
-}
-
-// useBlockbits reports whether a blocked filter of k hash functions takes
-// the assembly of internal/blockbits: k = 8 or 9 (p near 1e-3) on a CPU with
-// AVX-512.
-func useBlockbits(k uint) bool { return k-8 < 2 && blockbits.Native }
-
-// addWide is addBlocked for k = 8 or 9 (p near 1e-3) where
-// blockbits.Native: the assembly compares the key's nine candidates in one
-// instruction (VPCONFLICTQ) and sets their bits. Against addBlockedFast,
-// which compares them in Go (distinct7, laterDistinct2: about 70
-// instructions), Add at 10^7 random 16-byte keys, p = 0.001, went from
-// 1.13-1.51x blobloom's time (median 1.19 of 13 runs) to 0.93-1.05x (6
-// runs; builds alternated; Add and AddString call the assembly without
-// this call in between).
-func (f *BloomFilter) addWide(h1, h2 uint64) (present bool) {
-	blk := f.block(blockOf(h1, f.m/BlockBits))
-	present, ok := blockbits.Add(blk, h2, uint64(f.k-fieldsPerWord))
-	if !ok {
-		return f.addBlockedRepeat(h1, h2)
-	}
-	if !present {
-		f.count++
-	}
-	return present
-}
-
-// addBlockedRepeat is addBlocked for a key that addBlockedFast turned away,
-// whose first k candidates repeat: it goes to repeatMask without checking
-// them again.
-func (f *BloomFilter) addBlockedRepeat(h1, h2 uint64) (present bool) {
-	blk := f.block(blockOf(h1, f.m/BlockBits))
-	m := repeatMask(h2, f.k)
-	var fresh uint64
-	for i := range blk {
-		fresh |= m[i] &^ blk[i]
-		blk[i] |= m[i]
-	}
-	if fresh == 0 {
-		return true
-	}
-	f.count++
-	return false
-}
-
-// testBlocked is test for a blocked filter that is not concurrent; testKey
-// writes it out again.
-//
-// It tests the first min(k, 7) candidates, the fields of h2, which are
-// positions of the key even when some repeat: the first two with a branch,
-// which sends about three absent keys in four away, then the rest without
-// one (testBlockTail). For keys that pass, distinctFields (or
-// testBlockRest, k > 7, in assembly for k = 8, 9 where the CPU has
-// AVX-512) says whether those candidates, and the next k-7 when k > 7, are
-// the key's positions; the rare rest goes through repeatMask.
-//
-// The branch after two bits mispredicts for about half the absent keys, yet
-// it beat a test of all candidates without a branch: in the bench at 10^7
-// keys (p = 0.01 and 0.001, binaries alternated), blocked/blobloom for
-// absent keys went from 1.35-1.54 to 0.94-1.07, present keys within the
-// noise (0.93-1.15 before, 0.98-1.38 after). A branch at every candidate
-// was as fast for absent keys and slower for present ones; a guess at why
-// (no performance counters here): loads on a mispredicted path still bring
-// their lines in, while without a branch every load's dependents wait in
-// the scheduler, which fills before many keys are in flight.
-func (f *BloomFilter) testBlocked(h1, h2 uint64) bool {
-	blk, k := f.block(blockOf(h1, f.m/BlockBits)), f.k
-	q := h2 >> 9 // the second candidate, the first again when k = 1
-	if k == 1 {
-		q = h2
-	}
-	if blk[h2>>6&7]>>(h2&63)&(blk[q>>6&7]>>(q&63))&1 == 0 {
-		return false
-	}
-	return testBlockTail(blk, h2, k)
-}
-
-// testBlockTail is the rest of testBlocked for a key whose first two
-// candidates are set in blk: the third to min(k, 7)th, then whether those
-// are the key's positions (distinctFields) or the rest (testBlockRest).
-// The batch calls take it too (testManyBlocked), after their own first two.
-func testBlockTail(blk *[8]uint64, h2 uint64, k uint) bool {
-	all := uint64(1)
-	for p, n := h2>>18, min(k, fieldsPerWord)-2; int(n) > 0; n-- {
-		all &= blk[p>>6&7] >> (p & 63)
-		p >>= 9
-	}
-	if all&1 == 0 {
-		return false
-	}
-	return k <= fieldsPerWord && distinctFields(h2&fieldBits, k) || testBlockRest(blk, h2, k)
-}
-
-// testBlockRest is the rest of a blocked test for a key whose first min(k,
-// 7) candidates are set in blk and, when k <= 7, repeat: it tests the
-// candidates after the seventh (k > 7), or the whole mask when the first k
-// candidates repeat.
-func testBlockRest(blk *[8]uint64, h2 uint64, k uint) bool {
-	if useBlockbits(k) {
-		// As addWide: the nine candidates compared in one instruction
-		// (present keys at 10^7, p = 0.001: 1.04-1.65x blobloom's time,
-		// median 1.11 of 13 runs, through firstDistinct; 0.94-1.04x, 9
-		// runs, here; builds alternated).
-		if present, ok := blockbits.Test(blk, h2, uint64(k-fieldsPerWord)); ok {
-			return present
-		}
-	} else if w1, ok := firstDistinct(h2, k); ok {
-		all := uint64(1)
-		for p := w1; k > fieldsPerWord; k-- {
-			all &= blk[p>>6&7] >> (p & 63)
-			p >>= 9
-		}
-		return all&1 != 0
-	}
-	m := repeatMask(h2, k)
-	return holdsMask(blk, &m)
-}
-
-// testBlockedConcurrent is testBlocked with atomic loads.
-func (f *BloomFilter) testBlockedConcurrent(h1, h2 uint64) bool {
-	m := blockMask(h2, f.k)
-	return holdsMaskAtomic(f.block(blockOf(h1, f.m/BlockBits)), &m)
-}
-
-// unsetBlocked is unsetConcurrent for a blocked filter: bit i of the result
-// is set if word i of the key's block lacks some of the key's bits.
-func (f *BloomFilter) unsetBlocked(h1, h2 uint64) (unset uint64) {
-	blk := f.block(blockOf(h1, f.m/BlockBits))
-	m := blockMask(h2, f.k)
-	for i := range blk {
-		if m[i]&^atomic.LoadUint64(&blk[i]) != 0 {
-			unset |= 1 << i
-		}
-	}
-	return unset
-}
-
-// setBlocked is setConcurrent for a blocked filter, with unset from
-// unsetBlocked.
-func (f *BloomFilter) setBlocked(h1, h2, unset uint64) (fresh bool) {
-	blk := f.block(blockOf(h1, f.m/BlockBits))
-	m := blockMask(h2, f.k)
-	var flipped uint64
-	for i := range blk {
-		if unset>>i&1 != 0 && m[i]&^atomic.LoadUint64(&blk[i]) != 0 {
-			flipped |= m[i] &^ atomic.OrUint64(&blk[i], m[i])
-		}
-	}
-	return flipped != 0
-}
-
-// blockedErrorRate returns the false-positive rate of the blocked filter f
-// as its bits stand: the mean over its blocks of C(x, k)/C(512, k), x the
-// block's set bits. O(m/64).
-func (f *BloomFilter) blockedErrorRate() float64 {
-	var pow [BlockBits + 1]float64
-	for x := range pow {
-		pow[x] = 1
-		for i := range int(f.k) {
-			pow[x] *= float64(max(x-i, 0)) / float64(BlockBits-i)
-		}
-	}
-	var sum float64
-	for b := 0; b < len(f.words); b += 8 {
-		x := 0
-		for i := range 8 {
-			x += bits.OnesCount64(f.word(b + i))
-		}
-		sum += pow[x]
-	}
-	return sum / float64(len(f.words)/8)
-}
-
-// estimatedCountOf returns the estimated count of f if set of its bits are
-// set, by its layout's formula.
-func (f *BloomFilter) estimatedCountOf(set uint64) uint64 {
-	if !f.blocked {
-		return estimatedCount(f.m, f.k, set)
-	}
-	e := EstimateBlockedCount(f.m, f.k, set)
-	if e >= math.MaxUint64 {
-		return math.MaxUint64
-	}
-	return uint64(math.Round(e))
+	return blocked.AppendPositions(dst, h1, h2, bits, hashes)
 }
 
 // Blocked reports whether the filter has the blocked layout (see Blocked).
 func (f *BloomFilter) Blocked() bool { return f.blocked }
-
-// Blocked reports whether the filter's sub-filters have the blocked layout
-// (see Blocked).
-func (s *ScalableBloomFilter) Blocked() bool { return s.blocked }
-
-// blockedFullRate is fullRate for a blocked sub-filter: its false-positive
-// rate when its count reaches capacity, a little above, never below. After t
-// random keys the rate is r(t) = BlockedFalsePositiveRate(m, k, t) (keys
-// that test present set no bit, so the bits are those of t keys), and the
-// count is c(t) = integral of (1 - r) from 0 to t. It sums c in 64 steps of
-// capacity/64 keys with r at the end of each step, which underestimates c as
-// r grows, so the t found for c = capacity (interpolated within its step) is
-// at or above the true one. It is 1 if c stops short of capacity.
-//
-// stop, if not nil, may end the work early: each step's r is at most the
-// result (the result is the rate at a t no earlier than that step's end,
-// and the rate grows with t), so once stop(lo) holds for lo, that r less a
-// margin for rounding, blockedFullRate returns lo and true. Otherwise it
-// returns the result and false. w, if not nil, meters the work.
-func blockedFullRate(capacity, m uint64, k uint, stop func(lo float64) bool, w *workMeter) (float64, bool) {
-	const steps = 64
-	n := float64(capacity)
-	dt := n / steps
-	var c, t float64
-	for {
-		r := blockedRate(m, k, uint64(math.Ceil(t+dt)), w)
-		if r > 1-1e-6 || t > float64(MaxBits) {
-			return 1, false
-		}
-		if c+(1-r)*dt >= n {
-			t += (n - c) / (1 - r)
-			return blockedRate(m, k, uint64(math.Ceil(t)), w), false
-		}
-		// The margin covers rounding in BlockedFalsePositiveRate, which is
-		// accurate to about 1e-12, so that lo is below the result.
-		if lo := r - 1e-9; stop != nil && lo > 0 && stop(lo) {
-			return lo, true
-		}
-		c += (1 - r) * dt
-		t += dt
-	}
-}
-
-// Batch calls of blocked filters. A key's bits lie in one cache line, so a
-// key needs one prefetch per filter. They run as a pipeline: round s+ahead is
-// hashed and the blocks of its keys are prefetched, all at once, while round
-// s, whose blocks were prefetched before, is tested or added, key after key
-// in order, so that the answers and the bits are those of the loop of single
-// calls by construction.
-
-// The rounds of the blocked batch calls, chosen at 10^7 and 10^8 keys
-// (p = 0.01, 9.9 bits per key), batches of 1,000 16-byte keys, every variant
-// and the loop of Test interleaved chunk by chunk in one process, medians of
-// 5 or 9 repetitions on the shared 2-vCPU machine of README (the other jobs
-// on it move single figures by 15-30%, so only large differences count).
-// Rounds of 16 keys two rounds ahead and of 8 keys two or four ahead came
-// out within that noise of each other (16/2 took 0.63-0.99x the time of 8/2
-// in two runs, 0.99-1.17x in a third); rounds of 32 one ahead 1.2-1.4x, of
-// 16 three ahead 1.1-1.4x, of 2 eight ahead 1.0-1.5x. The loop of Test took
-// 3.7-5.6x the time of the rounds for absent keys and 2.8-4.6x for present
-// keys. The rounds of 16 this pipeline replaced, which hashed, prefetched
-// and tested one round at a time with testBlocked, measured 0.96-1.12x its
-// time (10^7 and 10^8 keys, absent and present): within the noise. On this
-// machine the batch calls are bound by the work per key (murmur3 a third of
-// it, the block's test a fifth), not by the misses; the pipeline keeps them
-// overlapped where the memory is slower.
-//
-// Testing the whole mask of every key (blockMask) instead of first its two
-// first candidates measured 0.8-1.3x, for absent keys mostly slower. Testing
-// those two candidates of every key of a round first, without a branch, then
-// the whole mask of the keys still in the running, measured 0.86-0.95x the
-// time of testing both key by key with a branch after the two candidates for
-// absent keys, and 0.92-1.13x for present keys (two runs, 9 repetitions).
-const (
-	// blockedRound is the round of the batch calls of a blocked filter,
-	// in keys.
-	blockedRound = 16
-
-	// blockedAhead is how many rounds ahead of the one being tested or
-	// added the blocked batch calls hash and prefetch.
-	blockedAhead = 2
-
-	// scalableRound and scalableAhead are blockedRound and blockedAhead
-	// for a blocked ScalableBloomFilter, whose keys need a block in every
-	// sub-filter: keys one at a time, four ahead.
-	scalableRound = 1
-	scalableAhead = 4
-
-	// blockedPrefetchBits is the size from which the batch calls of a
-	// blocked ScalableBloomFilter prefetch a sub-filter's blocks: smaller
-	// sub-filters fit the 32 KiB L1 cache of a core.
-	blockedPrefetchBits = 1 << 18
-)
-
-// The rounds of the blocked ScalableBloomFilter's batch calls were chosen
-// like those above, on a filter grown from 1,000 to 10^7 keys at p = 0.01
-// (21 sub-filters of 2-8,700 KiB), TestMany of absent keys against the
-// loop of Test of one classic filter of 10^7 keys, interleaved (time
-// ratios, medians of 7 or 9 repetitions, in four runs). Prefetching only
-// the sub-filters from 2^23 bits (1 MiB, the L2 cache), as the first version
-// did, measured 2.3-2.5x in rounds of 16 or 4; from 2^18 bits, keys one at
-// a time four ahead, 1.3-1.7x, and 1.0-1.2x once the first pass of
-// anyHoldsSeq read two bits per sub-filter instead of the whole block (the
-// first version, which built each distinct k's mask with blockMask,
-// measured the same as the single walk of blockSeq: the misses dominate).
-// With that first pass: rounds of 1 four ahead 0.97-1.21x, of 2 two to four
-// ahead 1.08-1.14x, of 4 one or two ahead 1.22-1.33x, of 8 two ahead
-// 1.00-1.69x, of 16 two ahead from 2^23 bits 1.28x; from 2^16 bits about
-// the same as from 2^18, from 2^20 1.72x, every sub-filter 1.30x.
-
-// blockedFlight is a round of a blocked batch call in the pipeline: n keys
-// hashed to h, and the first word of each one's block in the filter (of a
-// BloomFilter; not used for a ScalableBloomFilter).
-type blockedFlight struct {
-	n   int
-	h   [blockedRound]hashed
-	idx [blockedRound]uint64
-}
-
-// launch hashes keys, at most blockedRound, into r and prefetches their
-// blocks in f.
-func launch[K keyType](r *blockedFlight, f *BloomFilter, keys []K) {
-	r.n = len(keys)
-	hashRound(r.h[:], keys, f.seed)
-	blocks := f.m / BlockBits
-	for i := range r.n {
-		r.idx[i] = blockOf(r.h[i].h1, blocks) * 8
-	}
-	prefetch.Words(f.words, r.idx[:r.n])
-}
-
-// holdsMask reports whether blk has every bit of m set.
-func holdsMask(blk, m *[8]uint64) bool {
-	return m[0]&^blk[0]|m[1]&^blk[1]|m[2]&^blk[2]|m[3]&^blk[3]|
-		m[4]&^blk[4]|m[5]&^blk[5]|m[6]&^blk[6]|m[7]&^blk[7] == 0
-}
-
-// holdsMaskAtomic is holdsMask with atomic loads of blk, for the blocks of
-// concurrent filters.
-func holdsMaskAtomic(blk, m *[8]uint64) bool {
-	var miss uint64
-	for i := range blk {
-		miss |= m[i] &^ atomic.LoadUint64(&blk[i])
-	}
-	return miss == 0
-}
-
-// testManyBlocked is testMany for a blocked filter.
-func testManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) []bool {
-	var ring [blockedAhead + 1]blockedFlight // round s is in ring[s%(blockedAhead+1)]
-	k := f.k
-	rounds := (len(keys) + blockedRound - 1) / blockedRound
-	for s := range rounds + blockedAhead {
-		if s < rounds {
-			lo := s * blockedRound
-			launch(&ring[s%(blockedAhead+1)], f, keys[lo:min(lo+blockedRound, len(keys))])
-		}
-		if s < blockedAhead {
-			continue
-		}
-		r := &ring[(s-blockedAhead)%(blockedAhead+1)]
-		out := results[(s-blockedAhead)*blockedRound:][:r.n]
-		if f.conc != nil {
-			for i := range out {
-				out[i] = f.testBlockedConcurrent(r.h[i].h1, r.h[i].h2)
-			}
-			continue
-		}
-		// First pass: the first two in-block candidates of every key,
-		// without a branch on the bits. For k >= 2 both are positions of
-		// the key (the second may repeat the first), and they rule out
-		// most absent keys. Second pass: the rest of the single-key test
-		// for the keys still in the running (testBlockTail; through
-		// blockMask and holdsMask instead, present keys cost 0.26-0.27x
-		// our classic Test at 10^7 URL-like keys, p = 0.01, against
-		// 0.21x: three alternated bench runs).
-		var alive uint64
-		w := f.words
-		for i := range out {
-			h2, b := r.h[i].h2, r.idx[i]
-			p0, p1 := h2&(BlockBits-1), h2>>9&(BlockBits-1)
-			if k == 1 {
-				p1 = p0
-			}
-			alive |= (w[b+p0>>6] >> (p0 & 63) & (w[b+p1>>6] >> (p1 & 63)) & 1) << i
-			out[i] = false
-		}
-		for ; alive != 0; alive &= alive - 1 {
-			i := bits.TrailingZeros64(alive)
-			out[i] = testBlockTail((*[8]uint64)(w[r.idx[i]:]), r.h[i].h2, k)
-		}
-	}
-	return results
-}
-
-// The alive mask of a round of testManyBlocked has a bit per key.
-var _ [64 - blockedRound]struct{}
-
-// addManyBlocked is addMany for a blocked filter.
-func addManyBlocked[K keyType](f *BloomFilter, keys []K, results []bool) {
-	var ring [blockedAhead + 1]blockedFlight
-	rounds := (len(keys) + blockedRound - 1) / blockedRound
-	for s := range rounds + blockedAhead {
-		if s < rounds {
-			lo := s * blockedRound
-			launch(&ring[s%(blockedAhead+1)], f, keys[lo:min(lo+blockedRound, len(keys))])
-		}
-		if s < blockedAhead {
-			continue
-		}
-		r := &ring[(s-blockedAhead)%(blockedAhead+1)]
-		start := (s - blockedAhead) * blockedRound
-		for i := range r.n {
-			var present bool
-			// addBlocked's frameless fast path beat a mask from
-			// blockMask and an or of all 8 words: 27-28 against 32-33
-			// ns/key in 3 of 4 alternating runs of
-			// BenchmarkBlockedBatch/Add/AddMany.
-			if f.conc != nil {
-				present = f.add(r.h[i].h1, r.h[i].h2)
-			} else {
-				present = f.addBlocked(r.h[i].h1, r.h[i].h2)
-			}
-			if results != nil {
-				results[start+i] = present
-			}
-		}
-	}
-}
-
-// blockSeq walks the in-block candidates of blockMask one at a time, so that
-// one walk gives the masks of several k: the mask of k positions is made of
-// the first k distinct candidates, so it is the start of the walk that
-// makes the mask of any larger k (TestBlockSeqMatchesBlockMask).
-type blockSeq struct {
-	h2 uint64
-	c  candidates
-	n  uint // distinct positions in m
-	m  [8]uint64
-}
-
-func newBlockSeq(h2 uint64) blockSeq {
-	return blockSeq{h2: h2, c: newCandidates(h2)}
-}
-
-// maskOf returns the mask of the first k positions, blockMask(h2, k),
-// walking on from where the last call stopped if k is not smaller.
-func (s *blockSeq) maskOf(k uint) *[8]uint64 {
-	if k < s.n {
-		*s = newBlockSeq(s.h2)
-	}
-	for s.n < k {
-		p := s.c.next()
-		if i, bit := p>>6, uint64(1)<<(p&63); s.m[i]&bit == 0 {
-			s.m[i] |= bit
-			s.n++
-		}
-	}
-	return &s.m
-}
-
-// anyHoldsSeq reports whether any of the blocked filters, oldest first,
-// holds the key hashed to (h1, h2). The first two in-block candidates of a
-// key are the same in every filter, and for k >= 2 both are positions (the
-// second may repeat the first): a first pass reads those two bits in every
-// filter, without a branch on them, so that the cache misses of all
-// filters are in flight at once and an absent key is usually ruled out
-// there (each filter's bits are about half set at capacity). The filters
-// still in the running are then tested in full, oldest first, the order in
-// which their k grow, so that one walk of the key's in-block sequence
-// (blockSeq) makes all their masks. Loads are atomic for concurrent
-// filters (plain loads on amd64).
-func anyHoldsSeq(filters []*BloomFilter, h1, h2 uint64) bool {
-	seq := newBlockSeq(h2)
-	p0, p1 := h2&(BlockBits-1), h2>>9&(BlockBits-1)
-	for len(filters) > 0 {
-		chunk := filters[:min(len(filters), 64)]
-		filters = filters[len(chunk):]
-		var alive uint64 // bit j: chunk[j] may hold the key
-		for j, f := range chunk {
-			q := p1
-			if f.k == 1 {
-				q = p0
-			}
-			blk := f.block(blockOf(h1, f.m/BlockBits))
-			hold := atomic.LoadUint64(&blk[p0>>6]) >> (p0 & 63) & (atomic.LoadUint64(&blk[q>>6]) >> (q & 63)) & 1
-			alive |= hold << j
-		}
-		for ; alive != 0; alive &= alive - 1 {
-			f := chunk[bits.TrailingZeros64(alive)]
-			blk := f.block(blockOf(h1, f.m/BlockBits))
-			if holdsCandidates(blk, h2, f.k) && holdsMaskAtomic(blk, seq.maskOf(f.k)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// holdsCandidates reports whether blk, loaded atomically, holds the third to
-// the min(k, 7)th in-block candidates of h2, which are positions of the key
-// whatever they are (see testBlocked): false rules the key out without its
-// mask. anyHoldsSeq screens the filters left after its first pass with it,
-// so that few absent keys walk their sequence (blockSeq).
-func holdsCandidates(blk *[8]uint64, h2 uint64, k uint) bool {
-	all := uint64(1)
-	for p, n := h2>>18, int(min(k, fieldsPerWord))-2; n > 0; n-- {
-		all &= atomic.LoadUint64(&blk[p>>6&7]) >> (p & 63)
-		p >>= 9
-	}
-	return all&1 != 0
-}
-
-// scalableFlight is a round of a blocked ScalableBloomFilter's batch call
-// in the pipeline: n keys hashed to h.
-type scalableFlight struct {
-	n int
-	h [scalableRound]hashed
-}
-
-// launchScalable hashes keys, at most scalableRound, into r and prefetches
-// their blocks in every sub-filter of at least blockedPrefetchBits bits, in
-// one call to prefetch.Pointers rather than one prefetch.Words per
-// sub-filter (0.82-0.88x the time per absent key, two runs side by side).
-func launchScalable[K keyType](r *scalableFlight, s *ScalableBloomFilter, keys []K) {
-	r.n = len(keys)
-	hashRound(r.h[:], keys, s.seed)
-	filters, _ := s.subFilters()
-	var ps [64]*uint64
-	n := 0
-	for _, f := range filters {
-		if f.m < blockedPrefetchBits {
-			continue
-		}
-		blocks := f.m / BlockBits
-		for i := range r.n {
-			if n == len(ps) {
-				prefetch.Pointers(ps[:])
-				n = 0
-			}
-			ps[n] = &f.words[blockOf(r.h[i].h1, blocks)*8]
-			n++
-		}
-	}
-	prefetch.Pointers(ps[:n])
-}
-
-// scalableTestManyBlocked is scalableTestMany for blocked sub-filters, with
-// the pipeline of testManyBlocked across the sub-filters.
-func scalableTestManyBlocked[K keyType](s *ScalableBloomFilter, keys []K, results []bool) []bool {
-	var ring [scalableAhead + 1]scalableFlight
-	rounds := (len(keys) + scalableRound - 1) / scalableRound
-	for t := range rounds + scalableAhead {
-		if t < rounds {
-			lo := t * scalableRound
-			launchScalable(&ring[t%(scalableAhead+1)], s, keys[lo:min(lo+scalableRound, len(keys))])
-		}
-		if t < scalableAhead {
-			continue
-		}
-		r := &ring[(t-scalableAhead)%(scalableAhead+1)]
-		out := results[(t-scalableAhead)*scalableRound:][:r.n]
-		filters, _ := s.subFilters()
-		for i := range out {
-			out[i] = anyHoldsSeq(filters, r.h[i].h1, r.h[i].h2)
-		}
-	}
-	return results
-}
-
-// scalableAddManyBlocked is scalableAddMany for blocked sub-filters, with
-// the pipeline of scalableTestManyBlocked. Growth happens where the loop of
-// single calls grows: the keys are tested and inserted in order.
-func scalableAddManyBlocked[K keyType](s *ScalableBloomFilter, keys []K, results []bool) {
-	var ring [scalableAhead + 1]scalableFlight
-	rounds := (len(keys) + scalableRound - 1) / scalableRound
-	for t := range rounds + scalableAhead {
-		if t < rounds {
-			lo := t * scalableRound
-			launchScalable(&ring[t%(scalableAhead+1)], s, keys[lo:min(lo+scalableRound, len(keys))])
-		}
-		if t < scalableAhead {
-			continue
-		}
-		r := &ring[(t-scalableAhead)%(scalableAhead+1)]
-		start := (t - scalableAhead) * scalableRound
-		for i := range r.n {
-			h1, h2 := r.h[i].h1, r.h[i].h2
-			var present bool
-			if s.conc != nil {
-				present = s.testAndAdd(h1, h2)
-			} else if present = anyHoldsSeq(s.filters, h1, h2); !present {
-				s.insert(h1, h2)
-			}
-			if results != nil {
-				results[start+i] = present
-			}
-		}
-	}
-}
 
 // Hashed keys.
 //

@@ -34,7 +34,10 @@ import (
 	"unsafe"
 
 	"github.com/bloomfilters/bloom/internal/blockbits"
+	"github.com/bloomfilters/bloom/internal/blocked"
+	"github.com/bloomfilters/bloom/internal/classic"
 	"github.com/bloomfilters/bloom/internal/format"
+	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/spaolacci/murmur3"
 )
@@ -811,7 +814,7 @@ const goldenEncodingV3 = "424c4d460300000007000000030000006400000000000000170000
 // (1 MiB), 8 zero bytes and the CRC-32C of those 60 bytes; the same words;
 // the CRC-32C of each MiB of them.
 func v3FromV1(v1 []byte) []byte {
-	b := bytes.Clone(v1[:headerSize])
+	b := bytes.Clone(v1[:format.HeaderSize])
 	if b[4] == 1 {
 		b[6] = 0
 	} else {
@@ -821,7 +824,7 @@ func v3FromV1(v1 []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, 1<<20)
 	b = append(b, make([]byte, 8)...)
 	b = binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
-	words := v1[headerSize : len(v1)-crcSize]
+	words := v1[format.HeaderSize : len(v1)-format.CRCSize]
 	b = append(b, words...)
 	for lo := 0; lo < len(words); lo += 1 << 20 {
 		b = binary.LittleEndian.AppendUint32(b, crc32Checksum(words[lo:min(lo+1<<20, len(words))]))
@@ -838,9 +841,9 @@ func v3FromV1(v1 []byte) []byte {
 func scalableV3FromV1(v1 []byte) []byte {
 	n := int(binary.LittleEndian.Uint32(v1[48:]))
 	var subs [][]byte
-	for off := scalableHeaderSize; len(subs) < n; {
+	for off := format.ScalableHeaderSize; len(subs) < n; {
 		m := binary.LittleEndian.Uint64(v1[off+16:])
-		size := headerSize + 8*int((m+63)/64) + crcSize
+		size := format.HeaderSize + 8*int((m+63)/64) + format.CRCSize
 		subs = append(subs, v3FromV1(v1[off:off+size]))
 		off += size
 	}
@@ -949,11 +952,11 @@ func reseal(b []byte) []byte {
 	if len(b) >= format.V3HeaderSize && format.IsV3(b) {
 		return resealV3(b)
 	}
-	if len(b) < crcSize {
+	if len(b) < format.CRCSize {
 		return b
 	}
-	body := b[:len(b)-crcSize]
-	binary.LittleEndian.PutUint32(b[len(b)-crcSize:], crc32Checksum(body))
+	body := b[:len(b)-format.CRCSize]
+	binary.LittleEndian.PutUint32(b[len(b)-format.CRCSize:], crc32Checksum(body))
 	return b
 }
 
@@ -978,48 +981,16 @@ func resealV3(b []byte) []byte {
 
 // encodeV1 returns the encoding of f in format version 1, or 2 for the
 // blocked layout: what MarshalBinary wrote before version 3, which every
-// decoder keeps reading. TestGoldenEncoding pins it to the golden bytes.
+// decoder keeps reading, written by the format package's writer of those
+// versions. TestGoldenEncoding pins it to the golden bytes.
 func encodeV1(f *BloomFilter) []byte {
-	version, layout := uint16(1), uint16(0)
-	if f.blocked {
-		version, layout = 2, 1
-	}
-	b := []byte("BLMF")
-	b = binary.LittleEndian.AppendUint16(b, version)
-	b = binary.LittleEndian.AppendUint16(b, layout)
-	b = binary.LittleEndian.AppendUint32(b, f.seed)
-	b = binary.LittleEndian.AppendUint32(b, uint32(f.k))
-	b = binary.LittleEndian.AppendUint64(b, f.m)
-	b = binary.LittleEndian.AppendUint64(b, f.capacity)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.errorRate))
-	b = binary.LittleEndian.AppendUint64(b, f.Count())
-	for _, w := range f.words {
-		b = binary.LittleEndian.AppendUint64(b, w)
-	}
-	return binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
+	return format.Append(nil, f.header(), f.words, f.conc != nil)
 }
 
 // encodeScalableV1 is encodeV1 for a ScalableBloomFilter.
 func encodeScalableV1(s *ScalableBloomFilter) []byte {
 	filters, saturated := s.subFilters()
-	version, layout, flags := uint16(1), byte(0), uint16(0)
-	if s.blocked {
-		version, layout = 2, 1
-	}
-	if saturated {
-		flags = 1
-	}
-	b := []byte("BLMS")
-	b = binary.LittleEndian.AppendUint16(b, version)
-	b = binary.LittleEndian.AppendUint16(b, flags)
-	b = binary.LittleEndian.AppendUint32(b, s.seed)
-	b = append(b, byte(s.growth), layout, 0, 0)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.scale))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.tightening))
-	b = binary.LittleEndian.AppendUint64(b, s.initialCapacity)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.errorRate))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(filters)))
-	b = binary.LittleEndian.AppendUint32(b, 0)
+	b := format.AppendScalableHeader(nil, s.header(filters, saturated))
 	for _, f := range filters {
 		b = append(b, encodeV1(f)...)
 	}
@@ -1046,7 +1017,7 @@ func sameVersion(f interface{ MarshalBinary() ([]byte, error) }, data []byte) []
 // header has one.
 func hostileHeaders() map[string][]byte {
 	f, _ := NewWithSize(64, 1)
-	v1 := encodeV1(f)[:headerSize]
+	v1 := encodeV1(f)[:format.HeaderSize]
 	binary.LittleEndian.PutUint64(v1[16:], MaxBits)
 	enc, _ := f.MarshalBinary()
 	v3 := enc[:format.V3HeaderSize]
@@ -1057,7 +1028,7 @@ func hostileHeaders() map[string][]byte {
 func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
 	f := goldenFilter(t)
 	for version, enc := range map[string][]byte{"v1": encodeV1(f), "v3": mustMarshal(t, f)} {
-		words := headerSize // where the words start
+		words := format.HeaderSize // where the words start
 		if version == "v3" {
 			words = format.V3HeaderSize
 		}
@@ -1412,7 +1383,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	g.AddString("x")
 	enc2, _ := g.MarshalBinary()
 	f.Add(enc2, []byte(nil))
-	f.Add([]byte(magic), []byte(nil))
+	f.Add([]byte(format.Magic), []byte(nil))
 	blocked, _ := goldenBlockedFilter(f).MarshalBinary()
 	f.Add(blocked, []byte(nil))
 	// m = MaxBits: the decoder must not believe it.
@@ -1436,7 +1407,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 			}
 		}
 		check(data)
-		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
+		if len(edits) >= editOpSize && len(data) >= format.HeaderSize+format.CRCSize {
 			check(reseal(applyEdits(data, edits, filterFields, nil, nil)))
 		}
 		if len(data) >= 6 && !format.IsV3(data) {
@@ -1486,11 +1457,11 @@ func FuzzReadFrom(f *testing.F) {
 			}
 		}
 		check(data)
-		if len(edits) >= editOpSize && len(data) >= headerSize+crcSize {
+		if len(edits) >= editOpSize && len(data) >= format.HeaderSize+format.CRCSize {
 			// Reseal the first filter of the stream only.
 			b := applyEdits(data, edits, filterFields, nil, nil)
 			if m := binary.LittleEndian.Uint64(b[16:]); m > 0 && m <= MaxBits {
-				end := headerSize + 8*((m+63)/64) + crcSize
+				end := format.HeaderSize + 8*((m+63)/64) + format.CRCSize
 				if format.IsV3(b) {
 					end = format.V3Size(m)
 				}
@@ -1828,14 +1799,14 @@ func fnv1a(b []byte) uint64 {
 }
 
 // inRounds makes the batch calls of BloomFilter go in rounds whatever the
-// filter's size (on) or only from batchMinBits, or blockedBatchMinBits
+// filter's size (on) or only from classic.BatchMinBits, or blocked.BatchMinBits
 // (off), until the test ends.
 func inRounds(t testing.TB, on bool) {
-	saved, savedBlocked := batchMinBits, blockedBatchMinBits
+	saved, savedBlocked := classic.BatchMinBits, blocked.BatchMinBits
 	if on {
-		batchMinBits, blockedBatchMinBits = 0, 0
+		classic.BatchMinBits, blocked.BatchMinBits = 0, 0
 	}
-	t.Cleanup(func() { batchMinBits, blockedBatchMinBits = saved, savedBlocked })
+	t.Cleanup(func() { classic.BatchMinBits, blocked.BatchMinBits = saved, savedBlocked })
 }
 
 // batchVsLoop runs one batch call, chosen by op, with keys on a and the loop
@@ -1996,11 +1967,11 @@ func TestBatchMatchesLoop(t *testing.T) {
 	}
 }
 
-// TestBatchLargeFilter runs the batch calls on a filter above batchMinBits,
+// TestBatchLargeFilter runs the batch calls on a filter above classic.BatchMinBits,
 // as they run by default.
 func TestBatchLargeFilter(t *testing.T) {
-	a, _ := NewWithSize(batchMinBits+12345, 7)
-	b, _ := NewWithSize(batchMinBits+12345, 7)
+	a, _ := NewWithSize(classic.BatchMinBits+12345, 7)
+	b, _ := NewWithSize(classic.BatchMinBits+12345, 7)
 	rng := rand.New(rand.NewPCG(1, 2))
 	randomBatches(t, rng, a, b, 8, 1000, 2000)
 }
@@ -2046,7 +2017,7 @@ func TestBatchDoesNotAllocate(t *testing.T) {
 				checkBatchAllocs(t, name, f)
 			}
 		}
-		batchMinBits = 1 << 24
+		classic.BatchMinBits = 1 << 24
 	}
 }
 
@@ -2435,7 +2406,7 @@ func TestConcurrentMode(t *testing.T) {
 		"decoded into concurrent": {&decoded, true}, "read into concurrent": {&read, true},
 		"decoded into zero": {&zero, false}, "plain clone": {plain.Clone(), false},
 	} {
-		if (tc.g.conc != nil) != tc.concurrent || tc.g.conc != nil && tc.g.conc.locks == nil {
+		if (tc.g.conc != nil) != tc.concurrent || tc.g.conc != nil && tc.g.conc.Locks == nil {
 			t.Errorf("%s: concurrent = %v, want %v", name, tc.g.conc != nil, tc.concurrent)
 		}
 		if !tc.g.Equal(plain) || !tc.g.TestString("cat") {
@@ -3649,7 +3620,7 @@ func TestReadTruncated(t *testing.T) {
 		s.AddString(strings.Repeat("y", i))
 	}
 	for _, enc := range [][]byte{mustMarshal(t, f), mustMarshal(t, s)} {
-		scalable := string(enc[:4]) == scalableMagic
+		scalable := string(enc[:4]) == format.ScalableMagic
 		for n := range len(enc) {
 			want := io.ErrUnexpectedEOF
 			if n == 0 {
@@ -4201,7 +4172,7 @@ func TestBlockedAlignment(t *testing.T) {
 			"new": f, "concurrent": c, "clone": f.Clone(), "concurrent clone": c.Clone(),
 			"union": u, "intersection": i, "decoded": &d, "read": &r, "concurrent union": cu,
 		} {
-			if !isAligned(g.words) || uint64(len(g.words)) != g.m/64 {
+			if !hugepage.IsAligned(g.words) || uint64(len(g.words)) != g.m/64 {
 				t.Errorf("n=%d %s: words not aligned or of the wrong length", n, name)
 			}
 		}
@@ -4211,7 +4182,7 @@ func TestBlockedAlignment(t *testing.T) {
 		s.Add(fmt.Appendf(nil, "%d", i))
 	}
 	for _, f := range s.filters {
-		if !isAligned(f.words) {
+		if !hugepage.IsAligned(f.words) {
 			t.Error("scalable sub-filter not aligned")
 		}
 	}
@@ -4775,7 +4746,7 @@ func TestBlockedDecodeRejectsDamage(t *testing.T) {
 func TestBlockedScalableDecodeRejectsMixedLayouts(t *testing.T) {
 	s := mustScalable(t, 100, 0.01, Blocked())
 	for version, enc := range map[string][]byte{"v2": encodeScalableV1(s), "v3": mustMarshal(t, s)} {
-		sub := scalableHeaderSize // where the first sub-filter starts
+		sub := format.ScalableHeaderSize // where the first sub-filter starts
 		if version == "v3" {
 			sub = subFilterAt(enc, 0)
 		}
@@ -4786,7 +4757,7 @@ func TestBlockedScalableDecodeRejectsMixedLayouts(t *testing.T) {
 			"classic sub": func(b []byte) {
 				if version == "v2" {
 					b[sub+4], b[sub+6] = 1, 0
-					reseal(b[sub : len(b)-crcSize])
+					reseal(b[sub : len(b)-format.CRCSize])
 				} else {
 					b[sub+6] = 0
 				}
@@ -4803,7 +4774,7 @@ func TestBlockedScalableDecodeRejectsMixedLayouts(t *testing.T) {
 	at := subFilterAt(v3, 0)
 	checkMixed(t, "v3 with a v2 sub-filter", append(bytes.Clone(v3[:at]), encodeV1(one.filters[0])...), func([]byte) {})
 	v2 := encodeScalableV1(one)
-	v2 = append(v2[:scalableHeaderSize], mustMarshal(t, one.filters[0])...)
+	v2 = append(v2[:format.ScalableHeaderSize], mustMarshal(t, one.filters[0])...)
 	checkMixed(t, "v2 with a v3 sub-filter", append(v2, 0, 0, 0, 0), func([]byte) {})
 }
 
@@ -4829,7 +4800,7 @@ func checkMixed(t *testing.T, name string, enc []byte, damage func([]byte)) {
 // MaxBits bits, followed by a few bytes, fails without a large allocation.
 func TestBlockedDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 	enc, _ := goldenBlockedFilter(t).MarshalBinary()
-	hdr := bytes.Clone(enc[:headerSize])
+	hdr := bytes.Clone(enc[:format.HeaderSize])
 	binary.LittleEndian.PutUint64(hdr[16:], MaxBits)
 	data := append(hdr, make([]byte, 4096)...)
 	var f BloomFilter
@@ -4856,9 +4827,9 @@ func BenchmarkBlocked(b *testing.B) {
 		present := benchKeys(0, min(int(n), keySet))
 		for _, p := range []float64{0.01, 0.001} {
 			for _, layout := range []string{"classic", "blocked"} {
-				var opts []Option
+				opts := []Option{Classic()}
 				if layout == "blocked" {
-					opts = append(opts, Blocked())
+					opts = []Option{Blocked()}
 				}
 				f := mustNew(b, n, p, opts...)
 				buf := make([]byte, 16)
@@ -4905,7 +4876,7 @@ func TestBlockedWordsTextRead(t *testing.T) {
 		t.Error("Header of a blocked filter is not Blocked")
 	}
 	g, err := FromWords(h, f.AppendWords(nil))
-	if err != nil || !g.Equal(f) || !isAligned(g.words) {
+	if err != nil || !g.Equal(f) || !hugepage.IsAligned(g.words) {
 		t.Errorf("FromWords: %v", err)
 	}
 	if _, err := FromWords(mustNew(t, 5000, 0.01, Classic()).Header(), make([]uint64, 0), Blocked()); !errors.Is(err, ErrInvalidParameter) {
@@ -5104,9 +5075,9 @@ func TestBlockedBatchMatchesLoop(t *testing.T) {
 			}
 		})
 	}
-	// Above blockedBatchMinBits, as they run by default.
-	a, _ := NewWithSize(blockedBatchMinBits+BlockBits, 7, Blocked())
-	b, _ := NewWithSize(blockedBatchMinBits+BlockBits, 7, Blocked())
+	// Above blocked.BatchMinBits, as they run by default.
+	a, _ := NewWithSize(blocked.BatchMinBits+BlockBits, 7, Blocked())
+	b, _ := NewWithSize(blocked.BatchMinBits+BlockBits, 7, Blocked())
 	randomBatches(t, rand.New(rand.NewPCG(1, 2)), a, b, 8, 1000, 2000)
 }
 
@@ -5137,35 +5108,6 @@ func TestBlockedScalableBatchMatchesLoop(t *testing.T) {
 	}
 	if maxGrowth < 2 {
 		t.Errorf("no batch made a filter grow more than %d times", maxGrowth)
-	}
-}
-
-// TestBlockSeqMatchesBlockMask: one walk of blockSeq gives blockMask(h2, k)
-// for every k, growing or not, which the batch calls of a blocked
-// ScalableBloomFilter rely on to make all sub-filters' masks from one walk.
-func TestBlockSeqMatchesBlockMask(t *testing.T) {
-	rng := rand.New(rand.NewPCG(14, 3))
-	for range 2000 {
-		h2 := rng.Uint64()
-		seq := newBlockSeq(h2)
-		for range 12 {
-			k := uint(1 + rng.IntN(int(MaxHashes)))
-			if rng.IntN(2) == 0 {
-				k = uint(1 + rng.IntN(20))
-			}
-			if got, want := *seq.maskOf(k), blockMask(h2, k); got != want {
-				t.Fatalf("h2 = %#x, k = %d: blockSeq gives %x, blockMask %x", h2, k, got, want)
-			}
-		}
-	}
-	// Prefixes: the mask of k holds the mask of every smaller k.
-	for k := uint(2); k <= MaxHashes; k++ {
-		a, b := blockMask(0x1234567, k-1), blockMask(0x1234567, k)
-		for i := range a {
-			if a[i]&^b[i] != 0 {
-				t.Fatalf("blockMask(k=%d) is not within blockMask(k=%d)", k-1, k)
-			}
-		}
 	}
 }
 
@@ -5236,12 +5178,6 @@ func BenchmarkBlockedBatch(b *testing.B) {
 		perKey(b)
 	})
 }
-
-// TestBlockedFastPath checks the branch-free paths of the blocked layout
-// (firstDistinct, and blockMask, testBlocked and addBlocked through it)
-// against the candidate sequence written out with a map, for every k up to
-// 20 and MaxHashes, on random hashes and on hashes whose fields repeat.
-func TestBlockedFastPath(t *testing.T) { withBlockPaths(t, testBlockedFastPath) }
 
 // withBlockPaths runs test with the assembly of internal/blockbits, which
 // blocked filters of 8 and 9 hashes use where the CPU has AVX-512, and
@@ -5323,115 +5259,13 @@ func TestBlockedAsmMatchesGo(t *testing.T) {
 	}
 }
 
-func testBlockedFastPath(t *testing.T) {
-	rng := rand.New(rand.NewPCG(14, 2))
-	ref := func(h2 uint64, k uint) (m [8]uint64, firstK []uint64) {
-		seen := map[uint64]bool{}
-		x, n := h2, uint(0)
-		for tt := uint64(0); n < k; tt++ {
-			if tt > 0 {
-				x = splitmix(h2 + tt*golden)
-			}
-			for j := 0; j < 7 && n < k; j++ {
-				q := x >> (9 * j) & 511
-				if uint(len(firstK)) < k {
-					firstK = append(firstK, q)
-				}
-				if !seen[q] {
-					seen[q] = true
-					m[q>>6] |= 1 << (q & 63)
-					n++
-				}
-			}
-		}
-		return m, firstK
-	}
-	hashes := make([]uint64, 0, 30000)
-	for range 20000 {
-		hashes = append(hashes, rng.Uint64())
-	}
-	for range 10000 {
-		// Copy one field onto another, so that candidates repeat.
-		h := rng.Uint64()
-		i, j := rng.IntN(7), rng.IntN(7)
-		f := h >> (9 * i) & 511
-		h = h&^(511<<(9*j)) | f<<(9*j)
-		hashes = append(hashes, h)
-	}
-	ks := []uint{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 20, MaxHashes}
-	for _, k := range ks {
-		f, _ := NewWithSize(4*BlockBits, k, Blocked())
-		for _, h2 := range hashes {
-			want, firstK := ref(h2, k)
-			if got := blockMask(h2, k); got != want {
-				t.Fatalf("k=%d h2=%#x: blockMask %x, sequence %x", k, h2, got, want)
-			}
-			distinct := k <= 14
-			seen := map[uint64]bool{}
-			for _, q := range firstK {
-				distinct = distinct && !seen[q]
-				seen[q] = true
-			}
-			if _, ok := firstDistinct(h2, k); ok != distinct {
-				t.Fatalf("k=%d h2=%#x: firstDistinct %v, want %v", k, h2, ok, distinct)
-			}
-			// testBlocked on a block holding the key's bits but one, all
-			// of them, and all of them plus random others.
-			h1 := rng.Uint64()
-			blk := f.block(blockOf(h1, 4))
-			var rnd [8]uint64
-			for i := range rnd {
-				rnd[i] = rng.Uint64() & rng.Uint64()
-			}
-			drop := rng.IntN(int(k))
-			for i := range blk {
-				blk[i] = want[i]
-			}
-			for i, n := 0, 0; i < 8; i++ {
-				for w := want[i]; w != 0; w &= w - 1 {
-					if n == drop {
-						blk[i] &^= w & -w
-					}
-					n++
-				}
-			}
-			if f.testBlocked(h1, h2) {
-				t.Fatalf("k=%d h2=%#x: testBlocked true with a position clear", k, h2)
-			}
-			for i := range blk {
-				blk[i] = rnd[i]
-			}
-			missing := false
-			for i := range blk {
-				missing = missing || want[i]&^rnd[i] != 0
-			}
-			if got := f.testBlocked(h1, h2); got != !missing {
-				t.Fatalf("k=%d h2=%#x: testBlocked %v on random bits, want %v", k, h2, got, !missing)
-			}
-			f.count = 0
-			if present := f.addBlocked(h1, h2); present != !missing || f.count != map[bool]uint64{true: 1}[missing] {
-				t.Fatalf("k=%d h2=%#x: addBlocked %v count %d, want %v", k, h2, present, f.count, !missing)
-			}
-			for i := range blk {
-				if blk[i] != rnd[i]|want[i] {
-					t.Fatalf("k=%d h2=%#x: addBlocked left word %d %#x, want %#x", k, h2, i, blk[i], rnd[i]|want[i])
-				}
-			}
-			if !f.testBlocked(h1, h2) {
-				t.Fatalf("k=%d h2=%#x: testBlocked false after addBlocked", k, h2)
-			}
-			clear(blk[:])
-		}
-	}
-}
-
 // TestBlockedTestMatchesMask pins Test and TestString of a blocked filter,
-// which write the blocked test out again (testHashed), and testBlocked to
-// blockMask (pinned to the candidate sequence by TestBlockedFastPath): on
-// random keys, for every k up to 20 and MaxHashes, a block holding the mask
-// tests true, the mask less any one of its bits false, and random bits as
-// the mask says. Keys whose first candidates repeat (3% at k = 6, most at
-// k = 20) take testBlockRest's paths.
+// which write the blocked test out again (testKey), and blocked.Test to
+// blocked.Mask (pinned to the candidate sequence by the blocked package's
+// TestBlockedFastPath): on random keys, for every k up to 20 and MaxHashes,
+// a block holding the mask tests true, the mask less any one of its bits
+// false, and random bits as the mask says. Keys whose first candidates
+// repeat (3% at k = 6, most at k = 20) take blocked.Rest's paths.
 func TestBlockedTestMatchesMask(t *testing.T) { withBlockPaths(t, testBlockedTestMatchesMask) }
 
 func testBlockedTestMatchesMask(t *testing.T) {
@@ -5441,13 +5275,13 @@ func testBlockedTestMatchesMask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		blk := f.block(0)
+		blk := (*[8]uint64)(f.words[:8]) // the one block
 		key := make([]byte, 16)
 		for range 3000 {
 			binary.LittleEndian.PutUint64(key, rng.Uint64())
 			binary.LittleEndian.PutUint64(key[8:], rng.Uint64())
 			h1, h2 := murmur.Sum128(key, f.seed)
-			m := blockMask(h2, k)
+			m := blocked.Mask(h2, k)
 			check := func(what string, want bool) {
 				t.Helper()
 				if got := f.Test(key); got != want {
@@ -5456,8 +5290,8 @@ func testBlockedTestMatchesMask(t *testing.T) {
 				if got := f.TestString(string(key)); got != want {
 					t.Fatalf("k=%d key %x, %s: TestString %v, want %v", k, key, what, got, want)
 				}
-				if got := f.testBlocked(h1, h2); got != want {
-					t.Fatalf("k=%d key %x, %s: testBlocked %v, want %v", k, key, what, got, want)
+				if got := blocked.Test(f.words, f.m, f.k, h1, h2); got != want {
+					t.Fatalf("k=%d key %x, %s: blocked.Test %v, want %v", k, key, what, got, want)
 				}
 			}
 			*blk = m

@@ -1,18 +1,21 @@
 package bloom
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
-	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/bloomfilters/bloom/internal/blocked"
+	"github.com/bloomfilters/bloom/internal/classic"
 	"github.com/bloomfilters/bloom/internal/format"
+	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/bloomfilters/bloom/internal/murmur"
 )
 
@@ -25,7 +28,7 @@ const (
 	growthExponential
 )
 
-// The defaults, chosen by measurement (see README, "The scalable filter"):
+// The defaults, chosen by measurement (see docs/scalable.md in the repository):
 // averaged over final sizes from 10^4 to 10^7 keys at p = 0.01, Exponential
 // 1.5 with tightening 0.9 spends the fewest bits per key of the settings
 // measured.
@@ -135,7 +138,7 @@ func Tightening(ratio float64) Option {
 // A zero ScalableBloomFilter is not usable: create one with NewScalable or
 // decode one with UnmarshalBinary or ReadFrom. Like a zero BloomFilter, it
 // panics with a message that says so in Add, Test, TestAndAdd (and their
-// String, Hash and batch forms) and Clone; AppendBinary, MarshalBinary, AppendText,
+// String forms) and Clone; AppendBinary, MarshalBinary, AppendText,
 // MarshalText and WriteTo return an error; the accessors and estimates
 // (Count, Capacity, ErrorRate, InitialCapacity, Seed, EstimatedErrorRate,
 // FillRatio, EstimatedCount, Bits, NumFilters, EncodedSize) return 0 and
@@ -164,6 +167,7 @@ func Tightening(ratio float64) Option {
 // sub-filters, which growth replaces and never changes, with one atomic load.
 type ScalableBloomFilter struct {
 	filters   []*BloomFilter // oldest first; never empty once constructed; nil if conc != nil
+	subs      []layout.Bits  // the bits of filters, for the layouts' tests (subsOf)
 	saturated bool           // growth has stopped: the next sub-filter cannot be built
 	conc      *scalableConcurrency
 
@@ -180,15 +184,16 @@ type ScalableBloomFilter struct {
 
 // scalableConcurrency is the state of a concurrent ScalableBloomFilter.
 type scalableConcurrency struct {
-	chain atomic.Pointer[chain] // replaces filters and saturated
+	chain atomic.Pointer[chain] // replaces filters, subs and saturated
 	grow  sync.Mutex            // held while adding a sub-filter
-	locks *lockTable            // serializes writers of the same key
+	locks *layout.Locks         // serializes writers of the same key
 }
 
 // chain is the sub-filters of a concurrent ScalableBloomFilter. It is never
 // changed once stored: growth stores a new one.
 type chain struct {
 	filters   []*BloomFilter // concurrent, without locks of their own
+	subs      []layout.Bits  // the bits of filters (subsOf)
 	saturated bool
 }
 
@@ -196,7 +201,23 @@ type chain struct {
 // the most a BloomFilter gets. They cannot grow with the filter: two writers
 // of one key must take the same lock, and a goroutine holding a lock of the
 // old table would not exclude one taking a lock of the new.
-func newScalableLocks() *lockTable { return newLockTable(maxStripes * stripeWords) }
+func newScalableLocks() *layout.Locks { return layout.NewLocks(layout.MaxStripes * layout.StripeWords) }
+
+// subsOf returns the bits of filters, which the layouts' tests of several
+// sub-filters at once (classic.AnyHolds, blocked.AnyHolds) read: kept beside
+// the sub-filters, they cost no pointer to follow per sub-filter and key.
+func subsOf(filters []*BloomFilter) []layout.Bits {
+	subs := make([]layout.Bits, len(filters))
+	for i, f := range filters {
+		subs[i] = f.bits()
+	}
+	return subs
+}
+
+// setFilters makes filters the sub-filters of s, not concurrent.
+func (s *ScalableBloomFilter) setFilters(filters []*BloomFilter) {
+	s.filters, s.subs = filters, subsOf(filters)
+}
 
 // subFilters returns the sub-filters, oldest first, and whether the filter is
 // saturated.
@@ -208,15 +229,23 @@ func (s *ScalableBloomFilter) subFilters() ([]*BloomFilter, bool) {
 	return s.filters, s.saturated
 }
 
+// subBits returns the bits of the sub-filters, oldest first (subsOf).
+func (s *ScalableBloomFilter) subBits() []layout.Bits {
+	if s.conc != nil {
+		return s.conc.chain.Load().subs
+	}
+	return s.subs
+}
+
 // makeConcurrent switches s, not yet shared, to concurrent mode with the
 // given locks.
-func (s *ScalableBloomFilter) makeConcurrent(locks *lockTable) {
+func (s *ScalableBloomFilter) makeConcurrent(locks *layout.Locks) {
 	for _, f := range s.filters {
 		f.makeConcurrent(nil)
 	}
 	s.conc = &scalableConcurrency{locks: locks}
-	s.conc.chain.Store(&chain{filters: s.filters, saturated: s.saturated})
-	s.filters, s.saturated = nil, false
+	s.conc.chain.Store(&chain{filters: s.filters, subs: s.subs, saturated: s.saturated})
+	s.filters, s.subs, s.saturated = nil, nil, false
 }
 
 // NewScalable returns an empty ScalableBloomFilter whose first sub-filter
@@ -283,348 +312,11 @@ func newScalable(initialCapacity uint64, errorRate float64, s settings) (*Scalab
 	if msg := sf.checkGrowth(); msg != "" {
 		return nil, paramError("%s", msg)
 	}
-	sf.filters = []*BloomFilter{first}
+	sf.setFilters([]*BloomFilter{first})
 	if s.concurrent {
 		sf.makeConcurrent(newScalableLocks())
 	}
 	return sf, nil
-}
-
-// subCapacity returns the capacity of sub-filter i, or false if it does not
-// fit in a uint64.
-func (s *ScalableBloomFilter) subCapacity(i int) (uint64, bool) {
-	c := float64(s.initialCapacity)
-	switch {
-	case i == 0:
-	case s.growth == growthLinear:
-		c *= s.scale * float64(i)
-	default:
-		c *= math.Pow(s.scale, float64(i))
-	}
-	c = math.Round(c)
-	if c >= float64(MaxBits) {
-		return 0, false
-	}
-	return max(uint64(c), 1), true
-}
-
-// subErrorRate returns the error rate of sub-filter i, P(1-r)r^i.
-func (s *ScalableBloomFilter) subErrorRate(i int) float64 {
-	return s.errorRate * (1 - s.tightening) * math.Pow(s.tightening, float64(i))
-}
-
-// subSize returns the parameters of sub-filter i.
-func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m uint64, k uint, err error) {
-	w := s.work
-	if w == nil || i >= len(w.sizes) {
-		return s.sizeSub(i)
-	}
-	// A decoder's check sizes the first sub-filters twice, in rateBound and
-	// canBuild: once is enough.
-	c := &w.sizes[i]
-	if !c.done {
-		c.capacity, c.rate, c.m, c.k, c.err = s.sizeSub(i)
-		c.done = true
-	}
-	return c.capacity, c.rate, c.m, c.k, c.err
-}
-
-// sizeSub works out the parameters of sub-filter i (see subSize).
-func (s *ScalableBloomFilter) sizeSub(i int) (capacity uint64, rate float64, m uint64, k uint, err error) {
-	capacity, ok := s.subCapacity(i)
-	if !ok {
-		return 0, 0, 0, 0, paramError("sub-filter %d would need more than MaxBits bits", i)
-	}
-	rate = s.subErrorRate(i)
-	if s.blocked {
-		m, k, err = blockedSize(capacity, rate, s.work)
-	} else {
-		m, k, err = size(capacity, rate, s.work)
-	}
-	return capacity, rate, m, k, err
-}
-
-// nextSize returns the parameters of sub-filter i, given the bits the others
-// use, or an error if it cannot be built. It allocates nothing: decoders rely
-// on it to decide whether a filter can still grow.
-//
-// Sub-filter maxSubFilters cannot be built, whatever its size: the format
-// holds no more, and growth that goes one sub-filter per key or so
-// (Linear(1e-9) from one key, Exponential(1.0000001)) reached it well before
-// MaxBits and wrote encodings that no decoder read.
-func (s *ScalableBloomFilter) nextSize(i int, usedBits uint64) (capacity uint64, rate float64, m uint64, k uint, err error) {
-	if i >= maxSubFilters {
-		return 0, 0, 0, 0, paramError("sub-filter %d would exceed the %d sub-filters the format holds", i, maxSubFilters)
-	}
-	capacity, rate, m, k, err = s.subSize(i)
-	if err == nil && usedBits+m > MaxBits {
-		err = paramError("sub-filter %d would take the filter past MaxBits", i)
-	}
-	return capacity, rate, m, k, err
-}
-
-// minSubFilters is the number of sub-filters that the growth parameters must
-// be able to build within MaxBits bits and MaxHashes hash functions: the
-// first and two more. Fewer is not growth: Exponential(2.5e11) from one key
-// asks for a 126 GiB second sub-filter, and Tightening(5e-324) gives the
-// second a rate of 0.
-const minSubFilters = 3
-
-// canBuild reports whether the parameters of s build sub-filters 0 to n-1
-// within MaxBits bits and MaxHashes hash functions. It allocates nothing.
-func (s *ScalableBloomFilter) canBuild(n int) bool {
-	var used uint64
-	for i := range n {
-		_, _, m, _, err := s.nextSize(i, used)
-		if err != nil {
-			return false
-		}
-		used += m
-	}
-	return true
-}
-
-// checkGrowth returns why the parameters of s cannot work, with the range that
-// works, or "" if they can. NewScalable and the decoders refuse such
-// parameters. It allocates nothing but the message.
-func (s *ScalableBloomFilter) checkGrowth() string {
-	if s.growthWorks() {
-		return ""
-	}
-	if !s.canBuild(minSubFilters) {
-		return s.explainGrowth()
-	}
-	// The sub-filters can be built, so growthWorks failed on the rate.
-	limit := s.errorRate * (1 + rateSlack)
-	msg := fmt.Sprintf("errorRate %v with Tightening %v: filled to capacity, the sub-filters would reach a false-positive rate of %.3g", s.errorRate, s.tightening, s.rateBound())
-	t := *s
-	t.tightening = math.Nextafter(1, 0)
-	if t.rateBound() > limit {
-		return msg + "; no Tightening keeps errorRate: use a lower errorRate"
-	}
-	lo := bisect(t.tightening, s.tightening, func(r float64) bool {
-		t.tightening = r
-		return t.canBuild(minSubFilters) && t.rateBound() <= limit
-	})
-	return fmt.Sprintf("%s; use a Tightening of at least %v", msg, round4(lo, true))
-}
-
-// growthWorks reports whether the parameters of s build minSubFilters
-// sub-filters and keep the error rate when all are full: checkGrowth without
-// the search for a bound that works. Decoders call it on every header, so it
-// stops working out the bound as soon as the answer is known: the bound is at
-// most 1, and it only grows as rateBound goes on (see rateBoundAbove).
-//
-// It works the bound out first: a hostile header is most often condemned by
-// its first sub-filter, before the sizes of the next two are worked out.
-func (s *ScalableBloomFilter) growthWorks() bool {
-	if limit := s.errorRate * (1 + rateSlack); limit < 1 {
-		if _, above := s.rateBoundAbove(limit); above {
-			return false
-		}
-	}
-	return s.canBuild(minSubFilters)
-}
-
-// headerWork is the most work (in workMeter units: about 3.6 ms here) that
-// a decoder spends checking the growth parameters of a header
-// (growthWithin). Sound parameters take far less: Exponential(1.5),
-// Tightening(0.9) at P from 0.1 to 1e-9 take 4,000-40,000 units classic and
-// 9,000-14,000 blocked.
-const headerWork = 120_000
-
-// growthWithin is growthWorks for a decoder, which must not let a short
-// hostile header cost it much: it stops after budget units of work (see
-// workMeter), and then reports true. So it refuses only parameters that
-// growthWorks refuses, and every filter NewScalable can make decodes; what
-// it lets through when it stops short (a header costly to check, such as
-// thousands of keys per block) can break the rate bound but has no false
-// negatives. The count of work depends on the header alone, so a given
-// encoding decodes, or not, everywhere. A blocked header at a high rate cost
-// up to 0.12 s before (issue 21, item 6).
-func (s *ScalableBloomFilter) growthWithin(budget int64) (works bool) {
-	s.work = &workMeter{left: budget}
-	defer func() {
-		s.work = nil
-		if r := recover(); r != nil {
-			if _, ok := r.(overBudget); !ok {
-				panic(r)
-			}
-			works = true
-		}
-	}()
-	return s.growthWorks()
-}
-
-// explainGrowth describes why s cannot build minSubFilters sub-filters and
-// which scale or tightening would.
-func (s *ScalableBloomFilter) explainGrowth() string {
-	const need = "the filter must be able to add two sub-filters within MaxBits bits and MaxHashes hash functions"
-	t := *s
-	name, least := "Linear", math.SmallestNonzeroFloat64
-	if s.growth == growthExponential {
-		name, least = "Exponential", math.Nextafter(1, 2)
-	}
-	t.scale = least
-	if t.canBuild(minSubFilters) {
-		hi := bisect(least, s.scale, func(x float64) bool {
-			t.scale = x
-			return t.canBuild(minSubFilters)
-		})
-		return fmt.Sprintf("%s scale %v with initialCapacity %d and errorRate %v: %s; use a scale of at most %v", name, s.scale, s.initialCapacity, s.errorRate, need, round4(hi, false))
-	}
-	// The scale is not the cause: the sub-filters' error rates are.
-	t.scale = s.scale
-	half := 0.5 // the tightening that gives sub-filter 1 the largest rate
-	t.tightening = half
-	if !t.canBuild(minSubFilters) {
-		return fmt.Sprintf("errorRate %v with initialCapacity %d: %s with any Tightening", s.errorRate, s.initialCapacity, need)
-	}
-	r := bisect(half, s.tightening, func(x float64) bool {
-		t.tightening = x
-		return t.canBuild(minSubFilters)
-	})
-	bound, up := "at least", true
-	if s.tightening > half {
-		bound, up = "at most", false
-	}
-	return fmt.Sprintf("Tightening %v with errorRate %v: %s; use a Tightening of %s %v", s.tightening, s.errorRate, need, bound, round4(r, up))
-}
-
-// round4 rounds x to 4 significant digits, up or down, so that a bound that
-// an error message gives stays within the range that works.
-func round4(x float64, up bool) float64 {
-	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-		return x
-	}
-	scale := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
-	if up {
-		return math.Ceil(x*scale) / scale
-	}
-	return math.Floor(x*scale) / scale
-}
-
-// bisect returns the value nearest bad, between good and bad, for which ok
-// holds, given ok(good) and not ok(bad), in float64 steps.
-func bisect(good, bad float64, ok func(float64) bool) float64 {
-	for range 200 {
-		mid := good + (bad-good)/2
-		if mid == good || mid == bad {
-			break
-		}
-		if ok(mid) {
-			good = mid
-		} else {
-			bad = mid
-		}
-	}
-	return good
-}
-
-// rateSlack is how far above errorRate, relatively, rateBound may be. Every
-// sub-filter exceeds its target a little (see rateBound), by about its
-// target times a few parts: a filter whose rates are all tiny exceeds P by
-// parts per million, which no measurement sees and which refusing would turn
-// sound configurations away. What must be refused is the excess a high first
-// rate brings: 24% at P = 0.5 with r = 0.1, 4.9% at P = 0.1 with r = 0.1.
-const rateSlack = 0.01
-
-// rateBoundFilters is the most sub-filters whose rate rateBound works out one
-// by one; the rest are bounded together.
-const rateBoundFilters = 32
-
-// rateBound returns the false-positive rate of the filter with every
-// sub-filter it can build filled to capacity: 1 - prod(1 - e_i), with e_i
-// the rate of sub-filter i at capacity (fullRate), which exceeds its target
-// P(1-r)r^i. The excess is large where the target is: P = 0.5 with r = 0.1
-// gives the first sub-filter a target of 0.45 and one hash function, which
-// reaches 0.6 at capacity, and the filter 0.62. The sub-filters after the
-// first i worked out exceed their targets by at most the last ratio e_i/p_i
-// (the excess falls with the rate), and their targets add up to P r^i; the
-// loop stops once that ratio is within 1e-3 of 1 (a tenth of rateSlack), or after rateBoundFilters.
-func (s *ScalableBloomFilter) rateBound() float64 {
-	bound, _ := s.rateBoundAbove(math.Inf(1))
-	return bound
-}
-
-// rateBoundAbove returns rateBound and false, or, once it knows that
-// rateBound exceeds limit, a lower bound of it above limit and true, without
-// working out the rest. Every factor of miss is at most 1 and each e_i at
-// least a lower bound that blockedFullRate reports as it goes, so 1 - miss
-// with e_i at its lower bound only grows; the floating-point operations are
-// monotone too, so the answer is the one of the whole computation. A hostile
-// blocked header used to cost a decoder up to 0.1 s here, working out
-// sub-filters of rates near 1 that the first already condemned.
-func (s *ScalableBloomFilter) rateBoundAbove(limit float64) (float64, bool) {
-	miss, ratio := 1.0, 1.0
-	var used uint64
-	i := 0
-	for ; i < rateBoundFilters && (i == 0 || ratio > 1+1e-3); i++ {
-		capacity, rate, m, k, err := s.nextSize(i, used)
-		if err != nil {
-			return 1 - miss, 1-miss > limit // saturated: no bound beyond, as documented
-		}
-		used += m
-		var e float64
-		if s.blocked {
-			// A lower bound lo of e_i makes the bound exceed limit if
-			// 1 - miss*(1-lo) does.
-			var above bool
-			e, above = blockedFullRate(capacity, m, k, func(lo float64) bool { return 1-miss*(1-lo) > limit }, s.work)
-			if above {
-				return 1 - miss*(1-e), true
-			}
-		} else {
-			e = fullRate(capacity, m, k)
-		}
-		miss *= 1 - e
-		if 1-miss > limit {
-			return 1 - miss, true
-		}
-		ratio = max(e/rate, 1)
-	}
-	tail := s.errorRate * math.Pow(s.tightening, float64(i)) * ratio
-	bound := 1 - miss*(1-min(tail, 1))
-	return bound, bound > limit
-}
-
-// fullRate returns the expected false-positive rate of a sub-filter of m bits
-// and k hash functions when its count reaches capacity.
-//
-// A sub-filter counts only keys that set a clear bit: a key whose k bits are
-// already set tests present and is not added. So it fills past the point
-// that capacity random keys would reach. With x the fraction of bits set
-// after t random keys, x = 1 - e^(-kt/m), of which a fraction x^k were not
-// counted, the count is
-//
-//	c(t) = integral from 0 to t of (1 - x^k) dt' = (m/k) sum_{j=1..k} x^j/j
-//
-// (substitute x for t'). fullRate solves c = capacity for x and returns x^k;
-// with k = 1 that is capacity/m exactly. It is 1 if c never reaches
-// capacity: c tends to (m/k) H_k as the filter fills.
-func fullRate(capacity, m uint64, k uint) float64 {
-	count := func(x float64) float64 {
-		var sum, p float64 = 0, 1
-		for j := 1; j <= int(k); j++ {
-			p *= x
-			sum += p / float64(j)
-		}
-		return float64(m) / float64(k) * sum
-	}
-	n := float64(capacity)
-	if count(1) <= n {
-		return 1
-	}
-	lo, hi := 0.0, 1.0 // count(lo) < n <= count(hi)
-	for range 64 {
-		mid := (lo + hi) / 2
-		if count(mid) < n {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return math.Pow(hi, float64(k))
 }
 
 // newSubFilter builds sub-filter i, given the bits the others use.
@@ -647,150 +339,24 @@ func (s *ScalableBloomFilter) grow() {
 		s.saturated = true
 		return
 	}
-	s.filters = append(s.filters, f)
+	s.filters, s.subs = append(s.filters, f), append(s.subs, f.bits())
 }
 
 const errZeroScalable = "bloom: use of a zero ScalableBloomFilter (create one with NewScalable)"
 
+// test reports whether any sub-filter holds the key hashed to (h1, h2): the
+// layout's test of all sub-filters at once.
 func (s *ScalableBloomFilter) test(h1, h2 uint64) bool {
-	if s.conc != nil {
-		return s.conc.chain.Load().test(h1, h2)
-	}
-	if len(s.filters) == 0 {
+	subs, conc := s.subs, s.conc != nil
+	if conc {
+		subs = s.conc.chain.Load().subs
+	} else if len(subs) == 0 {
 		panic(errZeroScalable)
 	}
-	return anyHolds(s.filters, h1, h2, deepBits)
-}
-
-// test reports whether any sub-filter of c holds the key hashed to (h1, h2).
-func (c *chain) test(h1, h2 uint64) bool {
-	return anyHolds(c.filters, h1, h2, deepBits)
-}
-
-// deepBits is the size from which a sub-filter gets four positions read in
-// the first round of anyHolds instead of two: 2^22 bits (512 KiB), from which
-// its reads mostly miss the caches closest to the core. Measured on a filter
-// grown to 10^7 keys (21 sub-filters, the 7 newest that large), together with
-// testing the newest after the first round rather than before it: absent and
-// present keys about 17% faster (BenchmarkScalable, medians of 3 alternating
-// runs).
-const deepBits = 1 << 22
-
-// testOne reports whether f, plain or concurrent, holds the key hashed to
-// (h1, h2).
-func testOne(f *BloomFilter, h1, h2 uint64) bool {
-	if f.conc != nil {
-		return f.testConcurrent(h1, h2)
+	if s.blocked {
+		return blocked.AnyHolds(subs, h1, h2)
 	}
-	return f.test(h1, h2)
-}
-
-// anyHolds reports whether any of filters, oldest first, holds the key hashed
-// to (h1, h2). Sub-filters of at least deep bits get more reads in the first
-// round (deepBits; tests vary it).
-//
-// It probes the filters side by side rather than one after the other. The
-// first round reads the first two positions of every filter (four if it is
-// deep), without a branch on the bits it reads, so that the cache misses of
-// all filters are in flight at once. Then the newest filter, which holds most
-// keys, is tested in full if it is still in the running: its first reads are
-// already on their way. (If even the newest is below deep, all filters are
-// small enough to stay in the caches, and the newest is tested first, alone,
-// which is faster for the keys it holds.) The other filters still in the running go through
-// further rounds, each reading the next two positions of each, again
-// branch-free, dropping the filters where a zero turns up. An absent key,
-// which must be ruled out by every filter, so costs a few rounds instead of a
-// chain of dependent misses and mispredicted branches per filter: measured
-// 1.9x faster than probing the filters in turn at 10^5 keys and about 1.5x at
-// 10^7 (BenchmarkScalable, "TestAbsent/one-by-one").
-//
-// The positions are those of AppendLocations, which depend on a filter only
-// through m: one sequence, mixed once per position, serves all filters. Loads
-// are atomic so that it also serves concurrent filters; on amd64 they are
-// plain loads.
-func anyHolds(filters []*BloomFilter, h1, h2 uint64, deep uint64) bool {
-	if filters[0].blocked {
-		return anyHoldsSeq(filters, h1, h2)
-	}
-	for len(filters) > 64 {
-		if anyHolds(filters[len(filters)-64:], h1, h2, deep) {
-			return true
-		}
-		filters = filters[:len(filters)-64]
-	}
-	// A newest filter below deep is tested first and alone, as all of
-	// them fit in the caches; otherwise after the first round.
-	n := len(filters) - 1
-	if filters[n].m < deep {
-		if testOne(filters[n], h1, h2) {
-			return true
-		}
-		n, filters = -1, filters[:n]
-	}
-
-	// The first four positions before the multiply-shift; (x2, y, c) is
-	// the state of the sequence at position 2.
-	x0, y, c := h1, h2, uint64(0)
-	c += golden
-	x1 := x0 + y
-	y += c
-	c += golden
-	x2 := x1 + y
-	y += c
-	m0, m1, m2, m3 := mix(x0), mix(x1), mix(x2), mix(x2+y)
-
-	var alive uint64 // bit j: filters[j] may hold the key
-	for j, f := range filters {
-		hold := f.holdsPair(m0, m1, 0)
-		if f.m >= deep && f.k > 2 {
-			hold &= f.holdsPair(m2, m3, 2)
-		}
-		alive |= hold << j
-	}
-	if n >= 0 && alive>>n&1 != 0 {
-		if testOne(filters[n], h1, h2) {
-			return true
-		}
-		alive &^= 1 << n
-	}
-
-	// Later rounds: positions r and r+1, from r = 2. A deep filter reads
-	// positions 2 and 3 again, from the cache.
-	x0 = x2
-	for r := uint(2); alive != 0; r += 2 {
-		// x0 and x1 are the positions r and r+1 before the multiply-shift.
-		c += golden
-		x1 := x0 + y
-		y += c
-		m0, m1 := mix(x0), mix(x1)
-		var next uint64
-		for a := alive; a != 0; a &= a - 1 {
-			j := bits.TrailingZeros64(a)
-			f := filters[j]
-			if r >= f.k {
-				return true // all k positions of filters[j] are set
-			}
-			next |= f.holdsPair(m0, m1, r) << j
-		}
-		alive = next
-		c += golden
-		x0 = x1 + y
-		y += c
-	}
-	return false
-}
-
-// holdsPair returns 1 if f has positions r and r+1 set, 0 if not, given
-// their values mixed (mix) before the multiply-shift; r < f.k. If f has no
-// position r+1, it reads position r twice. It loads atomically, for
-// concurrent filters; on amd64 these are plain loads.
-func (f *BloomFilter) holdsPair(mixed0, mixed1 uint64, r uint) uint64 {
-	p0, _ := bits.Mul64(mixed0, f.m)
-	p1, _ := bits.Mul64(mixed1, f.m)
-	if r+1 >= f.k {
-		p1 = p0
-	}
-	return (atomic.LoadUint64(&f.words[p0>>6]) >> (p0 & 63)) & (atomic.LoadUint64(&f.words[p1>>6]) >> (p1 & 63)) & 1
+	return classic.AnyHolds(subs, h1, h2, classic.DeepBits, conc)
 }
 
 func (s *ScalableBloomFilter) testAndAdd(h1, h2 uint64) bool {
@@ -820,21 +386,28 @@ func (s *ScalableBloomFilter) insert(h1, h2 uint64) {
 // with callers adding the same key: the first inserts it, the others then
 // find it present.
 func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
+	// test for the chain c, without one more call (the closure inlines).
+	holds := func(c *chain) bool {
+		if s.blocked {
+			return blocked.AnyHolds(c.subs, h1, h2)
+		}
+		return classic.AnyHolds(c.subs, h1, h2, classic.DeepBits, true)
+	}
 	c := s.conc.chain.Load()
-	if c.test(h1, h2) {
+	if holds(c) {
 		return true
 	}
-	mu := &s.conc.locks.of(h2).mu
+	mu := &s.conc.locks.Of(h2).Mu
 	mu.Lock()
 	c = s.conc.chain.Load() // holds every sub-filter the key may have gone into
-	if c.test(h1, h2) {
+	if holds(c) {
 		mu.Unlock()
 		return true
 	}
 	newest := s.reserve(c)
-	fresh := newest.setConcurrent(h1, h2, newest.unsetConcurrent(h1, h2))
+	fresh := newest.setAtomic(h1, h2, newest.unsetAtomic(h1, h2))
 	if fresh {
-		newest.conc.count.Add(1)
+		newest.conc.Count.Add(1)
 	} else {
 		// Keys under other locks set all its bits since it tested absent:
 		// it is present now, a false positive as in a serial run, and
@@ -842,10 +415,28 @@ func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 		// set bits (with one hash function, two keys on one bit), which
 		// an encoding cannot hold: it clamped an older sub-filter's count
 		// below its capacity, and the decoder rejected it as not full.
-		newest.conc.reserved.Add(^uint64(0))
+		newest.conc.Reserved.Add(^uint64(0))
 	}
 	mu.Unlock()
 	return !fresh
+}
+
+// unsetAtomic and setAtomic are the add of a concurrent filter in two steps,
+// for ScalableBloomFilter, which takes its own lock between them:
+// unsetAtomic returns what setAtomic, with the lock held, sets. See
+// classic.Unset and blocked.Unset.
+func (f *BloomFilter) unsetAtomic(h1, h2 uint64) uint64 {
+	if f.blocked {
+		return blocked.Unset(f.words, f.m, f.k, h1, h2)
+	}
+	return classic.Unset(f.words, f.m, f.k, h1, h2)
+}
+
+func (f *BloomFilter) setAtomic(h1, h2, unset uint64) (fresh bool) {
+	if f.blocked {
+		return blocked.Set(f.words, f.m, f.k, h1, h2, unset)
+	}
+	return classic.Set(f.words, f.m, f.k, h1, h2, unset)
 }
 
 // reserve takes a slot for one more key in the newest sub-filter of c, or of
@@ -859,9 +450,9 @@ func (s *ScalableBloomFilter) testAndAddConcurrent(h1, h2 uint64) bool {
 func (s *ScalableBloomFilter) reserve(c *chain) *BloomFilter {
 	for {
 		newest := c.filters[len(c.filters)-1]
-		n := newest.conc.reserved.Load()
+		n := newest.conc.Reserved.Load()
 		if n < newest.capacity || c.saturated {
-			if newest.conc.reserved.CompareAndSwap(n, n+1) {
+			if newest.conc.Reserved.CompareAndSwap(n, n+1) {
 				return newest
 			}
 			continue
@@ -883,17 +474,18 @@ func (s *ScalableBloomFilter) growConcurrent(c *chain) *chain {
 		return cur
 	}
 	last := c.filters[len(c.filters)-1]
-	for last.conc.count.Load() < last.capacity {
-		if last.conc.reserved.Load() < last.capacity {
+	for last.conc.Count.Load() < last.capacity {
+		if last.conc.Reserved.Load() < last.capacity {
 			return c
 		}
 		runtime.Gosched()
 	}
-	next := &chain{filters: c.filters, saturated: true}
+	next := &chain{filters: c.filters, subs: c.subs, saturated: true}
 	if f, err := s.newSubFilter(len(c.filters), bitsOf(c.filters)); err == nil {
 		// The full slice expression makes append copy: readers of c keep
 		// an unchanged slice.
-		next = &chain{filters: append(c.filters[:len(c.filters):len(c.filters)], f)}
+		n := len(c.filters)
+		next = &chain{filters: append(c.filters[:n:n], f), subs: append(c.subs[:n:n], f.bits())}
 	}
 	s.conc.chain.Store(next)
 	return next
@@ -936,37 +528,70 @@ func (s *ScalableBloomFilter) TestAndAddString(key string) bool {
 	return s.testAndAdd(murmur.Sum128(bytesOf(key), s.seed))
 }
 
-// Batch calls: the batch calls of BloomFilter, for the chain of sub-filters.
-// They are the loops of single calls, on purpose, so growth happens exactly
-// where the loop grows. Rounds that first prefetched the first two positions
-// of every key in every sub-filter of at least deepBits bits (and more in the
-// newest) measured 0.85-0.97x of the loop on a filter grown to 10^7 keys
-// (BenchmarkScalableBatch, rounds of 8): anyHolds already has the misses of
-// all sub-filters of one key in flight at once, about 28 at 10^7 keys, which
-// is as many as the machine serves, and the prefetches only added work.
+// Batch calls: the batch calls of BloomFilter, for the chain of
+// sub-filters. With classic sub-filters they are the loops of single calls,
+// on purpose (see classic.AnyHolds); with blocked ones a pipeline (see
+// blocked.ChainTestMany). Either way growth happens exactly where the loop
+// of single calls grows.
 
-func scalableTestMany[K keyType](s *ScalableBloomFilter, keys []K, results []bool) []bool {
+func scalableTestMany[K layout.Key](s *ScalableBloomFilter, keys []K, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	if s.blocked {
-		return scalableTestManyBlocked(s, keys, results)
+		blocked.ChainTestMany(s.subBits(), s.seed, keys, results)
+		return results
 	}
 	for i, key := range keys {
-		results[i] = s.test(murmur.Sum128(keyBytes(&key), s.seed))
+		results[i] = s.test(murmur.Sum128(layout.KeyBytes(&key), s.seed))
 	}
 	return results
 }
 
 // scalableAddMany adds keys in order; if results is not nil, it records in it
 // what TestAndAdd would have returned for each.
-func scalableAddMany[K keyType](s *ScalableBloomFilter, keys []K, results []bool) {
+func scalableAddMany[K layout.Key](s *ScalableBloomFilter, keys []K, results []bool) {
 	if s.blocked {
 		scalableAddManyBlocked(s, keys, results)
 		return
 	}
 	for i, key := range keys {
-		present := s.testAndAdd(murmur.Sum128(keyBytes(&key), s.seed))
+		present := s.testAndAdd(murmur.Sum128(layout.KeyBytes(&key), s.seed))
 		if results != nil {
 			results[i] = present
+		}
+	}
+}
+
+// scalableAddManyBlocked is scalableAddMany for blocked sub-filters, with
+// the pipeline of blocked.ChainTestMany: it hashes keys and prefetches their
+// blocks in every sub-filter a few keys ahead of the one it adds. Growth
+// happens where the loop of single calls grows: the keys are tested and
+// inserted in order, and each round prefetches in the sub-filters as they
+// are then.
+func scalableAddManyBlocked[K layout.Key](s *ScalableBloomFilter, keys []K, results []bool) {
+	const round, ahead = blocked.ChainRound, blocked.ChainAhead
+	var ring [ahead + 1]blocked.ChainFlight
+	rounds := (len(keys) + round - 1) / round
+	for t := range rounds + ahead {
+		if t < rounds {
+			lo := t * round
+			blocked.LaunchChain(&ring[t%(ahead+1)], s.subBits(), s.seed, keys[lo:min(lo+round, len(keys))])
+		}
+		if t < ahead {
+			continue
+		}
+		r := &ring[(t-ahead)%(ahead+1)]
+		start := (t - ahead) * round
+		for i := range r.N {
+			h1, h2 := r.H[i].H1, r.H[i].H2
+			var present bool
+			if s.conc != nil {
+				present = s.testAndAdd(h1, h2)
+			} else if present = blocked.AnyHolds(s.subs, h1, h2); !present {
+				s.insert(h1, h2)
+			}
+			if results != nil {
+				results[start+i] = present
+			}
 		}
 	}
 }
@@ -1132,7 +757,7 @@ func (s *ScalableBloomFilter) Clear() {
 	if s.conc != nil {
 		first := s.conc.chain.Load().filters[0]
 		first.Clear()
-		s.conc.chain.Store(&chain{filters: []*BloomFilter{first}})
+		s.conc.chain.Store(&chain{filters: []*BloomFilter{first}, subs: []layout.Bits{first.bits()}})
 		return
 	}
 	if len(s.filters) == 0 {
@@ -1140,7 +765,8 @@ func (s *ScalableBloomFilter) Clear() {
 	}
 	s.filters[0].Clear()
 	clear(s.filters[1:])
-	s.filters = s.filters[:1]
+	clear(s.subs[1:])
+	s.filters, s.subs = s.filters[:1], s.subs[:1]
 	s.saturated = false
 }
 
@@ -1163,10 +789,11 @@ func (s *ScalableBloomFilter) snapshot() *ScalableBloomFilter {
 	c := *s
 	filters, saturated := s.subFilters()
 	c.conc, c.saturated = nil, saturated
-	c.filters = make([]*BloomFilter, len(filters))
+	snaps := make([]*BloomFilter, len(filters))
 	for i, f := range filters {
-		c.filters[i] = f.snapshot()
+		snaps[i] = f.snapshot()
 	}
+	c.setFilters(snaps)
 	return &c
 }
 
@@ -1211,11 +838,15 @@ func (s *ScalableBloomFilter) params() scalableParams {
 
 // The binary format of a ScalableBloomFilter, version 1, is written out in
 // the package doc. These are its constants.
-const (
-	scalableMagic      = "BLMS"
-	scalableHeaderSize = 56
-	maxSubFilters      = 1 << 16
-)
+// header returns the header of an encoding of s with the given sub-filters
+// and saturation, taken from one call of subFilters.
+func (s *ScalableBloomFilter) header(filters []*BloomFilter, saturated bool) format.ScalableHeader {
+	return format.ScalableHeader{
+		Seed: s.seed, Growth: uint8(s.growth), Scale: s.scale, Tightening: s.tightening,
+		InitialCapacity: s.initialCapacity, ErrorRate: s.errorRate, Saturated: saturated,
+		Blocked: s.blocked, N: len(filters),
+	}
+}
 
 // EncodedSize returns the length in bytes of the filter's binary encoding.
 // It is 0 for a zero ScalableBloomFilter, which has no encoding.
@@ -1237,15 +868,6 @@ func encodedSizes(filters []*BloomFilter) []uint64 {
 	return sizes
 }
 
-// v3Header returns the header of the encoding of s with the given
-// sub-filters and saturation, taken from one call of subFilters.
-func (s *ScalableBloomFilter) v3Header(filters []*BloomFilter, saturated bool) format.V3ScalableHeader {
-	return format.V3ScalableHeader{
-		Blocked: s.blocked, Saturated: saturated, Seed: s.seed, Growth: uint8(s.growth), Scale: s.scale,
-		Tightening: s.tightening, InitialCapacity: s.initialCapacity, ErrorRate: s.errorRate, N: len(filters),
-	}
-}
-
 // AppendBinary appends the binary encoding of the filter to b
 // (encoding.BinaryAppender).
 func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
@@ -1255,10 +877,10 @@ func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	}
 	start := len(b)
 	offsets, _ := format.V3ScalableOffsets(encodedSizes(filters))
-	b = format.AppendV3ScalableHeader(b, s.v3Header(filters, saturated), offsets)
+	b = format.AppendV3ScalableHeader(b, format.V3ScalableHeader{ScalableHeader: s.header(filters, saturated)}, offsets)
 	for i, f := range filters {
 		b = append(b, make([]byte, start+int(offsets[i])-len(b))...)
-		b = format.AppendV3(b, f.v3Header(), f.words, f.conc != nil)
+		b = format.AppendV3(b, format.V3Header{Header: f.header()}, f.words, f.conc != nil)
 	}
 	return b, nil
 }
@@ -1272,76 +894,35 @@ func (s *ScalableBloomFilter) MarshalBinary() ([]byte, error) {
 // parseScalableHeader validates the fixed header and returns an empty filter
 // with its parameters and the number of sub-filters that follow.
 func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
-	if string(b[:4]) != scalableMagic {
-		return nil, 0, corrupt("bad magic %q", b[:4])
-	}
-	blocked := false
-	switch v := binary.LittleEndian.Uint16(b[4:]); {
-	case v == blockedVersion && b[13] == layoutBlocked:
-		blocked = true
-	case v == blockedVersion:
-		return nil, 0, corrupt("unknown layout %d", b[13])
-	case v != formatVersion:
-		return nil, 0, corrupt("unsupported format version %d (want %d or %d)", v, formatVersion, blockedVersion)
-	case b[13] != 0:
-		return nil, 0, corrupt("non-zero reserved byte 13")
-	}
-	flags := binary.LittleEndian.Uint16(b[6:])
-	if flags&^1 != 0 || b[14]|b[15] != 0 || binary.LittleEndian.Uint32(b[52:]) != 0 {
-		return nil, 0, corrupt("unknown flags or non-zero reserved bytes")
-	}
-	s := &ScalableBloomFilter{
-		seed:            binary.LittleEndian.Uint32(b[8:]),
-		growth:          growth(b[12]),
-		scale:           math.Float64frombits(binary.LittleEndian.Uint64(b[16:])),
-		tightening:      math.Float64frombits(binary.LittleEndian.Uint64(b[24:])),
-		initialCapacity: binary.LittleEndian.Uint64(b[32:]),
-		errorRate:       math.Float64frombits(binary.LittleEndian.Uint64(b[40:])),
-		saturated:       flags&1 != 0,
-		blocked:         blocked,
-	}
-	n := binary.LittleEndian.Uint32(b[48:])
-	if n == 0 || n > maxSubFilters {
-		return nil, 0, corrupt("%d sub-filters", n)
-	}
-	if err := s.checkParams(); err != nil {
+	h, err := format.ParseScalableHeader(b)
+	if err != nil {
 		return nil, 0, err
 	}
-	return s, int(n), nil
+	s, err := scalableFrom(h)
+	return s, h.N, err
 }
 
-// checkParams checks the parameters of a decoded header, of any version.
-func (s *ScalableBloomFilter) checkParams() error {
-	switch {
-	case s.growth == growthLinear && !(s.scale > 0 && !math.IsInf(s.scale, 0)),
-		s.growth == growthExponential && !(s.scale > 1 && !math.IsInf(s.scale, 0)),
-		s.growth != growthLinear && s.growth != growthExponential:
-		return corrupt("bad growth %d with scale %v", s.growth, s.scale)
-	case !(s.tightening > 0 && s.tightening < 1):
-		return corrupt("tightening %v not in (0, 1)", s.tightening)
-	case s.initialCapacity == 0:
-		return corrupt("initial capacity 0")
-	case !(s.errorRate > 0 && s.errorRate < 1):
-		return corrupt("error rate %v not in (0, 1)", s.errorRate)
+// scalableFrom returns an empty filter with the parameters of a decoded
+// header, of any version, if they can grow a filter.
+func scalableFrom(h format.ScalableHeader) (*ScalableBloomFilter, error) {
+	s := &ScalableBloomFilter{
+		seed:            h.Seed,
+		growth:          growth(h.Growth),
+		scale:           h.Scale,
+		tightening:      h.Tightening,
+		initialCapacity: h.InitialCapacity,
+		errorRate:       h.ErrorRate,
+		saturated:       h.Saturated,
+		blocked:         h.Blocked,
 	}
 	// growthWithin, not checkGrowth: the bound that checkGrowth's message
 	// gives takes a bisection over many sizings, which would let a short
 	// hostile input cost a decoder seconds (seen as stalls in
 	// FuzzScalableUnmarshalBinary), and growthWorks alone up to 0.12 s.
 	if !s.growthWithin(headerWork) {
-		return corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
+		return nil, format.Corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
 	}
-	return nil
-}
-
-// fromV3Header returns an empty filter with the parameters of a version-3
-// header, checked as checkParams does.
-func fromV3Header(h format.V3ScalableHeader) (*ScalableBloomFilter, error) {
-	s := &ScalableBloomFilter{
-		seed: h.Seed, growth: growth(h.Growth), scale: h.Scale, tightening: h.Tightening,
-		initialCapacity: h.InitialCapacity, errorRate: h.ErrorRate, saturated: h.Saturated, blocked: h.Blocked,
-	}
-	return s, s.checkParams()
+	return s, nil
 }
 
 // walkV3 validates the structure of data as a version-3 encoding (see
@@ -1351,7 +932,7 @@ func walkV3(data []byte) (*ScalableBloomFilter, []format.V3Sub, error) {
 	if len(data) >= format.V3HeaderSize {
 		// The parameters first, so that hostile ones cost no walk.
 		if h, err := format.ParseV3ScalableHeader(data); err == nil {
-			if _, err := fromV3Header(h); err != nil {
+			if _, err := scalableFrom(h.ScalableHeader); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -1360,94 +941,22 @@ func walkV3(data []byte) (*ScalableBloomFilter, []format.V3Sub, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := fromV3Header(h)
+	d, err := scalableFrom(h.ScalableHeader)
 	return d, subs, err
-}
-
-// readV3 is readFrom for a version-3 encoding, whose first
-// scalableHeaderSize bytes are in hb, from cr.
-func (s *ScalableBloomFilter) readV3(cr *crcReader, src io.Reader, hb *[format.V3HeaderSize]byte) (int64, error) {
-	if _, err := io.ReadFull(cr, hb[scalableHeaderSize:]); err != nil {
-		return cr.n, noEOF(err)
-	}
-	h, err := format.ParseV3ScalableHeader(hb[:])
-	if err != nil {
-		return cr.n, err
-	}
-	d, err := fromV3Header(h)
-	if err != nil {
-		return cr.n, err
-	}
-	offsets, _, err := format.ReadV3Table(cr, h)
-	if err != nil {
-		return cr.n, err
-	}
-	for i, off := range offsets {
-		// Each sub-filter starts on the next cache line: offsets[i] must
-		// be where the previous one ends, rounded up.
-		if want := format.AlignV3(uint64(cr.n)); off != want {
-			return cr.n, corrupt("sub-filter %d at offset %d, want %d", i, off, want)
-		}
-		if _, err := format.ReadV3Padding(cr, off-uint64(cr.n)); err != nil {
-			return cr.n, err
-		}
-		f, _, err := readFilter(cr, src, version3)
-		if err != nil {
-			return cr.n, err
-		}
-		if err := d.checkSubFilter(i, f); err != nil {
-			return cr.n, err
-		}
-		d.filters = append(d.filters, f)
-	}
-	if err := d.finish(); err != nil {
-		return cr.n, err
-	}
-	s.replace(d)
-	return cr.n, nil
-}
-
-// checkSubFilter verifies that f is exactly the i-th sub-filter s would build,
-// or would have built before sizing used the exact rate (legacySize).
-func (s *ScalableBloomFilter) checkSubFilter(i int, f *BloomFilter) error {
-	capacity, rate, m, k, err := s.subSize(i)
-	if (err != nil || f.m != m || f.k != k) && f.capacity == capacity && f.errorRate == rate && !s.blocked {
-		m, k, err = legacySize(capacity, rate)
-	}
-	if err != nil || f.capacity != capacity || f.errorRate != rate || f.m != m || f.k != k || f.seed != s.seed || f.blocked != s.blocked {
-		return corrupt("sub-filter %d does not match the filter's parameters", i)
-	}
-	return nil
-}
-
-// legacySaturated reports whether s, with sizing as it was before it used
-// the exact rate (legacySize), could not build its next sub-filter: the
-// Saturated flag of a filter saved then. Such a filter stays saturated.
-func (s *ScalableBloomFilter) legacySaturated() bool {
-	if s.blocked {
-		return false // blocked filters came after the exact sizing
-	}
-	i := len(s.filters)
-	capacity, ok := s.subCapacity(i)
-	if !ok {
-		return true
-	}
-	m, _, err := legacySize(capacity, s.subErrorRate(i))
-	return err != nil || s.Bits()+m > MaxBits
 }
 
 // finish validates the decoded filter as a whole.
 func (s *ScalableBloomFilter) finish() error {
 	for _, f := range s.filters[:len(s.filters)-1] {
 		if f.count < f.capacity {
-			return corrupt("a sub-filter other than the newest is not full")
+			return format.Corrupt("a sub-filter other than the newest is not full")
 		}
 	}
 	// Arithmetic only: building the next sub-filter to see whether it
 	// fits would let a short input allocate up to MaxBits bits.
 	if s.saturated && !s.legacySaturated() {
 		if _, _, _, _, err := s.nextSize(len(s.filters), s.Bits()); err == nil {
-			return corrupt("marked saturated but can still grow")
+			return format.Corrupt("marked saturated but can still grow")
 		}
 	}
 	return nil
@@ -1466,14 +975,11 @@ func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
 		}
 		d.filters = make([]*BloomFilter, 0, len(subs))
 		for i, sub := range subs {
-			h, words, err := format.DecodeV3(data[sub.Off:sub.Off+sub.H.Size()], allocWords(sub.H.Blocked))
+			h, words, err := format.DecodeV3(data[sub.Off : sub.Off+sub.H.Size()])
 			if err != nil {
 				return fmt.Errorf("sub-filter %d: %w", i, err)
 			}
-			f, err := fromV3(h, words)
-			if err != nil {
-				return err
-			}
+			f := fromHeader(h.Header, words)
 			if err := d.checkSubFilter(i, f); err != nil {
 				return err
 			}
@@ -1482,44 +988,26 @@ func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
 		if err := d.finish(); err != nil {
 			return err
 		}
+		d.setFilters(d.filters)
 		s.replace(d)
 		return nil
 	}
-	if len(data) < scalableHeaderSize+crcSize {
+	if len(data) < format.ScalableHeaderSize+format.CRCSize {
 		return io.ErrUnexpectedEOF
 	}
 	d, n, err := parseScalableHeader(data)
 	if err != nil {
 		return err
 	}
-	// Walk the sub-filter headers to check the length before anything else,
-	// so that a truncated input is io.ErrUnexpectedEOF and nothing is
-	// allocated for sizes the input does not hold.
-	sizes := make([]uint64, 0, min(n, len(data)/(headerSize+8+crcSize)))
-	off := uint64(scalableHeaderSize)
-	for range n {
-		if uint64(len(data)) < off+headerSize {
-			return io.ErrUnexpectedEOF
-		}
-		h, err := parseHeader(data[off:])
-		if err != nil {
-			return err
-		}
-		size := headerSize + 8*h.words() + crcSize
-		sizes = append(sizes, size)
-		off += size
-	}
-	switch {
-	case uint64(len(data)) < off+crcSize:
-		return io.ErrUnexpectedEOF
-	case uint64(len(data)) > off+crcSize:
-		return corrupt("%d trailing bytes", uint64(len(data))-off-crcSize)
-	}
-	if crc32.Checksum(data[:off], castagnoli) != binary.LittleEndian.Uint32(data[off:]) {
-		return corrupt("checksum mismatch")
+	// The sub-filter headers first, to check the length before anything
+	// else, so that a truncated input is io.ErrUnexpectedEOF and nothing
+	// is allocated for sizes the input does not hold.
+	sizes, err := format.SubFilterSizes(data, n)
+	if err != nil {
+		return err
 	}
 	d.filters = make([]*BloomFilter, 0, n)
-	rest := data[scalableHeaderSize:off]
+	rest := data[format.ScalableHeaderSize:]
 	for i, size := range sizes {
 		f, err := decode(rest[:size])
 		if err != nil {
@@ -1534,6 +1022,7 @@ func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
 	if err := d.finish(); err != nil {
 		return err
 	}
+	d.setFilters(d.filters)
 	s.replace(d)
 	return nil
 }
@@ -1553,7 +1042,7 @@ func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 		return 0, errors.New(errZeroScalable)
 	}
 	offsets, _ := format.V3ScalableOffsets(encodedSizes(filters))
-	n, err := w.Write(format.AppendV3ScalableHeader(nil, s.v3Header(filters, saturated), offsets))
+	n, err := w.Write(format.AppendV3ScalableHeader(nil, format.V3ScalableHeader{ScalableHeader: s.header(filters, saturated)}, offsets))
 	total := int64(n)
 	var pad [format.V3Align]byte
 	for i, f := range filters {
@@ -1566,7 +1055,7 @@ func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 			return total, err
 		}
 		var n64 int64
-		n64, err = format.WriteV3(w, f.v3Header(), f.words, f.conc != nil)
+		n64, err = format.WriteV3(w, format.V3Header{Header: f.header()}, f.words, f.conc != nil)
 		total += n64
 	}
 	return total, err
@@ -1586,69 +1075,301 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 
 // readFrom is ReadFrom from r, which passes src through (see readFilter).
 func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
-	cr := &crcReader{r: r}
+	cr := &format.CRCReader{R: r}
 	var hb [format.V3HeaderSize]byte
-	if _, err := io.ReadFull(cr, hb[:scalableHeaderSize]); err != nil {
-		return cr.n, noEOF(err)
+	if _, err := io.ReadFull(cr, hb[:format.ScalableHeaderSize]); err != nil {
+		return cr.N, format.NoEOF(err)
 	}
 	if format.IsV3(hb[:]) {
-		cr.noCRC = true
+		cr.NoCRC = true
 		return s.readV3(cr, src, &hb)
 	}
-	d, n, err := parseScalableHeader(hb[:scalableHeaderSize])
+	d, n, err := parseScalableHeader(hb[:format.ScalableHeaderSize])
 	if err != nil {
-		return cr.n, err
+		return cr.N, err
 	}
 	for i := range n {
-		f, _, err := readFilter(cr, src, version1or2)
+		f, _, err := readFilter(cr, src, format.V1or2)
 		if err != nil {
-			return cr.n, err
+			return cr.N, err
 		}
 		if err := d.checkSubFilter(i, f); err != nil {
-			return cr.n, err
+			return cr.N, err
 		}
 		d.filters = append(d.filters, f)
 	}
-	want := cr.crc
-	var cb [crcSize]byte
+	want := cr.CRC
+	var cb [format.CRCSize]byte
 	if _, err := io.ReadFull(cr, cb[:]); err != nil {
-		return cr.n, noEOF(err)
+		return cr.N, format.NoEOF(err)
 	}
 	if binary.LittleEndian.Uint32(cb[:]) != want {
-		return cr.n, corrupt("checksum mismatch")
+		return cr.N, format.Corrupt("checksum mismatch")
 	}
 	if err := d.finish(); err != nil {
-		return cr.n, err
+		return cr.N, err
 	}
+	d.setFilters(d.filters)
 	s.replace(d)
-	return cr.n, nil
+	return cr.N, nil
 }
 
-// crcReader counts and, unless noCRC, checksums what passes through it.
-// Version 3 has no checksum of the whole encoding: its sub-filters carry
-// their own.
-type crcReader struct {
-	r     io.Reader
-	n     int64
-	crc   uint32
-	noCRC bool
-}
-
-func (c *crcReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if !c.noCRC {
-		c.crc = crc32.Update(c.crc, castagnoli, p[:n])
+// readV3 is readFrom for a version-3 encoding, whose first
+// format.ScalableHeaderSize bytes are in hb, from cr.
+func (s *ScalableBloomFilter) readV3(cr *format.CRCReader, src io.Reader, hb *[format.V3HeaderSize]byte) (int64, error) {
+	if _, err := io.ReadFull(cr, hb[format.ScalableHeaderSize:]); err != nil {
+		return cr.N, format.NoEOF(err)
 	}
-	return n, err
+	h, err := format.ParseV3ScalableHeader(hb[:])
+	if err != nil {
+		return cr.N, err
+	}
+	d, err := scalableFrom(h.ScalableHeader)
+	if err != nil {
+		return cr.N, err
+	}
+	offsets, _, err := format.ReadV3Table(cr, h)
+	if err != nil {
+		return cr.N, err
+	}
+	for i, off := range offsets {
+		// Each sub-filter starts on the next cache line: offsets[i] must
+		// be where the previous one ends, rounded up.
+		if want := format.AlignV3(uint64(cr.N)); off != want {
+			return cr.N, format.Corrupt("sub-filter %d at offset %d, want %d", i, off, want)
+		}
+		if _, err := format.ReadV3Padding(cr, off-uint64(cr.N)); err != nil {
+			return cr.N, err
+		}
+		f, _, err := readFilter(cr, src, format.V3)
+		if err != nil {
+			return cr.N, err
+		}
+		if err := d.checkSubFilter(i, f); err != nil {
+			return cr.N, err
+		}
+		d.filters = append(d.filters, f)
+	}
+	if err := d.finish(); err != nil {
+		return cr.N, err
+	}
+	d.setFilters(d.filters)
+	s.replace(d)
+	return cr.N, nil
 }
+
+// Filter is what BloomFilter and ScalableBloomFilter have in common, for
+// code that handles either kind, such as the result of ReadAny. Only
+// *BloomFilter and *ScalableBloomFilter implement it, so that methods can be
+// added to it as both types gain them; use a type switch for the rest.
+type Filter interface {
+	Add(key []byte)
+	AddString(key string)
+	Test(key []byte) bool
+	TestString(key string) bool
+	TestAndAdd(key []byte) bool
+	TestAndAddString(key string) bool
+	AddMany(keys [][]byte)
+	AddManyStrings(keys []string)
+	TestMany(keys [][]byte, results []bool) []bool
+	TestManyStrings(keys []string, results []bool) []bool
+	TestAndAddMany(keys [][]byte, results []bool) []bool
+	TestAndAddManyStrings(keys []string, results []bool) []bool
+
+	Count() uint64
+	Capacity() uint64
+	ErrorRate() float64
+	Seed() uint32
+	Bits() uint64
+	FillRatio() float64
+	EstimatedCount() uint64
+	EstimatedErrorRate() float64
+	Clear()
+
+	EncodedSize() int
+	AppendBinary(b []byte) ([]byte, error)
+	MarshalBinary() ([]byte, error)
+	AppendText(b []byte) ([]byte, error)
+	MarshalText() ([]byte, error)
+	WriteTo(w io.Writer) (int64, error)
+
+	isFilter()
+}
+
+func (*BloomFilter) isFilter()         {}
+func (*ScalableBloomFilter) isFilter() {}
+
+var (
+	_ Filter = (*BloomFilter)(nil)
+	_ Filter = (*ScalableBloomFilter)(nil)
+)
+
+// ReadScalable reads one ScalableBloomFilter written by WriteTo or
+// MarshalBinary from r and returns it, built with opts, with the guarantees
+// and errors of Read. Concurrent makes it concurrent; Seed, Linear,
+// Exponential and Tightening are allowed only if they agree with the
+// encoded parameters.
+func ReadScalable(r io.Reader, opts ...Option) (*ScalableBloomFilter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	return readScalable(r, nil, s)
+}
+
+// ReadAny reads one filter of either kind from r, as its magic says, and
+// returns it built with opts: a *BloomFilter or a *ScalableBloomFilter, with
+// the guarantees and errors of Read and ReadScalable. Growth options
+// contradict a BloomFilter's encoding. On error the Filter is nil.
+func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	var m [len(format.Magic)]byte
+	if n, err := io.ReadFull(r, m[:]); err != nil {
+		if n == 0 && err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, format.NoEOF(err)
+	}
+	switch string(m[:]) {
+	case format.Magic:
+		if err := s.plainOnly(); err != nil {
+			return nil, paramError("Linear, Exponential and Tightening contradict a BloomFilter's encoding")
+		}
+		f, err := readPlain(r, m[:], s)
+		if err != nil {
+			return nil, err // not a nil *BloomFilter in a non-nil Filter
+		}
+		return f, nil
+	case format.ScalableMagic:
+		f, err := readScalable(r, m[:], s)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	return nil, format.Corrupt("bad magic %q", m[:])
+}
+
+// readScalable is ReadScalable, after prefix has been read from r.
+func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter, error) {
+	var buf [format.V3HeaderSize]byte
+	hb := buf[:format.ScalableHeaderSize]
+	if err := format.ReadHeader(r, prefix, hb); err != nil {
+		return nil, err
+	}
+	var d *ScalableBloomFilter
+	if format.IsV3(hb) {
+		hb = buf[:]
+		if _, err := io.ReadFull(r, hb[format.ScalableHeaderSize:]); err != nil {
+			return nil, format.NoEOF(err)
+		}
+		h, err := format.ParseV3ScalableHeader(hb)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = scalableFrom(h.ScalableHeader); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if d, _, err = parseScalableHeader(hb); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case s.seedSet && s.seed != d.seed:
+		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, d.seed)
+	case s.growth != growthNone && (s.growth != d.growth || s.scale != d.scale):
+		return nil, paramError("growth option contradicts the encoded growth (%s %v)", growthName(d.growth), d.scale)
+	case s.tightening != 0 && s.tightening != d.tightening:
+		return nil, paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
+	case s.blocked && !d.blocked:
+		return nil, paramError("Blocked contradicts the encoded classic layout")
+	case s.classic && d.blocked:
+		return nil, paramError("Classic contradicts the encoded blocked layout")
+	}
+	var g ScalableBloomFilter
+	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb), r), r); err != nil {
+		return nil, err
+	}
+	if s.concurrent {
+		g.makeConcurrent(newScalableLocks())
+	}
+	return &g, nil
+}
+
+func growthName(g growth) string {
+	if g == growthLinear {
+		return "Linear"
+	}
+	return "Exponential"
+}
+
+// AppendText appends the text encoding of the filter to b: the standard
+// base64 encoding, with padding, of its binary encoding
+// (encoding.TextAppender). It returns an error only for a zero
+// ScalableBloomFilter.
+func (s ScalableBloomFilter) AppendText(b []byte) ([]byte, error) {
+	data, err := s.MarshalBinary()
+	if err != nil {
+		return b, err
+	}
+	return base64.StdEncoding.AppendEncode(b, data), nil
+}
+
+// MarshalText returns the text encoding of the filter, the standard base64
+// encoding of MarshalBinary's (encoding.TextMarshaler), as for BloomFilter.
+func (s ScalableBloomFilter) MarshalText() ([]byte, error) {
+	return s.AppendText(make([]byte, 0, base64.StdEncoding.EncodedLen(s.EncodedSize())))
+}
+
+// UnmarshalText decodes a filter encoded by MarshalText into s
+// (encoding.TextUnmarshaler), with the guarantees of
+// BloomFilter.UnmarshalText.
+func (s *ScalableBloomFilter) UnmarshalText(text []byte) error {
+	data, err := format.DecodeText(text, format.V3HeaderSize, func(hdr []byte) (uint64, error) {
+		if format.IsV3(hdr) {
+			h, err := format.ParseV3ScalableHeader(hdr)
+			if err == nil {
+				_, err = scalableFrom(h.ScalableHeader)
+			}
+			// At least the header, the table and n sub-filters of a
+			// header and a word.
+			return format.AlignV3(format.V3HeaderSize+8*uint64(h.N)) + uint64(h.N)*(format.V3HeaderSize+8+4), err
+		}
+		_, n, err := parseScalableHeader(hdr)
+		// At least the header, n sub-filter headers and two checksums
+		// each: an exact length needs the sub-filter headers.
+		return format.ScalableHeaderSize + uint64(n)*(format.HeaderSize+8+format.CRCSize) + format.CRCSize, err
+	})
+	if err != nil {
+		return err
+	}
+	return s.UnmarshalBinary(data)
+}
+
+// Layout returns the layout of the filter's sub-filters, LayoutClassic or
+// LayoutBlocked, or 0 for a zero ScalableBloomFilter.
+func (s *ScalableBloomFilter) Layout() Layout {
+	if filters, _ := s.subFilters(); len(filters) == 0 {
+		return 0
+	}
+	return layoutOf(s.blocked)
+}
+
+// Blocked reports whether the filter's sub-filters have the blocked layout
+// (see Blocked).
+func (s *ScalableBloomFilter) Blocked() bool { return s.blocked }
 
 // AddHash inserts the key whose 64-bit hash is h unless it tests present
 // already: it is Add of the 8 little-endian bytes of h (see
 // BloomFilter.TestHash for what a hashed key promises). It does not
 // allocate unless it adds a sub-filter.
 func (s *ScalableBloomFilter) AddHash(h uint64) {
-	s.testAndAdd(murmur.Sum128(keyBytes(&h), s.seed))
+	s.testAndAdd(murmur.Sum128(layout.KeyBytes(&h), s.seed))
 }
 
 // TestHash reports whether the key whose 64-bit hash is h may be in the
@@ -1658,13 +1379,13 @@ func (s *ScalableBloomFilter) AddHash(h uint64) {
 // keys whose hashes collide are one key to the filter, which adds about
 // n/2^64 to the rate for n keys and a uniform 64-bit hash.
 func (s *ScalableBloomFilter) TestHash(h uint64) bool {
-	return s.test(murmur.Sum128(keyBytes(&h), s.seed))
+	return s.test(murmur.Sum128(layout.KeyBytes(&h), s.seed))
 }
 
 // TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
 // TestHash).
 func (s *ScalableBloomFilter) TestAndAddHash(h uint64) bool {
-	return s.testAndAdd(murmur.Sum128(keyBytes(&h), s.seed))
+	return s.testAndAdd(murmur.Sum128(layout.KeyBytes(&h), s.seed))
 }
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes, growing the

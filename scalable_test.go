@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomfilters/bloom/internal/classic"
 	"github.com/bloomfilters/bloom/internal/format"
+	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/spaolacci/murmur3"
 )
 
@@ -415,11 +417,11 @@ func TestScalableSaturation(t *testing.T) {
 func checkSubFilterCap(t *testing.T) {
 	// The classic layout stops at the same cap.
 	c := mustScalable(t, 1, 0.01, Linear(1e-9), Tightening(0.999))
-	if _, _, _, _, err := c.nextSize(maxSubFilters-1, 0); err != nil {
-		t.Errorf("classic sub-filter %d: %v", maxSubFilters-1, err)
+	if _, _, _, _, err := c.nextSize(format.MaxSubFilters-1, 0); err != nil {
+		t.Errorf("classic sub-filter %d: %v", format.MaxSubFilters-1, err)
 	}
-	if _, _, _, _, err := c.nextSize(maxSubFilters, 0); err == nil {
-		t.Errorf("classic sub-filter %d can be built", maxSubFilters)
+	if _, _, _, _, err := c.nextSize(format.MaxSubFilters, 0); err == nil {
+		t.Errorf("classic sub-filter %d can be built", format.MaxSubFilters)
 	}
 
 	s := mustScalable(t, 1, 0.01, Exponential(1.0000001), Tightening(0.999), Blocked(), Seed(21))
@@ -439,7 +441,7 @@ func checkSubFilterCap(t *testing.T) {
 	// tests every key against every sub-filter, and grow sums their sizes.
 	fill(s.filters[0])
 	used := s.filters[0].m
-	for len(s.filters) < maxSubFilters-1 {
+	for len(s.filters) < format.MaxSubFilters-1 {
 		f, err := s.newSubFilter(len(s.filters), used)
 		if err != nil {
 			t.Fatalf("sub-filter %d: %v", len(s.filters), err)
@@ -448,6 +450,7 @@ func checkSubFilterCap(t *testing.T) {
 		used += f.m
 		s.filters = append(s.filters, f)
 	}
+	s.setFilters(s.filters) // the sub-filters' bits for the layouts' tests
 	if s.Saturated() || s.filters[len(s.filters)-1].capacity != 1 {
 		t.Fatalf("%d sub-filters: saturated %v, capacity of the newest %d", len(s.filters), s.Saturated(), s.filters[len(s.filters)-1].capacity)
 	}
@@ -494,7 +497,7 @@ func checkSubFilterCap(t *testing.T) {
 			what = "concurrent"
 		}
 		// Through Add from here: fill the newest, grow to the cap, fill it.
-		for f.NumFilters() < maxSubFilters || f.Count() < f.Capacity() {
+		for f.NumFilters() < format.MaxSubFilters || f.Count() < f.Capacity() {
 			if !f.TestAndAdd(keyOf(buf, 0, key)) {
 				sample = append(sample, key)
 			}
@@ -503,8 +506,8 @@ func checkSubFilterCap(t *testing.T) {
 				t.Fatalf("%s: saturated at %d sub-filters", what, f.NumFilters())
 			}
 		}
-		if f.NumFilters() != maxSubFilters {
-			t.Fatalf("%s: %d sub-filters, want %d", what, f.NumFilters(), maxSubFilters)
+		if f.NumFilters() != format.MaxSubFilters {
+			t.Fatalf("%s: %d sub-filters, want %d", what, f.NumFilters(), format.MaxSubFilters)
 		}
 		decodes(what+" at the cap", f, sample)
 		// Past the cap: the next new key saturates the filter, which keeps
@@ -516,8 +519,8 @@ func checkSubFilterCap(t *testing.T) {
 			}
 			key++
 		}
-		if got := f.NumFilters(); got != maxSubFilters || !f.Saturated() {
-			t.Errorf("%s past the cap: %d sub-filters, saturated %v; want %d, saturated", what, got, f.Saturated(), maxSubFilters)
+		if got := f.NumFilters(); got != format.MaxSubFilters || !f.Saturated() {
+			t.Errorf("%s past the cap: %d sub-filters, saturated %v; want %d, saturated", what, got, f.Saturated(), format.MaxSubFilters)
 		}
 		for _, k := range past {
 			if !f.Test(keyOf(buf, 0, k)) {
@@ -588,7 +591,7 @@ var scalableFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 1}, {13, 1}, {16
 // sub-filter the table of offsets points to (up to the next offset, or the
 // end), then the table's checksum and the header's.
 func resealScalableV3(b []byte) []byte {
-	n := int(min(binary.LittleEndian.Uint32(b[48:]), maxSubFilters))
+	n := int(min(binary.LittleEndian.Uint32(b[48:]), format.MaxSubFilters))
 	if len(b) < format.V3HeaderSize+8*n {
 		binary.LittleEndian.PutUint32(b[60:], crc32Checksum(b[:60]))
 		return b
@@ -621,7 +624,7 @@ func resealScalableV3(b []byte) []byte {
 // scalable encoding b, or -1 if the structure cannot be followed that far.
 func subFilterAt(b []byte, i int) int {
 	if len(b) >= format.V3HeaderSize && format.IsV3(b) {
-		n := int(min(binary.LittleEndian.Uint32(b[48:]), maxSubFilters))
+		n := int(min(binary.LittleEndian.Uint32(b[48:]), format.MaxSubFilters))
 		if n == 0 || len(b) < format.V3HeaderSize+8*n {
 			return -1
 		}
@@ -631,25 +634,25 @@ func subFilterAt(b []byte, i int) int {
 		}
 		return int(off)
 	}
-	if len(b) < scalableHeaderSize {
+	if len(b) < format.ScalableHeaderSize {
 		return -1
 	}
-	n := int(min(binary.LittleEndian.Uint32(b[48:]), maxSubFilters))
+	n := int(min(binary.LittleEndian.Uint32(b[48:]), format.MaxSubFilters))
 	if n == 0 {
 		return -1
 	}
-	off := uint64(scalableHeaderSize)
+	off := uint64(format.ScalableHeaderSize)
 	for range i % n {
-		if uint64(len(b)) < off+headerSize {
+		if uint64(len(b)) < off+format.HeaderSize {
 			return -1
 		}
 		m := binary.LittleEndian.Uint64(b[off+16:])
 		if m > MaxBits {
 			return -1
 		}
-		off += headerSize + 8*((m+63)/64) + crcSize
+		off += format.HeaderSize + 8*((m+63)/64) + format.CRCSize
 	}
-	if uint64(len(b)) < off+headerSize {
+	if uint64(len(b)) < off+format.HeaderSize {
 		return -1
 	}
 	return int(off)
@@ -793,7 +796,7 @@ func BenchmarkScalable(b *testing.B) {
 				h1, h2 := murmur3.Sum128WithSeed(absent[i&(keySet-1)], s.seed)
 				found := false
 				for j := len(filters) - 1; j >= 0 && !found; j-- {
-					found = filters[j].test(h1, h2)
+					found = classic.Test(filters[j].words, filters[j].m, filters[j].k, h1, h2)
 				}
 				sink = found
 			}
@@ -1089,7 +1092,7 @@ func timed2(first, second func()) (t1, t2 float64) {
 	return float64(t.Sub(t0).Nanoseconds()), float64(time.Since(t).Nanoseconds())
 }
 
-// TestScalableDefaults computes the table in README: bits per key averaged
+// TestScalableDefaults computes the table in docs/scalable.md: bits per key averaged
 // over final sizes from 10^4 to 10^7 keys (301 log-spaced sizes), starting at
 // 1,000 keys with p = 0.01, for the growth settings the defaults were chosen
 // from. The sizes are what NewScalable allocates, sub-filter by sub-filter. It
@@ -1420,7 +1423,7 @@ func TestScalableSideBySideProbing(t *testing.T) {
 				t.Fatalf("concurrent=%v key %d: Test = %v, one by one %v", conc, i, got, !got)
 			}
 			h1, h2 := murmur3.Sum128WithSeed(k, s.seed)
-			if anyHolds(filters, h1, h2, 0) != got || anyHolds(filters, h1, h2, math.MaxUint64) != got {
+			if subs := subsOf(filters); classic.AnyHolds(subs, h1, h2, 0, conc) != got || classic.AnyHolds(subs, h1, h2, math.MaxUint64, conc) != got {
 				t.Fatalf("concurrent=%v key %d: Test = %v, but not with all or no filters deep", conc, i, got)
 			}
 			if got {
@@ -1442,21 +1445,21 @@ func resealScalable(b []byte) []byte {
 	if len(b) >= format.V3HeaderSize && format.IsV3(b) {
 		return resealScalableV3(b)
 	}
-	if len(b) < scalableHeaderSize+crcSize {
+	if len(b) < format.ScalableHeaderSize+format.CRCSize {
 		return b
 	}
 	n := binary.LittleEndian.Uint32(b[48:])
-	off := uint64(scalableHeaderSize)
-	for range min(n, maxSubFilters) {
-		if uint64(len(b)) < off+headerSize {
+	off := uint64(format.ScalableHeaderSize)
+	for range min(n, format.MaxSubFilters) {
+		if uint64(len(b)) < off+format.HeaderSize {
 			break
 		}
 		m := binary.LittleEndian.Uint64(b[off+16:])
 		if m > MaxBits {
 			break
 		}
-		size := headerSize + 8*((m+63)/64) + crcSize
-		if uint64(len(b)) < off+size+crcSize {
+		size := format.HeaderSize + 8*((m+63)/64) + format.CRCSize
+		if uint64(len(b)) < off+size+format.CRCSize {
 			break
 		}
 		reseal(b[off : off+size])
@@ -1495,12 +1498,12 @@ func allocated(fn func()) uint64 {
 // growth parameters and an error rate in [0.3, 0.999), blocked or classic,
 // as in issue 21, item 6.
 func randomHostileHeader(rng *rand.Rand, blocked bool) []byte {
-	b := make([]byte, scalableHeaderSize+crcSize)
-	copy(b, scalableMagic)
-	binary.LittleEndian.PutUint16(b[4:], formatVersion)
+	b := make([]byte, format.ScalableHeaderSize+format.CRCSize)
+	copy(b, format.ScalableMagic)
+	binary.LittleEndian.PutUint16(b[4:], format.Version1)
 	if blocked {
-		binary.LittleEndian.PutUint16(b[4:], blockedVersion)
-		b[13] = layoutBlocked
+		binary.LittleEndian.PutUint16(b[4:], format.Version2)
+		b[13] = format.LayoutBlocked
 	}
 	binary.LittleEndian.PutUint32(b[8:], rng.Uint32())
 	scale := math.Pow(10, -9+12*rng.Float64())
@@ -1629,7 +1632,7 @@ func hostileParams(b []byte) *ScalableBloomFilter {
 		tightening:      math.Float64frombits(binary.LittleEndian.Uint64(b[24:])),
 		initialCapacity: binary.LittleEndian.Uint64(b[32:]),
 		errorRate:       math.Float64frombits(binary.LittleEndian.Uint64(b[40:])),
-		blocked:         b[13] == layoutBlocked,
+		blocked:         b[13] == format.LayoutBlocked,
 	}
 }
 
@@ -1997,7 +2000,7 @@ func TestScalableHighRateKeepsBound(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s.filters = []*BloomFilter{first}
+				s.setFilters([]*BloomFilter{first})
 				return s
 			})
 			t.Logf("built past the check: measured %.4f (%.3fx the target)", got, got/c.p)
@@ -2204,9 +2207,9 @@ func TestConcurrentLockTableScales(t *testing.T) {
 		stripes int
 		bytes   uint64 // at most, in all
 	}{
-		{2048, minStripes, 2048/8 + 1024 + 512},
-		{1 << 20, 1 << 20 / 64 / stripeWords, 1<<20/8 + 1<<20/64 + 1024},
-		{1 << 26, maxStripes, 1<<26/8 + 64<<10 + 1024},
+		{2048, layout.MinStripes, 2048/8 + 1024 + 512},
+		{1 << 20, 1 << 20 / 64 / layout.StripeWords, 1<<20/8 + 1<<20/64 + 1024},
+		{1 << 26, layout.MaxStripes, 1<<26/8 + 64<<10 + 1024},
 	} {
 		var plainBytes uint64
 		for _, conc := range []bool{false, true} {
@@ -2220,15 +2223,15 @@ func TestConcurrentLockTableScales(t *testing.T) {
 				plainBytes = got
 				continue
 			}
-			t.Logf("%d bits: %d bytes plain, %d concurrent (%d locks)", tc.bits, plainBytes, got, len(f.conc.locks.stripes))
-			if n := len(f.conc.locks.stripes); n != tc.stripes {
+			t.Logf("%d bits: %d bytes plain, %d concurrent (%d locks)", tc.bits, plainBytes, got, f.conc.Locks.Len())
+			if n := f.conc.Locks.Len(); n != tc.stripes {
 				t.Errorf("%d bits: %d locks, want %d", tc.bits, n, tc.stripes)
 			}
 			if got > tc.bytes {
 				t.Errorf("%d bits: Concurrent filter takes %d bytes, want at most %d", tc.bits, got, tc.bytes)
 			}
-			if c := f.Clone(); len(c.conc.locks.stripes) != tc.stripes {
-				t.Errorf("%d bits: clone has %d locks", tc.bits, len(c.conc.locks.stripes))
+			if c := f.Clone(); c.conc.Locks.Len() != tc.stripes {
+				t.Errorf("%d bits: clone has %d locks", tc.bits, c.conc.Locks.Len())
 			}
 		}
 	}
@@ -2252,14 +2255,14 @@ func TestDecodeIntoConcurrentSizesLocks(t *testing.T) {
 	if err := f.UnmarshalBinary(enc); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.conc.locks.stripes); n != maxStripes {
-		t.Errorf("decoded 2^26 bits into a small concurrent filter: %d locks, want %d", n, maxStripes)
+	if n := f.conc.Locks.Len(); n != layout.MaxStripes {
+		t.Errorf("decoded 2^26 bits into a small concurrent filter: %d locks, want %d", n, layout.MaxStripes)
 	}
 	small, _ := mustNewWithSize(t, 64, 3).MarshalBinary()
 	if err := f.UnmarshalText([]byte(base64.StdEncoding.EncodeToString(small))); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.conc.locks.stripes); n != minStripes {
-		t.Errorf("decoded 64 bits into a large concurrent filter: %d locks, want %d", n, minStripes)
+	if n := f.conc.Locks.Len(); n != layout.MinStripes {
+		t.Errorf("decoded 64 bits into a large concurrent filter: %d locks, want %d", n, layout.MinStripes)
 	}
 }

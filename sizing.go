@@ -1,13 +1,17 @@
 package bloom
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
+
+	"github.com/bloomfilters/bloom/internal/format"
 )
 
-// This file holds only the pure sizing math for a Bloom filter of m bits, k
-// hash functions and n keys. Sources:
+// This file holds only the sizing math: for a Bloom filter of m bits, k hash
+// functions and n keys in either layout, and, at its end, for the sub-filters
+// of a ScalableBloomFilter. Sources:
 //
 //   - A. Broder and M. Mitzenmacher, "Network Applications of Bloom Filters: A
 //     Survey", Internet Mathematics 1(4), 2004, section 2.1: the classic
@@ -484,7 +488,7 @@ func legacySize(capacity uint64, errorRate float64) (uint64, uint, error) {
 // could otherwise make cost a tenth of a second (see
 // ScalableBloomFilter.growthWithin). It counts the terms of the sums that
 // dominate that work, each an exp and a log or so, about 30 ns on the 2-vCPU
-// machine of README: one term of blockedRate, and one step over L of
+// machine of docs/blocked.md: one term of blockedRate, and one step over L of
 // exactRate plus one per 8 of its entries.
 //
 // It does not count the in-block tables (inBlockRates), whose cost depends on
@@ -886,4 +890,440 @@ func defaultBlocked(capacity uint64, errorRate float64) bool {
 		return false
 	}
 	return float64(bm) <= blockedPremium*float64(cm)
+}
+
+// estimatedCount returns EstimateCount rounded to a count, math.MaxUint64
+// when every bit is set.
+func estimatedCount(m uint64, k uint, set uint64) uint64 {
+	e := EstimateCount(m, k, set)
+	if e >= math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return uint64(math.Round(e))
+}
+
+// estimatedCountOf returns the estimated count of f if set of its bits are
+// set, by its layout's formula.
+func (f *BloomFilter) estimatedCountOf(set uint64) uint64 {
+	if !f.blocked {
+		return estimatedCount(f.m, f.k, set)
+	}
+	e := EstimateBlockedCount(f.m, f.k, set)
+	if e >= math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return uint64(math.Round(e))
+}
+
+// The sizes of the sub-filters of a ScalableBloomFilter (Almeida et al.,
+// see ScalableBloomFilter), the checks that its parameters can grow and keep
+// its error rate, and the checks of a decoded filter's sub-filters against
+// them.
+
+// maxSubFilters is the most sub-filters a ScalableBloomFilter's encoding
+// holds, and so the most it grows to.
+const maxSubFilters = format.MaxSubFilters
+
+// subCapacity returns the capacity of sub-filter i, or false if it does not
+// fit in a uint64.
+func (s *ScalableBloomFilter) subCapacity(i int) (uint64, bool) {
+	c := float64(s.initialCapacity)
+	switch {
+	case i == 0:
+	case s.growth == growthLinear:
+		c *= s.scale * float64(i)
+	default:
+		c *= math.Pow(s.scale, float64(i))
+	}
+	c = math.Round(c)
+	if c >= float64(MaxBits) {
+		return 0, false
+	}
+	return max(uint64(c), 1), true
+}
+
+// subErrorRate returns the error rate of sub-filter i, P(1-r)r^i.
+func (s *ScalableBloomFilter) subErrorRate(i int) float64 {
+	return s.errorRate * (1 - s.tightening) * math.Pow(s.tightening, float64(i))
+}
+
+// subSize returns the parameters of sub-filter i.
+func (s *ScalableBloomFilter) subSize(i int) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	w := s.work
+	if w == nil || i >= len(w.sizes) {
+		return s.sizeSub(i)
+	}
+	// A decoder's check sizes the first sub-filters twice, in rateBound and
+	// canBuild: once is enough.
+	c := &w.sizes[i]
+	if !c.done {
+		c.capacity, c.rate, c.m, c.k, c.err = s.sizeSub(i)
+		c.done = true
+	}
+	return c.capacity, c.rate, c.m, c.k, c.err
+}
+
+// sizeSub works out the parameters of sub-filter i (see subSize).
+func (s *ScalableBloomFilter) sizeSub(i int) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	capacity, ok := s.subCapacity(i)
+	if !ok {
+		return 0, 0, 0, 0, paramError("sub-filter %d would need more than MaxBits bits", i)
+	}
+	rate = s.subErrorRate(i)
+	if s.blocked {
+		m, k, err = blockedSize(capacity, rate, s.work)
+	} else {
+		m, k, err = size(capacity, rate, s.work)
+	}
+	return capacity, rate, m, k, err
+}
+
+// nextSize returns the parameters of sub-filter i, given the bits the others
+// use, or an error if it cannot be built. It allocates nothing: decoders rely
+// on it to decide whether a filter can still grow.
+//
+// Sub-filter maxSubFilters cannot be built, whatever its size: the format
+// holds no more, and growth that goes one sub-filter per key or so
+// (Linear(1e-9) from one key, Exponential(1.0000001)) reached it well before
+// MaxBits and wrote encodings that no decoder read.
+func (s *ScalableBloomFilter) nextSize(i int, usedBits uint64) (capacity uint64, rate float64, m uint64, k uint, err error) {
+	if i >= maxSubFilters {
+		return 0, 0, 0, 0, paramError("sub-filter %d would exceed the %d sub-filters the format holds", i, maxSubFilters)
+	}
+	capacity, rate, m, k, err = s.subSize(i)
+	if err == nil && usedBits+m > MaxBits {
+		err = paramError("sub-filter %d would take the filter past MaxBits", i)
+	}
+	return capacity, rate, m, k, err
+}
+
+// minSubFilters is the number of sub-filters that the growth parameters must
+// be able to build within MaxBits bits and MaxHashes hash functions: the
+// first and two more. Fewer is not growth: Exponential(2.5e11) from one key
+// asks for a 126 GiB second sub-filter, and Tightening(5e-324) gives the
+// second a rate of 0.
+const minSubFilters = 3
+
+// canBuild reports whether the parameters of s build sub-filters 0 to n-1
+// within MaxBits bits and MaxHashes hash functions. It allocates nothing.
+func (s *ScalableBloomFilter) canBuild(n int) bool {
+	var used uint64
+	for i := range n {
+		_, _, m, _, err := s.nextSize(i, used)
+		if err != nil {
+			return false
+		}
+		used += m
+	}
+	return true
+}
+
+// checkGrowth returns why the parameters of s cannot work, with the range that
+// works, or "" if they can. NewScalable and the decoders refuse such
+// parameters. It allocates nothing but the message.
+func (s *ScalableBloomFilter) checkGrowth() string {
+	if s.growthWorks() {
+		return ""
+	}
+	if !s.canBuild(minSubFilters) {
+		return s.explainGrowth()
+	}
+	// The sub-filters can be built, so growthWorks failed on the rate.
+	limit := s.errorRate * (1 + rateSlack)
+	msg := fmt.Sprintf("errorRate %v with Tightening %v: filled to capacity, the sub-filters would reach a false-positive rate of %.3g", s.errorRate, s.tightening, s.rateBound())
+	t := *s
+	t.tightening = math.Nextafter(1, 0)
+	if t.rateBound() > limit {
+		return msg + "; no Tightening keeps errorRate: use a lower errorRate"
+	}
+	lo := bisect(t.tightening, s.tightening, func(r float64) bool {
+		t.tightening = r
+		return t.canBuild(minSubFilters) && t.rateBound() <= limit
+	})
+	return fmt.Sprintf("%s; use a Tightening of at least %v", msg, round4(lo, true))
+}
+
+// growthWorks reports whether the parameters of s build minSubFilters
+// sub-filters and keep the error rate when all are full: checkGrowth without
+// the search for a bound that works. Decoders call it on every header, so it
+// stops working out the bound as soon as the answer is known: the bound is at
+// most 1, and it only grows as rateBound goes on (see rateBoundAbove).
+//
+// It works the bound out first: a hostile header is most often condemned by
+// its first sub-filter, before the sizes of the next two are worked out.
+func (s *ScalableBloomFilter) growthWorks() bool {
+	if limit := s.errorRate * (1 + rateSlack); limit < 1 {
+		if _, above := s.rateBoundAbove(limit); above {
+			return false
+		}
+	}
+	return s.canBuild(minSubFilters)
+}
+
+// headerWork is the most work (in workMeter units: about 3.6 ms here) that
+// a decoder spends checking the growth parameters of a header
+// (growthWithin). Sound parameters take far less: Exponential(1.5),
+// Tightening(0.9) at P from 0.1 to 1e-9 take 4,000-40,000 units classic and
+// 9,000-14,000 blocked.
+const headerWork = 120_000
+
+// growthWithin is growthWorks for a decoder, which must not let a short
+// hostile header cost it much: it stops after budget units of work (see
+// workMeter), and then reports true. So it refuses only parameters that
+// growthWorks refuses, and every filter NewScalable can make decodes; what
+// it lets through when it stops short (a header costly to check, such as
+// thousands of keys per block) can break the rate bound but has no false
+// negatives. The count of work depends on the header alone, so a given
+// encoding decodes, or not, everywhere. A blocked header at a high rate cost
+// up to 0.12 s before (issue 21, item 6).
+func (s *ScalableBloomFilter) growthWithin(budget int64) (works bool) {
+	s.work = &workMeter{left: budget}
+	defer func() {
+		s.work = nil
+		if r := recover(); r != nil {
+			if _, ok := r.(overBudget); !ok {
+				panic(r)
+			}
+			works = true
+		}
+	}()
+	return s.growthWorks()
+}
+
+// explainGrowth describes why s cannot build minSubFilters sub-filters and
+// which scale or tightening would.
+func (s *ScalableBloomFilter) explainGrowth() string {
+	const need = "the filter must be able to add two sub-filters within MaxBits bits and MaxHashes hash functions"
+	t := *s
+	name, least := "Linear", math.SmallestNonzeroFloat64
+	if s.growth == growthExponential {
+		name, least = "Exponential", math.Nextafter(1, 2)
+	}
+	t.scale = least
+	if t.canBuild(minSubFilters) {
+		hi := bisect(least, s.scale, func(x float64) bool {
+			t.scale = x
+			return t.canBuild(minSubFilters)
+		})
+		return fmt.Sprintf("%s scale %v with initialCapacity %d and errorRate %v: %s; use a scale of at most %v", name, s.scale, s.initialCapacity, s.errorRate, need, round4(hi, false))
+	}
+	// The scale is not the cause: the sub-filters' error rates are.
+	t.scale = s.scale
+	half := 0.5 // the tightening that gives sub-filter 1 the largest rate
+	t.tightening = half
+	if !t.canBuild(minSubFilters) {
+		return fmt.Sprintf("errorRate %v with initialCapacity %d: %s with any Tightening", s.errorRate, s.initialCapacity, need)
+	}
+	r := bisect(half, s.tightening, func(x float64) bool {
+		t.tightening = x
+		return t.canBuild(minSubFilters)
+	})
+	bound, up := "at least", true
+	if s.tightening > half {
+		bound, up = "at most", false
+	}
+	return fmt.Sprintf("Tightening %v with errorRate %v: %s; use a Tightening of %s %v", s.tightening, s.errorRate, need, bound, round4(r, up))
+}
+
+// round4 rounds x to 4 significant digits, up or down, so that a bound that
+// an error message gives stays within the range that works.
+func round4(x float64, up bool) float64 {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	scale := math.Pow(10, 3-math.Floor(math.Log10(math.Abs(x))))
+	if up {
+		return math.Ceil(x*scale) / scale
+	}
+	return math.Floor(x*scale) / scale
+}
+
+// bisect returns the value nearest bad, between good and bad, for which ok
+// holds, given ok(good) and not ok(bad), in float64 steps.
+func bisect(good, bad float64, ok func(float64) bool) float64 {
+	for range 200 {
+		mid := good + (bad-good)/2
+		if mid == good || mid == bad {
+			break
+		}
+		if ok(mid) {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return good
+}
+
+// rateSlack is how far above errorRate, relatively, rateBound may be. Every
+// sub-filter exceeds its target a little (see rateBound), by about its
+// target times a few parts: a filter whose rates are all tiny exceeds P by
+// parts per million, which no measurement sees and which refusing would turn
+// sound configurations away. What must be refused is the excess a high first
+// rate brings: 24% at P = 0.5 with r = 0.1, 4.9% at P = 0.1 with r = 0.1.
+const rateSlack = 0.01
+
+// rateBoundFilters is the most sub-filters whose rate rateBound works out one
+// by one; the rest are bounded together.
+const rateBoundFilters = 32
+
+// rateBound returns the false-positive rate of the filter with every
+// sub-filter it can build filled to capacity: 1 - prod(1 - e_i), with e_i
+// the rate of sub-filter i at capacity (fullRate), which exceeds its target
+// P(1-r)r^i. The excess is large where the target is: P = 0.5 with r = 0.1
+// gives the first sub-filter a target of 0.45 and one hash function, which
+// reaches 0.6 at capacity, and the filter 0.62. The sub-filters after the
+// first i worked out exceed their targets by at most the last ratio e_i/p_i
+// (the excess falls with the rate), and their targets add up to P r^i; the
+// loop stops once that ratio is within 1e-3 of 1 (a tenth of rateSlack), or after rateBoundFilters.
+func (s *ScalableBloomFilter) rateBound() float64 {
+	bound, _ := s.rateBoundAbove(math.Inf(1))
+	return bound
+}
+
+// rateBoundAbove returns rateBound and false, or, once it knows that
+// rateBound exceeds limit, a lower bound of it above limit and true, without
+// working out the rest. Every factor of miss is at most 1 and each e_i at
+// least a lower bound that blockedFullRate reports as it goes, so 1 - miss
+// with e_i at its lower bound only grows; the floating-point operations are
+// monotone too, so the answer is the one of the whole computation. A hostile
+// blocked header used to cost a decoder up to 0.1 s here, working out
+// sub-filters of rates near 1 that the first already condemned.
+func (s *ScalableBloomFilter) rateBoundAbove(limit float64) (float64, bool) {
+	miss, ratio := 1.0, 1.0
+	var used uint64
+	i := 0
+	for ; i < rateBoundFilters && (i == 0 || ratio > 1+1e-3); i++ {
+		capacity, rate, m, k, err := s.nextSize(i, used)
+		if err != nil {
+			return 1 - miss, 1-miss > limit // saturated: no bound beyond, as documented
+		}
+		used += m
+		var e float64
+		if s.blocked {
+			// A lower bound lo of e_i makes the bound exceed limit if
+			// 1 - miss*(1-lo) does.
+			var above bool
+			e, above = blockedFullRate(capacity, m, k, func(lo float64) bool { return 1-miss*(1-lo) > limit }, s.work)
+			if above {
+				return 1 - miss*(1-e), true
+			}
+		} else {
+			e = fullRate(capacity, m, k)
+		}
+		miss *= 1 - e
+		if 1-miss > limit {
+			return 1 - miss, true
+		}
+		ratio = max(e/rate, 1)
+	}
+	tail := s.errorRate * math.Pow(s.tightening, float64(i)) * ratio
+	bound := 1 - miss*(1-min(tail, 1))
+	return bound, bound > limit
+}
+
+// fullRate returns the expected false-positive rate of a sub-filter of m bits
+// and k hash functions when its count reaches capacity.
+//
+// A sub-filter counts only keys that set a clear bit: a key whose k bits are
+// already set tests present and is not added. So it fills past the point
+// that capacity random keys would reach. With x the fraction of bits set
+// after t random keys, x = 1 - e^(-kt/m), of which a fraction x^k were not
+// counted, the count is
+//
+//	c(t) = integral from 0 to t of (1 - x^k) dt' = (m/k) sum_{j=1..k} x^j/j
+//
+// (substitute x for t'). fullRate solves c = capacity for x and returns x^k;
+// with k = 1 that is capacity/m exactly. It is 1 if c never reaches
+// capacity: c tends to (m/k) H_k as the filter fills.
+func fullRate(capacity, m uint64, k uint) float64 {
+	count := func(x float64) float64 {
+		var sum, p float64 = 0, 1
+		for j := 1; j <= int(k); j++ {
+			p *= x
+			sum += p / float64(j)
+		}
+		return float64(m) / float64(k) * sum
+	}
+	n := float64(capacity)
+	if count(1) <= n {
+		return 1
+	}
+	lo, hi := 0.0, 1.0 // count(lo) < n <= count(hi)
+	for range 64 {
+		mid := (lo + hi) / 2
+		if count(mid) < n {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Pow(hi, float64(k))
+}
+
+// blockedFullRate is fullRate for a blocked sub-filter: its false-positive
+// rate when its count reaches capacity, a little above, never below. After t
+// random keys the rate is r(t) = BlockedFalsePositiveRate(m, k, t) (keys
+// that test present set no bit, so the bits are those of t keys), and the
+// count is c(t) = integral of (1 - r) from 0 to t. It sums c in 64 steps of
+// capacity/64 keys with r at the end of each step, which underestimates c as
+// r grows, so the t found for c = capacity (interpolated within its step) is
+// at or above the true one. It is 1 if c stops short of capacity.
+//
+// stop, if not nil, may end the work early: each step's r is at most the
+// result (the result is the rate at a t no earlier than that step's end,
+// and the rate grows with t), so once stop(lo) holds for lo, that r less a
+// margin for rounding, blockedFullRate returns lo and true. Otherwise it
+// returns the result and false. w, if not nil, meters the work.
+func blockedFullRate(capacity, m uint64, k uint, stop func(lo float64) bool, w *workMeter) (float64, bool) {
+	const steps = 64
+	n := float64(capacity)
+	dt := n / steps
+	var c, t float64
+	for {
+		r := blockedRate(m, k, uint64(math.Ceil(t+dt)), w)
+		if r > 1-1e-6 || t > float64(MaxBits) {
+			return 1, false
+		}
+		if c+(1-r)*dt >= n {
+			t += (n - c) / (1 - r)
+			return blockedRate(m, k, uint64(math.Ceil(t)), w), false
+		}
+		// The margin covers rounding in BlockedFalsePositiveRate, which is
+		// accurate to about 1e-12, so that lo is below the result.
+		if lo := r - 1e-9; stop != nil && lo > 0 && stop(lo) {
+			return lo, true
+		}
+		c += (1 - r) * dt
+		t += dt
+	}
+}
+
+// checkSubFilter verifies that f is exactly the i-th sub-filter s would build,
+// or would have built before sizing used the exact rate (legacySize).
+func (s *ScalableBloomFilter) checkSubFilter(i int, f *BloomFilter) error {
+	capacity, rate, m, k, err := s.subSize(i)
+	if (err != nil || f.m != m || f.k != k) && f.capacity == capacity && f.errorRate == rate && !s.blocked {
+		m, k, err = legacySize(capacity, rate)
+	}
+	if err != nil || f.capacity != capacity || f.errorRate != rate || f.m != m || f.k != k || f.seed != s.seed || f.blocked != s.blocked {
+		return format.Corrupt("sub-filter %d does not match the filter's parameters", i)
+	}
+	return nil
+}
+
+// legacySaturated reports whether s, with sizing as it was before it used
+// the exact rate (legacySize), could not build its next sub-filter: the
+// Saturated flag of a filter saved then. Such a filter stays saturated.
+func (s *ScalableBloomFilter) legacySaturated() bool {
+	if s.blocked {
+		return false // blocked filters came after the exact sizing
+	}
+	i := len(s.filters)
+	capacity, ok := s.subCapacity(i)
+	if !ok {
+		return true
+	}
+	m, _, err := legacySize(capacity, s.subErrorRate(i))
+	return err != nil || s.Bits()+m > MaxBits
 }

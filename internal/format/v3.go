@@ -1,12 +1,8 @@
-// Package format holds the binary encodings of BloomFilter and
-// ScalableBloomFilter that the root package's doc writes out; this file is
-// version 3, whose words start on a cache line so that a filter can be
-// probed where its bytes lie (a file mapping, an embedded string).
 package format
 
 import (
+	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -14,16 +10,17 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/bloomfilters/bloom/internal/hugepage"
 )
 
-// ErrCorrupt is wrapped by every error a decoder returns for input that is
-// not a valid encoding; the root package exports it as bloom.ErrCorrupt.
-var ErrCorrupt = errors.New("bloom: corrupt or invalid encoding")
-
-// Corrupt returns an error wrapping ErrCorrupt with the message.
-func Corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
-}
+// Version 3: the encoding every encoder of the root package writes. A
+// 64-byte header with its own checksum (the fields of version 1 at their
+// offsets), the words at offset 64, so that they start on a cache line of
+// any page-aligned copy, and the CRC-32C of each section of the words after
+// them, so that a reader can verify them in parallel or section by section;
+// a ScalableBloomFilter is a 64-byte header, a table of the offsets of its
+// sub-filters, and the sub-filters, each on a cache line.
 
 // The constants of format version 3.
 const (
@@ -42,38 +39,15 @@ const (
 	V3MinSection  = 64
 	V3MaxSection  = 1 << 30
 
-	v3Magic         = "BLMF"
-	v3ScalableMagic = "BLMS"
-	v3LayoutBlocked = 1
-	v3CRCOffset     = V3HeaderSize - 4
-
-	// The limits of bloom.MaxBits and bloom.MaxHashes, which the root
-	// package checks at compile time to agree, and of the sub-filters.
-	v3MaxBits       uint64 = 1 << 40
-	v3MaxHashes            = 64
-	v3MaxSubFilters        = 1 << 16
+	v3CRCOffset = V3HeaderSize - 4
 )
 
-// v3MaxWords is the number of words of the largest filter, bounded by what
-// an int can index on this platform.
-var v3MaxWords = min(v3MaxBits/64, uint64(math.MaxInt)/8)
-
-var castagnoliV3 = crc32.MakeTable(crc32.Castagnoli)
-
-// V3Header is a BloomFilter's header in version 3.
+// V3Header is a BloomFilter's header in version 3: the fields of every
+// version and the section size.
 type V3Header struct {
-	Blocked     bool // the layout: 1 blocked, 0 classic
-	Seed        uint32
-	K           uint
-	M           uint64
-	Capacity    uint64
-	ErrorRate   float64
-	Count       uint64
+	Header
 	SectionSize uint64 // bytes of words per checksum; 0 in AppendV3 means V3SectionSize
 }
-
-// Words returns the number of 64-bit words of the bits.
-func (h *V3Header) Words() uint64 { return (h.M + 63) / 64 }
 
 // Sections returns the number of sections of the words, each with its
 // CRC-32C in the table after them.
@@ -93,7 +67,7 @@ func (h *V3Header) Size() uint64 { return V3HeaderSize + 8*h.Words() + 4*h.Secti
 // V3Size returns the length in bytes of the version-3 encoding of a filter
 // of m bits, as AppendV3 writes it.
 func V3Size(m uint64) uint64 {
-	h := V3Header{M: m, SectionSize: V3SectionSize}
+	h := V3Header{Header: Header{M: m}, SectionSize: V3SectionSize}
 	return h.Size()
 }
 
@@ -102,9 +76,9 @@ func appendV3Header(b []byte, h V3Header) []byte {
 	start := len(b)
 	layout := uint16(0)
 	if h.Blocked {
-		layout = v3LayoutBlocked
+		layout = LayoutBlocked
 	}
-	b = append(b, v3Magic...)
+	b = append(b, Magic...)
 	b = binary.LittleEndian.AppendUint16(b, V3Version)
 	b = binary.LittleEndian.AppendUint16(b, layout)
 	b = binary.LittleEndian.AppendUint32(b, h.Seed)
@@ -115,16 +89,7 @@ func appendV3Header(b []byte, h V3Header) []byte {
 	b = binary.LittleEndian.AppendUint64(b, h.Count)
 	b = binary.LittleEndian.AppendUint32(b, uint32(h.SectionSize))
 	b = append(b, make([]byte, 8)...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoliV3))
-}
-
-// load returns word i, with an atomic load if the words may be written
-// meanwhile (a Concurrent filter).
-func load(words []uint64, i int, conc bool) uint64 {
-	if conc {
-		return atomic.LoadUint64(&words[i])
-	}
-	return words[i]
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], Castagnoli))
 }
 
 // AppendV3 appends the version-3 encoding of a filter with header h and
@@ -145,7 +110,7 @@ func AppendV3(b []byte, h V3Header, words []uint64, conc bool) []byte {
 	data := b[body:]
 	for off := 0; off < len(data); off += int(h.SectionSize) {
 		sec := data[off:min(off+int(h.SectionSize), len(data))]
-		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(sec, castagnoliV3))
+		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(sec, Castagnoli))
 	}
 	return b
 }
@@ -176,7 +141,7 @@ func WriteV3(w io.Writer, h V3Header, words []uint64, conc bool) (int64, error) 
 			for i := lo; i < min(lo+chunk, sec+per, len(words)); i++ {
 				buf = binary.LittleEndian.AppendUint64(buf, load(words, i, conc))
 			}
-			crc = crc32.Update(crc, castagnoliV3, buf)
+			crc = crc32.Update(crc, Castagnoli, buf)
 			if err := write(buf); err != nil {
 				return total, err
 			}
@@ -191,49 +156,63 @@ func WriteV3(w io.Writer, h V3Header, words []uint64, conc bool) (int64, error) 
 // checksum and every field, and allocates nothing.
 func ParseV3Header(b []byte) (V3Header, error) {
 	var h V3Header
-	if string(b[0:4]) != v3Magic {
+	if string(b[0:4]) != Magic {
 		return h, Corrupt("bad magic %q", b[0:4])
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != V3Version {
 		return h, Corrupt("format version %d, want %d", v, V3Version)
 	}
-	if crc32.Checksum(b[:v3CRCOffset], castagnoliV3) != binary.LittleEndian.Uint32(b[v3CRCOffset:]) {
+	if crc32.Checksum(b[:v3CRCOffset], Castagnoli) != binary.LittleEndian.Uint32(b[v3CRCOffset:]) {
 		return h, Corrupt("header checksum mismatch")
 	}
 	switch l := binary.LittleEndian.Uint16(b[6:]); l {
 	case 0:
-	case v3LayoutBlocked:
+	case LayoutBlocked:
 		h.Blocked = true
 	default:
 		return h, Corrupt("unknown layout %#x", l)
 	}
-	h.Seed = binary.LittleEndian.Uint32(b[8:])
-	k := binary.LittleEndian.Uint32(b[12:])
-	h.M = binary.LittleEndian.Uint64(b[16:])
-	h.Capacity = binary.LittleEndian.Uint64(b[24:])
-	h.ErrorRate = math.Float64frombits(binary.LittleEndian.Uint64(b[32:]))
-	h.Count = binary.LittleEndian.Uint64(b[40:])
+	if err := h.parseFields(b); err != nil {
+		return h, err
+	}
 	h.SectionSize = uint64(binary.LittleEndian.Uint32(b[48:]))
 	switch {
-	case k == 0 || k > v3MaxHashes:
-		return h, Corrupt("hash count %d not in [1, %d]", k, v3MaxHashes)
-	case h.M == 0 || h.M > v3MaxBits || (h.M-1)/64 >= v3MaxWords:
-		return h, Corrupt("size %d bits not in [1, %d]", h.M, min(v3MaxBits, v3MaxWords*64))
-	case h.Blocked && h.M%512 != 0:
-		return h, Corrupt("blocked size %d bits not a multiple of 512", h.M)
-	case h.Capacity == 0:
-		return h, Corrupt("capacity 0")
-	case !(h.ErrorRate > 0 && h.ErrorRate < 1):
-		return h, Corrupt("error rate %v not in (0, 1)", h.ErrorRate)
-	case h.Count > h.M:
-		return h, Corrupt("count %d exceeds %d bits", h.Count, h.M)
 	case h.SectionSize < V3MinSection || h.SectionSize > V3MaxSection || h.SectionSize&(h.SectionSize-1) != 0:
 		return h, Corrupt("section size %d not a power of two in [%d, %d]", h.SectionSize, V3MinSection, V3MaxSection)
 	case binary.LittleEndian.Uint64(b[52:]) != 0:
 		return h, Corrupt("non-zero reserved bytes")
 	}
-	h.K = uint(k)
 	return h, nil
+}
+
+// Versions is a set of format versions that ReadVersions accepts.
+type Versions uint8
+
+const (
+	V1or2      Versions = 1 << iota // versions 1 and 2
+	V3                              // version 3
+	AnyVersion = V1or2 | V3
+)
+
+// ReadVersions reads one encoding of a BloomFilter, of a version in want,
+// from r, as Read or ReadV3 does, and returns its header, its words and the
+// number of bytes read. A ScalableBloomFilter's sub-filters are all of its
+// version: another is an error wrapping ErrCorrupt.
+func ReadVersions(r, src io.Reader, want Versions) (Header, []uint64, int64, error) {
+	var hb [HeaderSize]byte
+	n, err := io.ReadFull(r, hb[:])
+	if err != nil {
+		return Header{}, nil, int64(n), NoEOF(err)
+	}
+	v3 := IsV3(hb[:])
+	if v3 && want&V3 == 0 || !v3 && want&V1or2 == 0 {
+		return Header{}, nil, int64(n), Corrupt("sub-filter of format version %d in a filter of another", binary.LittleEndian.Uint16(hb[4:]))
+	}
+	if v3 {
+		h, words, read, err := ReadV3(r, src, hb[:])
+		return h.Header, words, int64(n) + read, err
+	}
+	return Read(io.MultiReader(bytes.NewReader(hb[:]), r), src)
 }
 
 // IsV3 reports whether b, the first 6 or more bytes of an encoding of either
@@ -261,7 +240,7 @@ func CheckV3(data []byte, body bool) (V3Header, error) {
 		return h, Corrupt("%d trailing bytes", uint64(len(data))-size)
 	}
 	last := binary.LittleEndian.Uint64(data[V3HeaderSize+8*(h.Words()-1):])
-	if r := h.M % 64; r != 0 && last>>r != 0 {
+	if Padding(h.M, []uint64{last}) {
 		return h, Corrupt("bits set beyond the filter size")
 	}
 	if body {
@@ -286,7 +265,7 @@ func VerifyV3(data []byte, h V3Header, parallel uint64) error {
 	check := func(i int) bool {
 		lo := uint64(i) * h.SectionSize
 		sec := words[lo:min(lo+h.SectionSize, uint64(len(words)))]
-		return crc32.Checksum(sec, castagnoliV3) == binary.LittleEndian.Uint32(table[4*i:])
+		return crc32.Checksum(sec, Castagnoli) == binary.LittleEndian.Uint32(table[4*i:])
 	}
 	bad := -1
 	if workers := min(runtime.GOMAXPROCS(0), sections); uint64(len(words)) < parallel || workers < 2 {
@@ -334,18 +313,31 @@ func VerifyV3(data []byte, h V3Header, parallel uint64) error {
 }
 
 // DecodeV3 checks data as CheckV3 does, body included, and returns its
-// header and its words, in a slice of alloc(h.Words()).
-func DecodeV3(data []byte, alloc func(n uint64) []uint64) (V3Header, []uint64, error) {
+// header and its words (cache-line aligned for the blocked layout), which
+// it checks as Decode does.
+func DecodeV3(data []byte) (V3Header, []uint64, error) {
 	h, err := CheckV3(data, true)
 	if err != nil {
 		return h, nil, err
 	}
-	words := alloc(h.Words())
+	words := allocWords(h.Words(), h.Blocked)
 	body := data[V3HeaderSize:]
 	for i := range words {
 		words[i] = binary.LittleEndian.Uint64(body[8*i:])
 	}
+	if err := checkWords(&h.Header, words); err != nil {
+		return h, nil, err
+	}
 	return h, words, nil
+}
+
+// allocWords returns n zero words for a decoded filter, cache-line aligned
+// for the blocked layout.
+func allocWords(n uint64, blocked bool) []uint64 {
+	if blocked {
+		return hugepage.AlignedWords(n)
+	}
+	return hugepage.Words(n)
 }
 
 // sectionCRCs computes the checksums of the sections of a stream of words
@@ -359,7 +351,7 @@ type sectionCRCs struct {
 func (c *sectionCRCs) update(p []byte) {
 	for len(p) > 0 {
 		n := min(uint64(len(p)), c.size-c.fill)
-		c.crc = crc32.Update(c.crc, castagnoliV3, p[:n])
+		c.crc = crc32.Update(c.crc, Castagnoli, p[:n])
 		c.fill += n
 		p = p[n:]
 		if c.fill == c.size {
@@ -369,25 +361,23 @@ func (c *sectionCRCs) update(p []byte) {
 	}
 }
 
-// readChunkV3 is the number of words ReadV3 reads at a time (64 KiB).
-const readChunkV3 = 1 << 13
-
 // ReadV3 reads one version-3 encoding of a BloomFilter from r, whose first
 // len(prefix) bytes (at most V3HeaderSize) have been read into prefix, and
-// returns its header, its words and the number of bytes it read from r. It
-// reads no byte past the encoding.
+// returns its header, its words (checked as Decode does) and the number of
+// bytes it read from r. It reads no byte past the encoding. src is the
+// reader underneath r, as for Read.
 //
-// If holds(need) reports that r holds the need bytes after the header, the
-// words go straight into one slice of alloc(h.Words()); otherwise they are
-// kept in chunks as they arrive and copied into it once all have, so that a
-// header that lies about the size costs no more than what arrived.
-func ReadV3(r io.Reader, prefix []byte, holds func(need uint64) bool, alloc func(n uint64) []uint64) (V3Header, []uint64, int64, error) {
+// If src holds the bytes after the header (Holds), the words go straight
+// into one slice; otherwise they are kept in chunks as they arrive and
+// copied into one once all have, as readWords does, so that a header that
+// lies about the size costs no more than what arrived.
+func ReadV3(r, src io.Reader, prefix []byte) (V3Header, []uint64, int64, error) {
 	var hb [V3HeaderSize]byte
 	n := copy(hb[:], prefix)
 	got, err := io.ReadFull(r, hb[n:])
 	read := int64(got)
 	if err != nil {
-		return V3Header{}, nil, read, noEOFV3(err)
+		return V3Header{}, nil, read, NoEOF(err)
 	}
 	h, err := ParseV3Header(hb[:])
 	if err != nil {
@@ -395,13 +385,13 @@ func ReadV3(r io.Reader, prefix []byte, holds func(need uint64) bool, alloc func
 	}
 	total := h.Words()
 	crcs := sectionCRCs{size: h.SectionSize}
-	buf := make([]byte, 8*min(total, readChunkV3))
+	buf := make([]byte, 8*min(total, readChunk))
 	fill := func(words []uint64) error {
 		part := buf[:8*len(words)]
 		n, err := io.ReadFull(r, part)
 		read += int64(n)
 		if err != nil {
-			return noEOFV3(err)
+			return NoEOF(err)
 		}
 		crcs.update(part)
 		for i := range words {
@@ -410,23 +400,23 @@ func ReadV3(r io.Reader, prefix []byte, holds func(need uint64) bool, alloc func
 		return nil
 	}
 	var words []uint64
-	if total <= readChunkV3 || holds(8*total+4*h.Sections()) {
-		words = alloc(total)
-		for lo := uint64(0); lo < total; lo += readChunkV3 {
-			if err := fill(words[lo:min(lo+readChunkV3, total)]); err != nil {
+	if total <= readChunk || Holds(src, 8*total+4*h.Sections()) {
+		words = allocWords(total, h.Blocked)
+		for lo := uint64(0); lo < total; lo += readChunk {
+			if err := fill(words[lo:min(lo+readChunk, total)]); err != nil {
 				return h, nil, read, err
 			}
 		}
 	} else {
 		var chunks [][]uint64
-		for lo := uint64(0); lo < total; lo += readChunkV3 {
-			c := make([]uint64, min(total-lo, readChunkV3))
+		for lo := uint64(0); lo < total; lo += readChunk {
+			c := make([]uint64, min(total-lo, readChunk))
 			if err := fill(c); err != nil {
 				return h, nil, read, err
 			}
 			chunks = append(chunks, c)
 		}
-		words = alloc(total)[:0]
+		words = allocWords(total, h.Blocked)[:0]
 		for i, c := range chunks {
 			words = append(words, c...)
 			chunks[i] = nil // the collector may take it now
@@ -441,7 +431,7 @@ func ReadV3(r io.Reader, prefix []byte, holds func(need uint64) bool, alloc func
 		n, err := io.ReadFull(r, part)
 		read += int64(n)
 		if err != nil {
-			return h, nil, read, noEOFV3(err)
+			return h, nil, read, NoEOF(err)
 		}
 		for j := 0; j < len(part); j, i = j+4, i+1 {
 			if binary.LittleEndian.Uint32(part[j:]) != crcs.sums[i] {
@@ -450,33 +440,17 @@ func ReadV3(r io.Reader, prefix []byte, holds func(need uint64) bool, alloc func
 			}
 		}
 	}
-	if r := h.M % 64; r != 0 && words[len(words)-1]>>r != 0 {
-		return h, nil, read, Corrupt("bits set beyond the filter size")
+	if err := checkWords(&h.Header, words); err != nil {
+		return h, nil, read, err
 	}
 	return h, words, read, nil
 }
 
-// noEOFV3 turns an end of input inside an encoding into io.ErrUnexpectedEOF.
-func noEOFV3(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// V3ScalableHeader is a ScalableBloomFilter's header in version 3; the root
-// package checks that its parameters can grow a filter.
+// V3ScalableHeader is a ScalableBloomFilter's header in version 3: the
+// fields of every version and the checksum of the table of offsets.
 type V3ScalableHeader struct {
-	Blocked         bool
-	Saturated       bool
-	Seed            uint32
-	Growth          uint8
-	Scale           float64
-	Tightening      float64
-	InitialCapacity uint64
-	ErrorRate       float64
-	N               int // sub-filters, in [1, 65536]
-	tableCRC        uint32
+	ScalableHeader
+	tableCRC uint32
 }
 
 // AlignV3 returns n rounded up to a multiple of V3Align.
@@ -512,10 +486,10 @@ func AppendV3ScalableHeader(b []byte, h V3ScalableHeader, offsets []uint64) []by
 	}
 	layout := byte(0)
 	if h.Blocked {
-		layout = v3LayoutBlocked
+		layout = LayoutBlocked
 	}
 	start := len(b)
-	b = append(b, v3ScalableMagic...)
+	b = append(b, ScalableMagic...)
 	b = binary.LittleEndian.AppendUint16(b, V3Version)
 	b = binary.LittleEndian.AppendUint16(b, flags)
 	b = binary.LittleEndian.AppendUint32(b, h.Seed)
@@ -525,52 +499,40 @@ func AppendV3ScalableHeader(b []byte, h V3ScalableHeader, offsets []uint64) []by
 	b = binary.LittleEndian.AppendUint64(b, h.InitialCapacity)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(h.ErrorRate))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(offsets)))
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(table, castagnoliV3))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(table, Castagnoli))
 	b = binary.LittleEndian.AppendUint32(b, 0)
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoliV3))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], Castagnoli))
 	b = append(b, table...)
 	return append(b, make([]byte, AlignV3(uint64(len(b)-start))-uint64(len(b)-start))...)
 }
 
 // ParseV3ScalableHeader validates the fixed header at the start of b, which
-// holds at least V3HeaderSize bytes: magic, version, flags, layout, reserved
-// bytes, checksum and the number of sub-filters. It allocates nothing.
+// holds at least V3HeaderSize bytes: magic, version, checksum, layout,
+// reserved bytes, and the fields each on its own, as ParseScalableHeader
+// does. It allocates nothing.
 func ParseV3ScalableHeader(b []byte) (V3ScalableHeader, error) {
 	var h V3ScalableHeader
-	if string(b[0:4]) != v3ScalableMagic {
+	if string(b[0:4]) != ScalableMagic {
 		return h, Corrupt("bad magic %q", b[0:4])
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != V3Version {
 		return h, Corrupt("format version %d, want %d", v, V3Version)
 	}
-	if crc32.Checksum(b[:v3CRCOffset], castagnoliV3) != binary.LittleEndian.Uint32(b[v3CRCOffset:]) {
+	if crc32.Checksum(b[:v3CRCOffset], Castagnoli) != binary.LittleEndian.Uint32(b[v3CRCOffset:]) {
 		return h, Corrupt("header checksum mismatch")
-	}
-	flags := binary.LittleEndian.Uint16(b[6:])
-	if flags&^1 != 0 || b[14]|b[15] != 0 || binary.LittleEndian.Uint32(b[56:]) != 0 {
-		return h, Corrupt("unknown flags or non-zero reserved bytes")
 	}
 	switch b[13] {
 	case 0:
-	case v3LayoutBlocked:
+	case LayoutBlocked:
 		h.Blocked = true
 	default:
 		return h, Corrupt("unknown layout %d", b[13])
 	}
-	h.Saturated = flags&1 != 0
-	h.Seed = binary.LittleEndian.Uint32(b[8:])
-	h.Growth = b[12]
-	h.Scale = math.Float64frombits(binary.LittleEndian.Uint64(b[16:]))
-	h.Tightening = math.Float64frombits(binary.LittleEndian.Uint64(b[24:]))
-	h.InitialCapacity = binary.LittleEndian.Uint64(b[32:])
-	h.ErrorRate = math.Float64frombits(binary.LittleEndian.Uint64(b[40:]))
-	n := binary.LittleEndian.Uint32(b[48:])
-	if n == 0 || n > v3MaxSubFilters {
-		return h, Corrupt("%d sub-filters", n)
+	if binary.LittleEndian.Uint32(b[56:]) != 0 {
+		return h, Corrupt("unknown flags or non-zero reserved bytes")
 	}
-	h.N = int(n)
 	h.tableCRC = binary.LittleEndian.Uint32(b[52:])
-	return h, nil
+	return h, h.parseFields(b)
 }
 
 // CheckV3Table validates the table of offsets that follows the header h in
@@ -583,7 +545,7 @@ func CheckV3Table(h V3ScalableHeader, table []byte) ([]uint64, error) {
 	if uint64(len(table)) < first-V3HeaderSize {
 		return nil, io.ErrUnexpectedEOF
 	}
-	if crc32.Checksum(table[:8*h.N], castagnoliV3) != h.tableCRC {
+	if crc32.Checksum(table[:8*h.N], Castagnoli) != h.tableCRC {
 		return nil, Corrupt("checksum mismatch in the table of sub-filters")
 	}
 	for _, c := range table[8*h.N : first-V3HeaderSize] {
@@ -677,7 +639,7 @@ func ReadV3Table(r io.Reader, h V3ScalableHeader) ([]uint64, int64, error) {
 		n, err := io.ReadFull(r, part)
 		read += int64(n)
 		if err != nil {
-			return nil, read, noEOFV3(err)
+			return nil, read, NoEOF(err)
 		}
 		table = append(table, part...)
 	}
@@ -691,7 +653,7 @@ func ReadV3Padding(r io.Reader, n uint64) (int64, error) {
 	var pad [V3Align]byte
 	got, err := io.ReadFull(r, pad[:n])
 	if err != nil {
-		return int64(got), noEOFV3(err)
+		return int64(got), NoEOF(err)
 	}
 	for _, c := range pad[:n] {
 		if c != 0 {

@@ -26,10 +26,16 @@ func v3Filter(rng *rand.Rand, n int, section uint64) (V3Header, []uint64) {
 	if r := m % 64; r != 0 {
 		words[n-1] &= 1<<r - 1
 	}
-	return V3Header{Seed: 7, K: 3, M: m, Capacity: 10, ErrorRate: 0.01, SectionSize: section}, words
+	return V3Header{Header: Header{Seed: 7, K: 3, M: m, Capacity: 10, ErrorRate: 0.01}, SectionSize: section}, words
 }
 
-func plainAlloc(n uint64) []uint64 { return make([]uint64, n) }
+// readers returns a reader of data that shows its size (so ReadV3 reads the
+// words into one slice) and one that does not (chunks).
+func readers(data []byte) map[string][2]io.Reader {
+	known := bytes.NewReader(data)
+	stream := struct{ io.Reader }{bytes.NewReader(data)}
+	return map[string][2]io.Reader{"known": {known, known}, "stream": {stream, stream}}
+}
 
 // TestV3RoundTrip writes filters of many sizes with many section sizes and
 // reads them back every way: DecodeV3, ReadV3 from a reader that shows its
@@ -48,15 +54,14 @@ func TestV3RoundTrip(t *testing.T) {
 		if got, err := WriteV3(&w, h, words, false); err != nil || got != int64(len(enc)) || !bytes.Equal(w.Bytes(), enc) {
 			t.Fatalf("%d words, sections of %d: WriteV3 differs from AppendV3 (%d bytes, %v)", n, section, got, err)
 		}
-		gh, gw, err := DecodeV3(enc, plainAlloc)
+		gh, gw, err := DecodeV3(enc)
 		if err != nil || gh != h || !equalWords(gw, words) {
 			t.Fatalf("%d words, sections of %d: DecodeV3: %v", n, section, err)
 		}
-		for _, known := range []bool{true, false} {
-			r := bytes.NewReader(append(bytes.Clone(enc), "tail"...))
-			rh, rw, read, err := ReadV3(r, nil, func(uint64) bool { return known }, plainAlloc)
+		for name, r := range readers(append(bytes.Clone(enc), "tail"...)) {
+			rh, rw, read, err := ReadV3(r[0], r[1], nil)
 			if err != nil || rh != h || !equalWords(rw, words) || read != int64(len(enc)) {
-				t.Fatalf("%d words, sections of %d, known %v: ReadV3: %v, %d bytes read", n, section, known, err, read)
+				t.Fatalf("%d words, sections of %d, %s: ReadV3: %v, %d bytes read", n, section, name, err, read)
 			}
 		}
 		if _, err := CheckV3(enc, false); err != nil {
@@ -130,9 +135,10 @@ func TestV3FlippedBitNamesItsSection(t *testing.T) {
 // v3Errors returns what each reader of a BloomFilter's encoding says of data.
 func v3Errors(data []byte) map[string]error {
 	_, err1 := CheckV3(data, true)
-	_, _, err2 := DecodeV3(data, plainAlloc)
-	_, _, _, err3 := ReadV3(bytes.NewReader(data), nil, func(uint64) bool { return true }, plainAlloc)
-	_, _, _, err4 := ReadV3(bytes.NewReader(data), nil, func(uint64) bool { return false }, plainAlloc)
+	_, _, err2 := DecodeV3(data)
+	rs := readers(data)
+	_, _, _, err3 := ReadV3(rs["known"][0], rs["known"][1], nil)
+	_, _, _, err4 := ReadV3(rs["stream"][0], rs["stream"][1], nil)
 	h, err5 := CheckV3(data, false)
 	if err5 == nil {
 		err5 = VerifyV3(data, h, 0) // on every core
@@ -172,7 +178,7 @@ func TestV3ScalableWalk(t *testing.T) {
 		sizes = append(sizes, h.Size())
 	}
 	offsets, total := V3ScalableOffsets(sizes)
-	hdr := V3ScalableHeader{Seed: 7, Growth: 2, Scale: 2, Tightening: 0.5, InitialCapacity: 10, ErrorRate: 0.01, N: len(subs)}
+	hdr := V3ScalableHeader{ScalableHeader: ScalableHeader{Seed: 7, Growth: 2, Scale: 2, Tightening: 0.5, InitialCapacity: 10, ErrorRate: 0.01, N: len(subs)}}
 	enc := AppendV3ScalableHeader(nil, hdr, offsets)
 	for i, sub := range subs {
 		if offsets[i]%V3Align != 0 {

@@ -11,6 +11,8 @@
 // kernel declines, Words is make.
 package hugepage
 
+import "unsafe"
+
 // MinBytes is the size from which Words advises huge pages: below it the
 // pages of a random-access array fit the TLB anyway, and an array with less
 // than one 2 MiB page in its interior cannot use one.
@@ -25,4 +27,22 @@ func Words(n uint64) []uint64 {
 		advise(w)
 	}
 	return w
+}
+
+// CacheLine is the alignment of AlignedWords, in bytes: one cache line.
+const CacheLine = 64
+
+// AlignedWords returns n zero words, like Words, whose first one starts a
+// cache line: a blocked filter's words, so that each 512-bit block is one
+// line. Large allocations are page-aligned anyway; small ones get up to 7
+// words of slack in front.
+func AlignedWords(n uint64) []uint64 {
+	w := Words(n + CacheLine/8 - 1)
+	off := (CacheLine - uintptr(unsafe.Pointer(&w[0]))%CacheLine) % CacheLine / 8
+	return w[off : off+uintptr(n) : off+uintptr(n)]
+}
+
+// IsAligned reports whether w starts a cache line.
+func IsAligned(w []uint64) bool {
+	return len(w) == 0 || uintptr(unsafe.Pointer(&w[0]))%CacheLine == 0
 }

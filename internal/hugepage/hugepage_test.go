@@ -117,3 +117,20 @@ func BenchmarkRandomLoads(b *testing.B) {
 		})
 	}
 }
+
+func TestAlignedWords(t *testing.T) {
+	for n := uint64(1); n <= 200; n++ {
+		w := AlignedWords(n)
+		if uint64(len(w)) != n || uint64(cap(w)) != n || !IsAligned(w) {
+			t.Fatalf("AlignedWords(%d): len %d, cap %d, aligned %v", n, len(w), cap(w), IsAligned(w))
+		}
+		for i, x := range w {
+			if x != 0 {
+				t.Fatalf("AlignedWords(%d)[%d] = %#x", n, i, x)
+			}
+		}
+	}
+	if w := AlignedWords(16); IsAligned(w[1:]) {
+		t.Fatal("IsAligned reports a slice one word past a cache line aligned")
+	}
+}
