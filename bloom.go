@@ -21,7 +21,9 @@
 // encoding/xml. Read, ReadScalable and ReadAny build a filter from a stream
 // with options, such as Concurrent. Header, AppendWords and FromWords move a
 // BloomFilter's bits in and out as 64-bit words, for stores that keep them
-// elsewhere.
+// elsewhere. A View answers queries from an encoding where it lies, without
+// decoding it: bytes in memory (NewView), a string from go:embed
+// (NewViewString) or a file mapped into memory (Open).
 //
 // Every decoder validates before it allocates: a truncated input is
 // io.ErrUnexpectedEOF, anything else that is not exactly an encoding below an
@@ -81,15 +83,50 @@
 // ErrCorrupt. The sizes of filters saved before sizing used the exact rate
 // are accepted too.
 //
-// Version 2 records the layout; it is written only for filters with the
-// blocked layout (see Blocked), and classic filters keep being written, byte
-// for byte, as version 1. A BloomFilter in version 2 is version 1 with 2 at
+// Version 2 records the layout; it was written for filters with the blocked
+// layout (see Blocked), and version 1 for classic filters, until version 3
+// replaced both. A BloomFilter in version 2 is version 1 with 2 at
 // offset 4 and, at offset 6 in place of the flags, the layout 1 (blocked:
 // 512-bit blocks, m a multiple of 512; block b is words 8b to 8b+7, and the
 // positions are those of AppendBlockedLocations). A ScalableBloomFilter in
 // version 2 has 2 at offset 4 and the layout 1 at offset 13, and its
 // sub-filters are blocked BloomFilters in version 2. Decoders reject version
 // 2 with any other layout, so that every filter has one encoding.
+//
+// Version 3 is what every encoder writes. Its bits start 64 bytes into the
+// encoding, so that in any page-aligned copy of it (a file mapping) they
+// start on a cache line and every block of the blocked layout is one; the
+// header has a checksum of its own, and the bits one per section, so they can
+// be verified in parallel. A BloomFilter in version 3:
+//
+//	offset  size  field
+//	0       48    as in version 1, with 3 at offset 4 and, at offset 6,
+//	              the layout: 0 classic, 1 blocked
+//	48      4     S, the section size in bytes: a power of two in
+//	              [64, 2^30]; 2^20 as written
+//	52      8     zero
+//	60      4     CRC-32C of bytes 0 to 59
+//	64      8*W   the bits, as in version 1
+//	64+8*W  4*N   CRC-32C of each of the N = ceil(8W/S) sections of S
+//	              bytes of the bits, in order (the last may be shorter)
+//
+// A ScalableBloomFilter in version 3:
+//
+//	offset  size  field
+//	0       52    as in version 1, with 3 at offset 4 and the layout at
+//	              offset 13: 0 classic, 1 blocked
+//	52      4     CRC-32C of the table at offset 64
+//	56      4     zero
+//	60      4     CRC-32C of bytes 0 to 59
+//	64      8*N   the table: the offset of each sub-filter from the start
+//	              of the encoding, oldest first
+//	T_i     ...   sub-filter i, a BloomFilter in version 3 of that layout;
+//	              T_0 is 64+8N rounded up to a multiple of 64, T_{i+1}
+//	              the end of sub-filter i rounded up likewise, with zero
+//	              bytes before each; the encoding ends with the last one
+//
+// Decoders reject a version-3 sub-filter in a filter of version 1 or 2 and
+// the reverse, and any other offset, padding or length.
 //
 // The text encoding of either type is the standard base64 (RFC 4648, with
 // padding, without line breaks) of its binary encoding.
@@ -98,6 +135,7 @@ package bloom
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -113,6 +151,7 @@ import (
 	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/hugepage"
 	"github.com/bloomfilters/bloom/internal/layout"
+	"github.com/bloomfilters/bloom/internal/mmap"
 	"github.com/bloomfilters/bloom/internal/murmur"
 
 	// The batch pipelines of internal/classic and internal/blocked are
@@ -505,20 +544,21 @@ func (f *BloomFilter) add(h1, h2 uint64) (present bool) {
 func (f *BloomFilter) Add(key []byte) {
 	// Add, AddString, TestAndAdd and TestAndAddString are small enough to
 	// be inlined: the caller calls addKey directly, as Test calls testKey.
-	f.addKey(key)
+	addKey(f, key)
 }
 
 // AddString inserts key, like Add, without copying or allocating.
 func (f *BloomFilter) AddString(key string) {
-	f.addKey(bytesOf(key))
+	addKey(f, bytesOf(key))
 }
 
 // addKey is TestAndAdd: add written out after the hash, so that the
 // single-key calls of a filter that is not concurrent go straight to the
 // layout's code, one call less per key than through add (which cannot be
-// inlined).
-func (f *BloomFilter) addKey(key []byte) (present bool) {
-	h1, h2 := murmur.Sum128(key, f.seed)
+// inlined). It takes a key or (K uint64) a hash, so that AddHash and the
+// other hashed calls share its code at the cost of Add.
+func addKey[K layout.Key](f *BloomFilter, key K) (present bool) {
+	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.seed)
 	switch {
 	case f.conc != nil || f.k == 0:
 		return f.add(h1, h2)
@@ -548,19 +588,19 @@ func (f *BloomFilter) addKey(key []byte) (present bool) {
 func (f *BloomFilter) Test(key []byte) bool {
 	// Test and TestString are small enough to be inlined: the caller calls
 	// testKey directly, one call per key less.
-	return f.testKey(key)
+	return testKey(f, key)
 }
 
 // TestString is Test for a string key, without copying or allocating.
 func (f *BloomFilter) TestString(key string) bool {
-	return f.testKey(bytesOf(key))
+	return testKey(f, bytesOf(key))
 }
 
 // testKey is Test. A blocked filter's test is blocked.Test written out from
 // its parts, which all inline but Rest, taken by few keys: see blocked.Test
-// for what a call per key cost.
-func (f *BloomFilter) testKey(key []byte) bool {
-	h1, h2 := murmur.Sum128(key, f.seed)
+// for what a call per key cost. It takes a key or a hash, like addKey.
+func testKey[K layout.Key](f *BloomFilter, key K) bool {
+	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.seed)
 	switch {
 	case f.conc != nil && f.blocked:
 		return blocked.TestAtomic(f.words, f.m, f.k, h1, h2)
@@ -585,13 +625,13 @@ func (f *BloomFilter) testKey(key []byte) bool {
 // filter, of several goroutines calling it at once with the same new key,
 // exactly one gets false.
 func (f *BloomFilter) TestAndAdd(key []byte) bool {
-	return f.addKey(key)
+	return addKey(f, key)
 }
 
 // TestAndAddString is TestAndAdd for a string key, without copying or
 // allocating.
 func (f *BloomFilter) TestAndAddString(key string) bool {
-	return f.addKey(bytesOf(key))
+	return addKey(f, bytesOf(key))
 }
 
 // Batch calls.
@@ -930,7 +970,7 @@ func (f *BloomFilter) EncodedSize() int {
 	if f.k == 0 {
 		return 0
 	}
-	return format.HeaderSize + 8*len(f.words) + format.CRCSize
+	return int(format.V3Size(f.m))
 }
 
 // header returns the header of f's encoding, with the count read before the
@@ -948,7 +988,7 @@ func (f *BloomFilter) AppendBinary(b []byte) ([]byte, error) {
 	if f.k == 0 {
 		return b, errors.New(errZeroValue)
 	}
-	return format.Append(b, f.header(), f.words, f.conc != nil), nil
+	return format.AppendV3(b, format.V3Header{Header: f.header()}, f.words, f.conc != nil), nil
 }
 
 // MarshalBinary returns the binary encoding of the filter described in the
@@ -997,6 +1037,13 @@ func (f *BloomFilter) replace(g *BloomFilter) {
 }
 
 func decode(data []byte) (*BloomFilter, error) {
+	if len(data) >= 6 && format.IsV3(data) {
+		h, words, err := format.DecodeV3(data)
+		if err != nil {
+			return nil, err
+		}
+		return fromHeader(h.Header, words), nil
+	}
 	h, words, err := format.Decode(data)
 	if err != nil {
 		return nil, err
@@ -1010,7 +1057,7 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 	if f.k == 0 {
 		return 0, errors.New(errZeroValue)
 	}
-	return format.Write(w, f.header(), f.words, f.conc != nil)
+	return format.WriteV3(w, format.V3Header{Header: f.header()}, f.words, f.conc != nil)
 }
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
@@ -1032,7 +1079,7 @@ func (f *BloomFilter) WriteTo(w io.Writer) (int64, error) {
 // bits in chunks as they arrive and copies them once they all have: about
 // twice the size of the input.
 func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
-	g, n, err := readFilter(r, r)
+	g, n, err := readFilter(r, r, format.AnyVersion)
 	if err != nil {
 		return n, err
 	}
@@ -1040,10 +1087,11 @@ func (f *BloomFilter) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
-// readFilter reads one filter from r. src is the reader underneath r (r
-// itself, or one that r only passes through), which format.Holds reports on.
-func readFilter(r, src io.Reader) (*BloomFilter, int64, error) {
-	h, words, n, err := format.Read(r, src)
+// readFilter reads one filter of a version in want from r. src is the
+// reader underneath r (r itself, or one that r only passes through), which
+// format.Holds reports on.
+func readFilter(r, src io.Reader, want format.Versions) (*BloomFilter, int64, error) {
+	h, words, n, err := format.ReadVersions(r, src, want)
 	if err != nil {
 		return nil, n, err
 	}
@@ -1074,13 +1122,27 @@ func Read(r io.Reader, opts ...Option) (*BloomFilter, error) {
 
 // readPlain is Read, after prefix has been read from r.
 func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
-	var hb [format.HeaderSize]byte
-	if err := format.ReadHeader(r, prefix, hb[:]); err != nil {
+	var buf [format.V3HeaderSize]byte
+	hb := buf[:format.HeaderSize]
+	if err := format.ReadHeader(r, prefix, hb); err != nil {
 		return nil, err
 	}
-	h, err := format.ParseHeader(hb[:])
-	if err != nil {
-		return nil, err
+	var h format.Header
+	if format.IsV3(hb) {
+		hb = buf[:]
+		if _, err := io.ReadFull(r, hb[format.HeaderSize:]); err != nil {
+			return nil, format.NoEOF(err)
+		}
+		v3, err := format.ParseV3Header(hb)
+		if err != nil {
+			return nil, err
+		}
+		h = v3.Header
+	} else {
+		var err error
+		if h, err = format.ParseHeader(hb); err != nil {
+			return nil, err
+		}
 	}
 	if s.seedSet && s.seed != h.Seed {
 		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, h.Seed)
@@ -1091,7 +1153,7 @@ func readPlain(r io.Reader, prefix []byte, s settings) (*BloomFilter, error) {
 	if s.classic && h.Blocked {
 		return nil, paramError("Classic contradicts the encoded blocked layout")
 	}
-	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb[:]), r), r)
+	g, _, err := readFilter(io.MultiReader(bytes.NewReader(hb), r), r, format.AnyVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -1136,7 +1198,11 @@ func (f BloomFilter) MarshalText() ([]byte, error) {
 // base64, or has line breaks), or are io.ErrUnexpectedEOF for a truncated
 // text. It must not run concurrently with any other call.
 func (f *BloomFilter) UnmarshalText(text []byte) error {
-	data, err := format.DecodeText(text, format.HeaderSize, func(hdr []byte) (uint64, error) {
+	data, err := format.DecodeText(text, format.V3HeaderSize, func(hdr []byte) (uint64, error) {
+		if format.IsV3(hdr) {
+			h, err := format.ParseV3Header(hdr)
+			return h.Size(), err
+		}
 		h, err := format.ParseHeader(hdr)
 		return h.Size(), err
 	})
@@ -1455,3 +1521,358 @@ func AppendBlockedLocations(dst []uint64, key []byte, bits uint64, hashes uint, 
 
 // Blocked reports whether the filter has the blocked layout (see Blocked).
 func (f *BloomFilter) Blocked() bool { return f.blocked }
+
+// Hashed keys.
+//
+// AddHash, TestHash, TestAndAddHash and their batch forms take a key that
+// the caller has already hashed to 64 bits (a request ID, a content hash, a
+// hash kept from an earlier pass). The filter hashes that number again, as
+// its 8 little-endian bytes with murmur3 and the filter's seed, so the hashed
+// calls of a key h set and read exactly the bits that Add, Test and
+// TestAndAdd of those 8 bytes do. The second hash spreads any input, even a
+// weak hash such as FNV-1a or plain sequential integers, over the positions
+// as well as murmur3 spreads keys, so the false-positive rate is the one
+// the filter promises for keys, plus the collisions of the caller's hash:
+// keys whose 64-bit hashes are equal are one key to the filter. For n added
+// keys and a hash that is uniform over 64 bits, that adds about n/2^64 to the
+// rate (5e-11 at n = 10^9). They cost less than the calls on keys of 9 bytes
+// or more and never allocate.
+
+// AddHash inserts the key whose 64-bit hash is h: it is Add of the 8
+// little-endian bytes of h (see TestHash). It does not allocate.
+func (f *BloomFilter) AddHash(h uint64) {
+	addKey(f, h)
+}
+
+// TestHash reports whether the key whose 64-bit hash is h may be in the
+// filter, with Test's meaning of true and false. It is Test of the 8
+// little-endian bytes of h: the filter mixes h with murmur3 and its seed,
+// so a weak hash such as FNV-1a or sequential integers meets the
+// false-positive rate; keys whose hashes collide are one key to the filter,
+// which adds about n/2^64 to the rate for n keys and a uniform 64-bit hash.
+// It does not allocate.
+func (f *BloomFilter) TestHash(h uint64) bool {
+	return testKey(f, h)
+}
+
+// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
+// TestHash).
+func (f *BloomFilter) TestAndAddHash(h uint64) bool {
+	return addKey(f, h)
+}
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes: it inserts every
+// hash of hashes, in order, like calling AddHash on each.
+func (f *BloomFilter) AddManyHashes(hashes []uint64) { addMany(f, hashes, nil) }
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes: results[i] is
+// TestHash(hashes[i]). It fills and returns results like TestMany.
+func (f *BloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
+	return testMany(f, hashes, results)
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
+// results[i] is what TestAndAddHash would have returned for hashes[i] had
+// they been added one by one.
+func (f *BloomFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
+	results = batchResults(results, len(hashes))
+	addMany(f, hashes, results)
+	return results
+}
+
+// View is a read-only filter over the bytes of an encoding, of a
+// BloomFilter or a ScalableBloomFilter, in any format version: a filter
+// that a file mapping, an embedded string or any []byte already holds,
+// answered where it lies, without decoding it into the heap. NewView and
+// NewViewString make one over bytes in memory, Open over a file.
+//
+// A View answers Test, TestString, TestHash and their batch forms exactly as
+// the filter decoded from the same bytes would, with the same meaning of
+// true and false. It never writes the bytes, and is safe for any number of
+// concurrent readers. It never copies the bits of a version-3 encoding
+// (what MarshalBinary and WriteTo write) that starts on a multiple of 8
+// bytes, as a file mapping, a go:embed []byte and large heap slices do:
+// then its bits start on a cache line if the encoding starts on one. A
+// misaligned encoding (a go:embed string can start at any address), and
+// every encoding on a big-endian machine, costs one aligned copy of its
+// bits; so do the sub-filters of a ScalableBloomFilter in version 1 or 2
+// that do not lie on a multiple of 8 bytes. Copied reports whether there
+// was a copy. Versions 1 and 2 put the bits at offset 48, so the blocks of
+// a blocked filter in them straddle cache lines: saving it again writes
+// version 3.
+//
+// Before its first answer a View checks the headers, the length and, unless
+// SkipBodyCheck is given, every checksum of the bits (in parallel, for
+// version 3): a corrupt or truncated encoding is an error wrapping ErrCorrupt
+// or io.ErrUnexpectedEOF, never an answer. Unlike a decoder, it does not
+// count the bits set, so Count is the count recorded.
+//
+// Close releases what Open mapped. A call after Close panics with a message
+// that says so; Close must not run concurrently with other calls, and the
+// bytes given to NewView must not change while the View is used.
+type View struct {
+	f      *BloomFilter         // the filter of a BloomFilter's encoding, or nil
+	s      *ScalableBloomFilter // the filter of a ScalableBloomFilter's encoding, or nil
+	closed atomic.Bool
+	file   *mmap.File // what Open mapped or read
+	copied bool
+	ver    int
+}
+
+// ViewOption configures NewView, NewViewString and Open.
+type ViewOption struct{ skipBody bool }
+
+// SkipBodyCheck makes a View check only the headers and the length of the
+// encoding, not the checksums of its bits, so that opening a large file
+// reads only its first page and the pages its answers touch (a 1.2 GB
+// filter opens in milliseconds instead of about a second). The risk is the
+// one the checksums guard against: a bit cleared by a damaged disk, a torn
+// copy or a truncated write that kept the length makes the View answer
+// "absent" for keys that were added (false negatives), and a bit set makes
+// it answer "present" more often; nothing reports it. Use it for bytes
+// whose integrity is known otherwise: embedded in the program, checked once
+// after download, or on a file system that checksums its blocks.
+func SkipBodyCheck() ViewOption { return ViewOption{skipBody: true} }
+
+const errClosedView = "bloom: use of a View after Close"
+
+// littleEndian reports whether words can be read where they lie in an
+// encoding, which is little-endian.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// NewView returns a View over data, the encoding of a BloomFilter or a
+// ScalableBloomFilter, after checking it (see View). data must hold exactly
+// one encoding; the View reads it for as long as it is used, so data must
+// not change. It returns an error wrapping ErrCorrupt, or
+// io.ErrUnexpectedEOF, for anything else, and never panics.
+func NewView(data []byte, opts ...ViewOption) (*View, error) {
+	var o ViewOption
+	for _, opt := range opts {
+		o.skipBody = o.skipBody || opt.skipBody
+	}
+	e, err := format.Locate(data, !o.skipBody)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{ver: e.Version}
+	filters := make([]*BloomFilter, len(e.Filters))
+	for i, l := range e.Filters {
+		words, copied := wordsAt(data, l.Words, l.Header.Words(), l.Blocked)
+		v.copied = v.copied || copied
+		filters[i] = &BloomFilter{
+			m: l.M, k: l.K, seed: l.Seed, set: bitset.FromWithLength(uint(l.M), words), words: words,
+			count: l.Count, capacity: l.Capacity, errorRate: l.ErrorRate, blocked: l.Blocked,
+		}
+	}
+	if !e.Scalable {
+		v.f = filters[0]
+		return v, nil
+	}
+	s, err := scalableFrom(e.Params)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range filters {
+		if err := s.checkSubFilter(i, f); err != nil {
+			return nil, err
+		}
+	}
+	s.filters = filters
+	if err := s.finish(); err != nil {
+		return nil, err
+	}
+	s.setFilters(filters)
+	v.s = s
+	return v, nil
+}
+
+// wordsAt returns the n little-endian words at offset off of data: those
+// bytes themselves if they lie on a multiple of 8 and the machine is
+// little-endian, otherwise a copy (cache-line aligned for the blocked
+// layout), and whether it copied.
+func wordsAt(data []byte, off, n uint64, isBlocked bool) ([]uint64, bool) {
+	b := data[off : off+8*n]
+	if p := unsafe.Pointer(unsafe.SliceData(b)); littleEndian && uintptr(p)%8 == 0 {
+		return unsafe.Slice((*uint64)(p), n), false
+	}
+	words := hugepage.Words(n)
+	if isBlocked {
+		words = hugepage.AlignedWords(n)
+	}
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return words, true
+}
+
+// NewViewString is NewView over the bytes of data, such as a filter
+// embedded with go:embed into a string variable, without copying them
+// unless they are misaligned (see View).
+func NewViewString(data string, opts ...ViewOption) (*View, error) {
+	return NewView(bytesOf(data), opts...)
+}
+
+// Open returns a View over the file at path, which holds one encoding. On
+// Linux and macOS it maps the file read-only and shared: opening reads the
+// pages the checks read (the first one only, with SkipBodyCheck), an answer
+// the pages it touches, and processes that open the same file share its
+// pages in the page cache. Elsewhere it reads the file into memory. Close
+// unmaps it.
+func Open(path string, opts ...ViewOption) (*View, error) {
+	file, err := mmap.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := NewView(file.Data, opts...)
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	v.file = file
+	return v, nil
+}
+
+// Close releases the View: it unmaps the file that Open mapped. Any call
+// after it, Close included, panics. It must not run concurrently with other
+// calls of the View.
+func (v *View) Close() error {
+	if v.closed.Swap(true) {
+		panic(errClosedView)
+	}
+	if v.file != nil {
+		return v.file.Close()
+	}
+	return nil
+}
+
+// check panics if v is closed.
+func (v *View) check() {
+	if v.closed.Load() {
+		panic(errClosedView)
+	}
+}
+
+// Test reports whether key may be in the filter, with the meaning of
+// BloomFilter.Test: false means key was definitely never added.
+func (v *View) Test(key []byte) bool {
+	v.check()
+	if v.f != nil {
+		return testKey(v.f, key)
+	}
+	return v.s.test(murmur.Sum128(key, v.s.seed))
+}
+
+// TestString is Test for a string key, without copying or allocating.
+func (v *View) TestString(key string) bool { return v.Test(bytesOf(key)) }
+
+// TestHash is Test for a key given as its 64-bit hash, as
+// BloomFilter.TestHash.
+func (v *View) TestHash(h uint64) bool {
+	v.check()
+	if v.f != nil {
+		return testKey(v.f, h)
+	}
+	return v.s.test(murmur.Sum128(layout.KeyBytes(&h), v.s.seed))
+}
+
+// TestMany reports for every key of keys whether it may be in the filter:
+// results[i] is Test(keys[i]). It fills and returns results like
+// BloomFilter.TestMany, and overlaps the cache misses of several keys.
+func (v *View) TestMany(keys [][]byte, results []bool) []bool { return viewTestMany(v, keys, results) }
+
+// TestManyStrings is TestMany for string keys, without copying them.
+func (v *View) TestManyStrings(keys []string, results []bool) []bool {
+	return viewTestMany(v, keys, results)
+}
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes.
+func (v *View) TestManyHashes(hashes []uint64, results []bool) []bool {
+	return viewTestMany(v, hashes, results)
+}
+
+func viewTestMany[K layout.Key](v *View, keys []K, results []bool) []bool {
+	v.check()
+	if v.f != nil {
+		return testMany(v.f, keys, results)
+	}
+	return scalableTestMany(v.s, keys, results)
+}
+
+// Scalable reports whether the View is over a ScalableBloomFilter's
+// encoding.
+func (v *View) Scalable() bool { return v.s != nil }
+
+// Version returns the format version of the encoding, 1 to 3.
+func (v *View) Version() int { return v.ver }
+
+// Copied reports whether the View copied the bits, or some of them, because
+// they were misaligned or the machine is big-endian (see View).
+func (v *View) Copied() bool { return v.copied }
+
+// Layout returns the layout of the filter, LayoutClassic or LayoutBlocked.
+func (v *View) Layout() Layout {
+	if v.f != nil {
+		return v.f.Layout()
+	}
+	return v.s.Layout()
+}
+
+// Seed returns the filter's murmur3 seed.
+func (v *View) Seed() uint32 {
+	if v.f != nil {
+		return v.f.seed
+	}
+	return v.s.seed
+}
+
+// Bits returns the size of the filter in bits, all sub-filters together for
+// a ScalableBloomFilter.
+func (v *View) Bits() uint64 {
+	if v.f != nil {
+		return v.f.m
+	}
+	return v.s.Bits()
+}
+
+// Hashes returns the number of hash functions of a BloomFilter's encoding,
+// and of the newest sub-filter of a ScalableBloomFilter's.
+func (v *View) Hashes() uint {
+	if v.f != nil {
+		return v.f.k
+	}
+	return v.s.filters[len(v.s.filters)-1].k
+}
+
+// Count returns the number of keys the encoding records as added.
+func (v *View) Count() uint64 {
+	if v.f != nil {
+		return v.f.count
+	}
+	return v.s.Count()
+}
+
+// Capacity returns the filter's capacity in keys: that of the BloomFilter,
+// or of all sub-filters together for a ScalableBloomFilter.
+func (v *View) Capacity() uint64 {
+	if v.f != nil {
+		return v.f.capacity
+	}
+	return v.s.Capacity()
+}
+
+// ErrorRate returns the filter's target false-positive rate.
+func (v *View) ErrorRate() float64 {
+	if v.f != nil {
+		return v.f.errorRate
+	}
+	return v.s.errorRate
+}
+
+// NumFilters returns the number of sub-filters of a ScalableBloomFilter's
+// encoding, and 1 for a BloomFilter's.
+func (v *View) NumFilters() int {
+	if v.f != nil {
+		return 1
+	}
+	return len(v.s.filters)
+}

@@ -2,6 +2,7 @@ package bloom
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/gob"
@@ -321,6 +322,12 @@ func TestZeroValue(t *testing.T) {
 		"TestManyStrings":       panics(func() { f.TestManyStrings([]string{"x"}, nil) }),
 		"TestAndAddMany":        panics(func() { f.TestAndAddMany([][]byte{nil}, nil) }),
 		"TestAndAddManyStrings": panics(func() { f.TestAndAddManyStrings([]string{"x"}, nil) }),
+		"AddHash":               panics(func() { f.AddHash(1) }),
+		"TestHash":              panics(func() { f.TestHash(1) }),
+		"TestAndAddHash":        panics(func() { f.TestAndAddHash(1) }),
+		"AddManyHashes":         panics(func() { f.AddManyHashes([]uint64{1}) }),
+		"TestManyHashes":        panics(func() { f.TestManyHashes([]uint64{1}, nil) }),
+		"TestAndAddManyHashes":  panics(func() { f.TestAndAddManyHashes([]uint64{1}, nil) }),
 		"Clone":                 panics(func() { f.Clone() }),
 		"Bits":                  returns(func() string { return zeroIs(f.Bits()) }),
 		"Hashes":                returns(func() string { return zeroIs(f.Hashes()) }),
@@ -791,12 +798,75 @@ func goldenFilter(t testing.TB) *BloomFilter {
 	return f
 }
 
-// goldenEncoding is the version-1 encoding of goldenFilter: the format
-// promise in bytes. Its error rate field (bytes 32-39) is
-// FalsePositiveRate(100, 3, 23), which became the exact rate 0.1263 (was
-// the closed form's 0.1238) when sizing moved to it; every other byte is
-// unchanged.
+// goldenEncoding is the version-1 encoding of goldenFilter, which decoders
+// keep reading: the format promise in bytes. Its error rate field (bytes
+// 32-39) is FalsePositiveRate(100, 3, 23), which became the exact rate
+// 0.1263 (was the closed form's 0.1238) when sizing moved to it; every other
+// byte is unchanged.
 const goldenEncoding = "424c4d4601000000070000000300000064000000000000001700000000000000377a0d7a9529c03f03000000000000000040000805000028080000020000000017a73f7a"
+
+// goldenEncodingV3 is the version-3 encoding of goldenFilter, which
+// MarshalBinary and WriteTo write.
+const goldenEncodingV3 = "424c4d4603000000070000000300000064000000000000001700000000000000377a0d7a9529c03f03000000000000000000100000000000000000002a17967c00400008050000280800000200000000414b31c2"
+
+// v3FromV1 builds the version-3 encoding of a BloomFilter from its
+// version-1 or 2 encoding as the package doc lays it out: the same first 48
+// bytes but for the version (3) and the layout at offset 6, the section size
+// (1 MiB), 8 zero bytes and the CRC-32C of those 60 bytes; the same words;
+// the CRC-32C of each MiB of them.
+func v3FromV1(v1 []byte) []byte {
+	b := bytes.Clone(v1[:format.HeaderSize])
+	if b[4] == 1 {
+		b[6] = 0
+	} else {
+		b[6] = 1
+	}
+	b[4] = 3
+	b = binary.LittleEndian.AppendUint32(b, 1<<20)
+	b = append(b, make([]byte, 8)...)
+	b = binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
+	words := v1[format.HeaderSize : len(v1)-format.CRCSize]
+	b = append(b, words...)
+	for lo := 0; lo < len(words); lo += 1 << 20 {
+		b = binary.LittleEndian.AppendUint32(b, crc32Checksum(words[lo:min(lo+1<<20, len(words))]))
+	}
+	return b
+}
+
+// scalableV3FromV1 builds the version-3 encoding of a ScalableBloomFilter
+// from its version-1 or 2 encoding as the package doc lays it out: its first
+// 52 bytes with version 3; the CRC-32C of the table, 4 zero bytes and the
+// CRC-32C of those 60 bytes; the table of the sub-filters' offsets, each the
+// end of the one before rounded up to a multiple of 64; the sub-filters in
+// version 3 (v3FromV1), with zeros up to the next one's offset.
+func scalableV3FromV1(v1 []byte) []byte {
+	n := int(binary.LittleEndian.Uint32(v1[48:]))
+	var subs [][]byte
+	for off := format.ScalableHeaderSize; len(subs) < n; {
+		m := binary.LittleEndian.Uint64(v1[off+16:])
+		size := format.HeaderSize + 8*int((m+63)/64) + format.CRCSize
+		subs = append(subs, v3FromV1(v1[off:off+size]))
+		off += size
+	}
+	align := func(x int) int { return (x + 63) / 64 * 64 }
+	var table []byte
+	at := align(64 + 8*n)
+	for _, sub := range subs {
+		table = binary.LittleEndian.AppendUint64(table, uint64(at))
+		at = align(at + len(sub))
+	}
+	b := bytes.Clone(v1[:52])
+	b[4] = 3
+	b = binary.LittleEndian.AppendUint32(b, crc32Checksum(table))
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
+	b = append(b, table...)
+	for _, sub := range subs {
+		b = append(b, make([]byte, align(len(b))-len(b))...)
+		b = append(b, sub...)
+	}
+	return b
+}
 
 func TestGoldenEncoding(t *testing.T) {
 	f := goldenFilter(t)
@@ -804,8 +874,12 @@ func TestGoldenEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hex.EncodeToString(enc); got != goldenEncoding {
-		t.Errorf("encoding changed:\n got %s\nwant %s", got, goldenEncoding)
+	if got := hex.EncodeToString(enc); got != goldenEncodingV3 {
+		t.Errorf("encoding changed:\n got %s\nwant %s", got, goldenEncodingV3)
+	}
+	v1, _ := hex.DecodeString(goldenEncoding)
+	if !bytes.Equal(enc, v3FromV1(v1)) {
+		t.Errorf("encoding is not the documented version 3 of the version-1 golden bytes:\n got %x\nwant %x", enc, v3FromV1(v1))
 	}
 	again, _ := goldenFilter(t).MarshalBinary()
 	if !bytes.Equal(enc, again) {
@@ -818,13 +892,21 @@ func TestGoldenEncoding(t *testing.T) {
 	if len(enc) != f.EncodedSize() {
 		t.Errorf("EncodedSize = %d, encoding has %d bytes", f.EncodedSize(), len(enc))
 	}
+	// Version 1 still decodes, to the same filter, and encodeV1, which
+	// the tests of old encodings use, writes it byte for byte.
+	if got := hex.EncodeToString(encodeV1(f)); got != goldenEncoding {
+		t.Errorf("encodeV1 differs from the golden version 1:\n got %s\nwant %s", got, goldenEncoding)
+	}
+	var g BloomFilter
+	if err := g.UnmarshalBinary(v1); err != nil || !g.Equal(f) {
+		t.Errorf("the version-1 golden bytes decode to another filter: %v", err)
+	}
 }
 
 // ---- decoding ----
 
 func TestDecodeRejectsDamage(t *testing.T) {
 	f := goldenFilter(t)
-	enc, _ := f.MarshalBinary()
 	before := mustNew(t, 10, 0.1)
 	before.AddString("sentinel")
 	saved := before.Clone()
@@ -843,61 +925,143 @@ func TestDecodeRejectsDamage(t *testing.T) {
 			t.Fatalf("receiver changed after rejecting %s", what)
 		}
 	}
-	for i := range len(enc) {
-		var err error
-		if err = before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+	for _, enc := range [][]byte{encodeV1(f), mustMarshal(t, f)} {
+		for i := range len(enc) {
+			var err error
+			if err = before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+			}
+			if _, err = before.ReadFrom(bytes.NewReader(enc[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("ReadFrom of truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+			}
+			check(fmt.Sprintf("truncation to %d bytes", i), enc[:i])
 		}
-		if _, err = before.ReadFrom(bytes.NewReader(enc[:i])); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("ReadFrom of truncation to %d bytes: got %v, want io.ErrUnexpectedEOF", i, err)
+		for i := range 8 * len(enc) {
+			bad := bytes.Clone(enc)
+			bad[i/8] ^= 1 << (i % 8)
+			check(fmt.Sprintf("bit %d flipped", i), bad)
 		}
-		check(fmt.Sprintf("truncation to %d bytes", i), enc[:i])
+		check("trailing bytes", append(bytes.Clone(enc), 0))
 	}
-	for i := range 8 * len(enc) {
-		bad := bytes.Clone(enc)
-		bad[i/8] ^= 1 << (i % 8)
-		check(fmt.Sprintf("bit %d flipped", i), bad)
-	}
-	check("trailing bytes", append(bytes.Clone(enc), 0))
 }
 
-// reseal recomputes the checksum so that a test can reach the checks behind it.
+// reseal recomputes the checksums of the BloomFilter encoding b, of any
+// version, so that a test can reach the checks behind them: the one at the
+// end of versions 1 and 2; in version 3 the header's and, if the length is
+// what the header declares, every section's.
 func reseal(b []byte) []byte {
+	if len(b) >= format.V3HeaderSize && format.IsV3(b) {
+		return resealV3(b)
+	}
+	if len(b) < format.CRCSize {
+		return b
+	}
 	body := b[:len(b)-format.CRCSize]
 	binary.LittleEndian.PutUint32(b[len(b)-format.CRCSize:], crc32Checksum(body))
 	return b
 }
 
-func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
-	enc, _ := goldenFilter(t).MarshalBinary()
-	tests := map[string]func(b []byte){
-		"k 0":            func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 0) },
-		"k huge":         func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 1<<31) },
-		"m 0":            func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 0) },
-		"m larger":       func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 200) },
-		"m smaller":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 64) },
-		"m max":          func(b []byte) { binary.LittleEndian.PutUint64(b[16:], math.MaxUint64) },
-		"capacity 0":     func(b []byte) { binary.LittleEndian.PutUint64(b[24:], 0) },
-		"rate NaN":       func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(math.NaN())) },
-		"rate 1":         func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(1)) },
-		"count too high": func(b []byte) { binary.LittleEndian.PutUint64(b[40:], 50) },
-		"padding bit":    func(b []byte) { b[format.HeaderSize+8+7] |= 0x80 },
-		"version 2":      func(b []byte) { b[4] = 2 },
-		"flags":          func(b []byte) { b[6] = 1 },
+// resealV3 is reseal for version 3.
+func resealV3(b []byte) []byte {
+	binary.LittleEndian.PutUint32(b[60:], crc32Checksum(b[:60]))
+	m, sec := binary.LittleEndian.Uint64(b[16:]), uint64(binary.LittleEndian.Uint32(b[48:]))
+	if m == 0 || m > MaxBits || sec < 64 || sec&(sec-1) != 0 {
+		return b
 	}
-	for name, damage := range tests {
-		t.Run(name, func(t *testing.T) {
-			b := bytes.Clone(enc)
-			damage(b)
-			reseal(b)
-			var f BloomFilter
-			if err := f.UnmarshalBinary(b); err == nil {
-				t.Error("UnmarshalBinary accepted it")
-			}
-			if _, err := f.ReadFrom(bytes.NewReader(b)); err == nil {
-				t.Error("ReadFrom accepted it")
-			}
-		})
+	words := 8 * ((m + 63) / 64)
+	sections := (words + sec - 1) / sec
+	if uint64(len(b)) != format.V3HeaderSize+words+4*sections {
+		return b
+	}
+	body, table := b[format.V3HeaderSize:][:words], b[format.V3HeaderSize+words:]
+	for i := range sections {
+		binary.LittleEndian.PutUint32(table[4*i:], crc32Checksum(body[i*sec:min((i+1)*sec, words)]))
+	}
+	return b
+}
+
+// encodeV1 returns the encoding of f in format version 1, or 2 for the
+// blocked layout: what MarshalBinary wrote before version 3, which every
+// decoder keeps reading, written by the format package's writer of those
+// versions. TestGoldenEncoding pins it to the golden bytes.
+func encodeV1(f *BloomFilter) []byte {
+	return format.Append(nil, f.header(), f.words, f.conc != nil)
+}
+
+// encodeScalableV1 is encodeV1 for a ScalableBloomFilter.
+func encodeScalableV1(s *ScalableBloomFilter) []byte {
+	filters, saturated := s.subFilters()
+	b := format.AppendScalableHeader(nil, s.header(filters, saturated))
+	for _, f := range filters {
+		b = append(b, encodeV1(f)...)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32Checksum(b))
+}
+
+// sameVersion returns the encoding of f in the format version of data:
+// MarshalBinary's for version 3, encodeV1's for the others.
+func sameVersion(f interface{ MarshalBinary() ([]byte, error) }, data []byte) []byte {
+	if len(data) >= 6 && !format.IsV3(data) {
+		switch f := f.(type) {
+		case *BloomFilter:
+			return encodeV1(f)
+		case *ScalableBloomFilter:
+			return encodeScalableV1(f)
+		}
+	}
+	b, _ := f.MarshalBinary()
+	return b
+}
+
+// hostileHeaders returns, in each format version, the header of a
+// BloomFilter that claims MaxBits bits, with a valid checksum where the
+// header has one.
+func hostileHeaders() map[string][]byte {
+	f, _ := NewWithSize(64, 1)
+	v1 := encodeV1(f)[:format.HeaderSize]
+	binary.LittleEndian.PutUint64(v1[16:], MaxBits)
+	enc, _ := f.MarshalBinary()
+	v3 := enc[:format.V3HeaderSize]
+	binary.LittleEndian.PutUint64(v3[16:], MaxBits)
+	return map[string][]byte{"v1": v1, "v3": resealV3(v3)}
+}
+
+func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
+	f := goldenFilter(t)
+	for version, enc := range map[string][]byte{"v1": encodeV1(f), "v3": mustMarshal(t, f)} {
+		words := format.HeaderSize // where the words start
+		if version == "v3" {
+			words = format.V3HeaderSize
+		}
+		tests := map[string]func(b []byte){
+			"k 0":            func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 0) },
+			"k huge":         func(b []byte) { binary.LittleEndian.PutUint32(b[12:], 1<<31) },
+			"m 0":            func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 0) },
+			"m larger":       func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 200) },
+			"m smaller":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 64) },
+			"m max":          func(b []byte) { binary.LittleEndian.PutUint64(b[16:], math.MaxUint64) },
+			"capacity 0":     func(b []byte) { binary.LittleEndian.PutUint64(b[24:], 0) },
+			"rate NaN":       func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(math.NaN())) },
+			"rate 1":         func(b []byte) { binary.LittleEndian.PutUint64(b[32:], math.Float64bits(1)) },
+			"count too high": func(b []byte) { binary.LittleEndian.PutUint64(b[40:], 50) },
+			"padding bit":    func(b []byte) { b[words+8+7] |= 0x80 },
+			"version 2":      func(b []byte) { b[4] = 2 },
+			"flags":          func(b []byte) { b[6] = 1 },
+		}
+		for name, damage := range tests {
+			t.Run(version+"/"+name, func(t *testing.T) {
+				b := bytes.Clone(enc)
+				damage(b)
+				reseal(b)
+				var f BloomFilter
+				if err := f.UnmarshalBinary(b); err == nil {
+					t.Error("UnmarshalBinary accepted it")
+				}
+				if _, err := f.ReadFrom(bytes.NewReader(b)); err == nil {
+					t.Error("ReadFrom accepted it")
+				}
+			})
+		}
 	}
 }
 
@@ -905,11 +1069,12 @@ func TestDecodeRejectsInconsistentHeaders(t *testing.T) {
 // largest filter, followed by a few bytes: the decoders must fail without
 // allocating anything near what the header claims.
 func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
-	f, _ := NewWithSize(64, 1)
-	b, _ := f.MarshalBinary()
-	hdr := bytes.Clone(b[:format.HeaderSize])
-	binary.LittleEndian.PutUint64(hdr[16:], MaxBits)
-	data := append(hdr, make([]byte, 1000)...)
+	for version, hdr := range hostileHeaders() {
+		t.Run(version, func(t *testing.T) { checkHostileHeader(t, append(hdr, make([]byte, 1000)...)) })
+	}
+}
+
+func checkHostileHeader(t *testing.T, data []byte) {
 	var g BloomFilter
 	allocs := testing.AllocsPerRun(5, func() {
 		if err := g.UnmarshalBinary(data); !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -937,11 +1102,7 @@ func TestDecodeHostileHeaderDoesNotAllocate(t *testing.T) {
 // their size). Growing one slice as the words came in cost about 5x.
 func TestReadFromAllocatesWhatArrives(t *testing.T) {
 	const size = 8 << 20 // bytes of words supplied
-	f, _ := NewWithSize(64, 1)
-	b, _ := f.MarshalBinary()
-	hostile := bytes.Clone(b[:format.HeaderSize])
-	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
-	hostile = append(hostile, make([]byte, size)...)
+	hostile := hostileHeaders()
 	valid, _ := NewWithSize(8*size, 3)
 	enc, _ := valid.MarshalBinary()
 	for _, tc := range []struct {
@@ -950,7 +1111,9 @@ func TestReadFromAllocatesWhatArrives(t *testing.T) {
 		ratio float64 // allowed bytes allocated per byte of input
 		err   error
 	}{
-		{"hostile header", hostile, 1.2, io.ErrUnexpectedEOF},
+		{"hostile header v1", append(hostile["v1"], make([]byte, size)...), 1.2, io.ErrUnexpectedEOF},
+		{"hostile header v3", append(hostile["v3"], make([]byte, size)...), 1.2, io.ErrUnexpectedEOF},
+		{"valid v1", encodeV1(valid), 2.2, nil},
 		{"valid", enc, 2.2, nil},
 	} {
 		var g BloomFilter
@@ -1012,24 +1175,29 @@ func TestReadKnownSizeAllocatesOnce(t *testing.T) {
 		return &g, err
 	}
 	readAny := func(r io.Reader) (Filter, error) { return ReadAny(r) }
+	plainDecoders := []decoder{
+		{"ReadFrom", intoPlain},
+		{"Read", func(r io.Reader) (Filter, error) { return Read(r, Concurrent()) }},
+		{"ReadAny", readAny},
+	}
+	scalableDecoders := []decoder{
+		{"ReadFrom", intoScalable},
+		{"ReadScalable", func(r io.Reader) (Filter, error) { return ReadScalable(r) }},
+		{"ReadAny", readAny},
+	}
 	for _, tc := range []struct {
 		name     string
 		f        Filter
+		enc      []byte
 		decoders []decoder
 	}{
-		{"classic", plain, []decoder{
-			{"ReadFrom", intoPlain},
-			{"Read", func(r io.Reader) (Filter, error) { return Read(r, Concurrent()) }},
-			{"ReadAny", readAny},
-		}},
-		{"blocked", blocked, []decoder{{"ReadFrom", intoPlain}, {"ReadAny", readAny}}},
-		{"scalable", scalable, []decoder{
-			{"ReadFrom", intoScalable},
-			{"ReadScalable", func(r io.Reader) (Filter, error) { return ReadScalable(r) }},
-			{"ReadAny", readAny},
-		}},
+		{"classic", plain, mustMarshal(t, plain), plainDecoders},
+		{"classic v1", plain, encodeV1(plain), plainDecoders},
+		{"blocked", blocked, mustMarshal(t, blocked), []decoder{{"ReadFrom", intoPlain}, {"ReadAny", readAny}}},
+		{"scalable", scalable, mustMarshal(t, scalable), scalableDecoders},
+		{"scalable v1", scalable, encodeScalableV1(scalable), scalableDecoders},
 	} {
-		enc, _ := tc.f.MarshalBinary()
+		enc := tc.enc
 		const prefix = 100 // bytes in the file before the filter
 		path := filepath.Join(dir, tc.name)
 		if err := os.WriteFile(path, append(make([]byte, prefix), enc...), 0o600); err != nil {
@@ -1061,7 +1229,7 @@ func TestReadKnownSizeAllocatesOnce(t *testing.T) {
 				var err error
 				n := allocated(func() { got, err = d.decode(r) })
 				ratio := float64(n) / float64(len(enc))
-				if err != nil || !bytes.Equal(mustMarshal(t, got), enc) {
+				if err != nil || !bytes.Equal(sameVersion(got, enc), enc) {
 					t.Fatalf("%s %s from %s: %v, or the filter differs", tc.name, d.name, rname, err)
 				}
 				if ratio > 1.1 {
@@ -1082,12 +1250,15 @@ func TestReadKnownSizeAllocatesOnce(t *testing.T) {
 
 	// A header that claims MaxBits bits, then 1 KB: a size that confirms
 	// nothing, or lies, must not make the decoder trust the header.
-	f, _ := NewWithSize(64, 1)
-	b, _ := f.MarshalBinary()
-	hostile := bytes.Clone(b[:format.HeaderSize])
-	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
-	hostile = append(hostile, make([]byte, 1000)...)
-	hostilePath := filepath.Join(dir, "hostile")
+	for version, hdr := range hostileHeaders() {
+		checkHostileReaders(t, dir, version, append(hdr, make([]byte, 1000)...))
+	}
+}
+
+// checkHostileReaders feeds the hostile header of a format version from
+// readers that tell, or lie about, their size.
+func checkHostileReaders(t *testing.T, dir, version string, hostile []byte) {
+	hostilePath := filepath.Join(dir, "hostile-"+version)
 	if err := os.WriteFile(hostilePath, hostile, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -1107,10 +1278,10 @@ func TestReadKnownSizeAllocatesOnce(t *testing.T) {
 		before := g.Clone()
 		n := allocated(func() { _, err = g.ReadFrom(r) })
 		if !errors.Is(err, io.ErrUnexpectedEOF) || !g.Equal(before) {
-			t.Errorf("hostile header from %s: %v, or the receiver changed", name, err)
+			t.Errorf("%s: hostile header from %s: %v, or the receiver changed", version, name, err)
 		}
 		if n > 1<<20 {
-			t.Errorf("hostile header from %s: allocated %d bytes for a %d-byte input", name, n, len(hostile))
+			t.Errorf("%s: hostile header from %s: allocated %d bytes for a %d-byte input", version, name, n, len(hostile))
 		}
 	}
 }
@@ -1156,7 +1327,9 @@ func TestGob(t *testing.T) {
 type headerField struct{ off, width int }
 
 // filterFields are the header fields of the BloomFilter format.
-var filterFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 8}, {24, 8}, {32, 8}, {40, 8}}
+// Those from offset 48 on, the section size and reserved bytes of version
+// 3, are words in versions 1 and 2.
+var filterFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 4}, {16, 8}, {24, 8}, {32, 8}, {40, 8}, {48, 4}, {52, 8}}
 
 // editOpSize is the length of one edit of the structured fuzz mutator: a
 // field index, a sub-filter index, and 8 bytes of value.
@@ -1205,6 +1378,8 @@ func checkDecodeAllocs(t *testing.T, name string, data []byte, decode func()) {
 func FuzzUnmarshalBinary(f *testing.F) {
 	enc, _ := goldenFilter(f).MarshalBinary()
 	f.Add(enc, []byte(nil))
+	f.Add(encodeV1(goldenFilter(f)), []byte(nil))
+	f.Add(encodeV1(goldenBlockedFilter(f)), []byte(nil))
 	g := mustNew(f, 300, 0.01)
 	g.AddString("x")
 	enc2, _ := g.MarshalBinary()
@@ -1225,16 +1400,27 @@ func FuzzUnmarshalBinary(f *testing.F) {
 				}
 				return
 			}
-			// A decoded filter is usable and re-encodes to the same bytes.
+			// A decoded filter is usable and re-encodes to the same bytes,
+			// in its version.
 			b.Test(data)
-			out, err := b.MarshalBinary()
-			if err != nil || !bytes.Equal(out, data) {
-				t.Fatalf("re-encoding differs: %v", err)
+			if out := sameVersion(&b, data); !bytes.Equal(out, data) {
+				t.Fatal("re-encoding differs")
 			}
 		}
 		check(data)
 		if len(edits) >= editOpSize && len(data) >= format.HeaderSize+format.CRCSize {
 			check(reseal(applyEdits(data, edits, filterFields, nil, nil)))
+		}
+		if len(data) >= 6 && !format.IsV3(data) {
+			// Every version-1 or 2 encoding that decodes has a version 3
+			// that decodes to the same filter.
+			var b BloomFilter
+			if b.UnmarshalBinary(data) == nil {
+				var c BloomFilter
+				if err := c.UnmarshalBinary(mustMarshal(t, &b)); err != nil || !c.Equal(&b) {
+					t.Fatalf("version 3 of a version-%d encoding: %v", data[4], err)
+				}
+			}
 		}
 	})
 }
@@ -1246,6 +1432,8 @@ func FuzzReadFrom(f *testing.F) {
 	f.Add(enc, []byte{4, 0, 0, 0, 0, 0, 0, 1, 0, 0})
 	blocked, _ := goldenBlockedFilter(f).MarshalBinary()
 	f.Add(append(blocked, enc...), []byte(nil))
+	f.Add(append(encodeV1(goldenFilter(f)), enc...), []byte(nil))
+	f.Add(append(bytes.Clone(enc), encodeV1(goldenBlockedFilter(f))...), []byte(nil))
 	f.Fuzz(func(t *testing.T, data, edits []byte) {
 		check := func(data []byte) {
 			var b BloomFilter
@@ -1261,8 +1449,7 @@ func FuzzReadFrom(f *testing.F) {
 				}
 				return
 			}
-			out, _ := b.MarshalBinary()
-			if !bytes.Equal(out, data[:n]) {
+			if out := sameVersion(&b, data[:n]); !bytes.Equal(out, data[:n]) {
 				t.Fatal("re-encoding differs from the bytes read")
 			}
 			var c BloomFilter
@@ -1274,8 +1461,12 @@ func FuzzReadFrom(f *testing.F) {
 		if len(edits) >= editOpSize && len(data) >= format.HeaderSize+format.CRCSize {
 			// Reseal the first filter of the stream only.
 			b := applyEdits(data, edits, filterFields, nil, nil)
-			if m := binary.LittleEndian.Uint64(b[16:]); m <= MaxBits {
-				if end := format.HeaderSize + 8*((m+63)/64) + format.CRCSize; end <= uint64(len(b)) {
+			if m := binary.LittleEndian.Uint64(b[16:]); m > 0 && m <= MaxBits {
+				end := format.HeaderSize + 8*((m+63)/64) + format.CRCSize
+				if format.IsV3(b) {
+					end = format.V3Size(m)
+				}
+				if end <= uint64(len(b)) {
 					reseal(b[:end])
 				}
 			}
@@ -1306,6 +1497,9 @@ type hotPath interface {
 	TestString(key string) bool
 	TestAndAdd(key []byte) bool
 	TestAndAddString(key string) bool
+	AddHash(h uint64)
+	TestHash(h uint64) bool
+	TestAndAddHash(h uint64) bool
 }
 
 // checkHotPathAllocs fails t if a call of the hot path of f allocates. Add and
@@ -1321,6 +1515,9 @@ func checkHotPathAllocs(t *testing.T, f hotPath, addKey func() []byte, addString
 		"TestString":       func() { f.TestString(long) },
 		"TestAndAdd":       func() { f.TestAndAdd(addKey()) },
 		"TestAndAddString": func() { f.TestAndAddString(long) },
+		"AddHash":          func() { f.AddHash(binary.LittleEndian.Uint64(addKey())) },
+		"TestHash":         func() { f.TestHash(uint64(len(long))) },
+		"TestAndAddHash":   func() { f.TestAndAddHash(binary.LittleEndian.Uint64(addKey())) },
 	} {
 		if a := testing.AllocsPerRun(100, fn); a != 0 {
 			t.Errorf("%s allocates %v times per call", name, a)
@@ -1579,7 +1776,27 @@ type batchOps interface {
 	TestManyStrings(keys []string, results []bool) []bool
 	TestAndAddMany(keys [][]byte, results []bool) []bool
 	TestAndAddManyStrings(keys []string, results []bool) []bool
+	AddHash(h uint64)
+	TestHash(h uint64) bool
+	TestAndAddHash(h uint64) bool
+	AddManyHashes(hashes []uint64)
+	TestManyHashes(hashes []uint64, results []bool) []bool
+	TestAndAddManyHashes(hashes []uint64, results []bool) []bool
 	MarshalBinary() ([]byte, error)
+}
+
+// batchOpNames are the batch calls batchVsLoop runs, by number.
+var batchOpNames = [...]string{"AddMany", "AddManyStrings", "TestMany", "TestManyStrings", "TestAndAddMany",
+	"TestAndAddManyStrings", "AddManyHashes", "TestManyHashes", "TestAndAddManyHashes"}
+
+// fnv1a is the 64-bit FNV-1a hash of b, the weak hash the hashed calls are
+// tested with.
+func fnv1a(b []byte) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 0x100000001b3
+	}
+	return h
 }
 
 // inRounds makes the batch calls of BloomFilter go in rounds whatever the
@@ -1603,9 +1820,13 @@ func batchVsLoop(t testing.TB, a, b batchOps, op int, keys [][]byte, results []b
 	for i, k := range keys {
 		strs[i] = string(k)
 	}
+	hashes := make([]uint64, len(keys))
+	for i, k := range keys {
+		hashes[i] = fnv1a(k)
+	}
 	want := make([]bool, len(keys))
 	var got []bool
-	name := [...]string{"AddMany", "AddManyStrings", "TestMany", "TestManyStrings", "TestAndAddMany", "TestAndAddManyStrings"}[op]
+	name := batchOpNames[op]
 	switch op {
 	case 0:
 		a.AddMany(keys)
@@ -1637,8 +1858,23 @@ func batchVsLoop(t testing.TB, a, b batchOps, op int, keys [][]byte, results []b
 		for i, k := range strs {
 			want[i] = b.TestAndAddString(k)
 		}
+	case 6:
+		a.AddManyHashes(hashes)
+		for _, h := range hashes {
+			b.AddHash(h)
+		}
+	case 7:
+		got = a.TestManyHashes(hashes, results)
+		for i, h := range hashes {
+			want[i] = b.TestHash(h)
+		}
+	case 8:
+		got = a.TestAndAddManyHashes(hashes, results)
+		for i, h := range hashes {
+			want[i] = b.TestAndAddHash(h)
+		}
 	}
-	if op >= 2 {
+	if op != 0 && op != 1 && op != 6 {
 		if len(got) != len(keys) {
 			t.Fatalf("%s of %d keys returned %d answers", name, len(keys), len(got))
 		}
@@ -1696,7 +1932,7 @@ func randomBatches(t *testing.T, rng *rand.Rand, a, b batchOps, batches, maxLen,
 				results[i] = true // garbage the call must overwrite
 			}
 		}
-		batchVsLoop(t, a, b, rng.IntN(6), batch, results)
+		batchVsLoop(t, a, b, rng.IntN(len(batchOpNames)), batch, results)
 	}
 }
 
@@ -1766,7 +2002,7 @@ func TestBatchZeroValue(t *testing.T) {
 	}
 }
 
-// TestBatchDoesNotAllocate checks that the six batch calls of both filter
+// TestBatchDoesNotAllocate checks that the nine batch calls of both filter
 // types, plain and concurrent, in rounds and not, allocate nothing when
 // results has room.
 func TestBatchDoesNotAllocate(t *testing.T) {
@@ -1793,8 +2029,15 @@ func checkBatchAllocs(t *testing.T, name string, f batchOps) {
 	for i, k := range keys {
 		strs[i] = string(k)
 	}
+	hashes := make([]uint64, len(keys))
+	for i, k := range keys {
+		hashes[i] = fnv1a(k)
+	}
 	results := make([]bool, 0, len(keys))
 	for method, fn := range map[string]func(){
+		"AddManyHashes":         func() { f.AddManyHashes(hashes) },
+		"TestManyHashes":        func() { results = f.TestManyHashes(hashes, results[:0]) },
+		"TestAndAddManyHashes":  func() { results = f.TestAndAddManyHashes(hashes, results[:0]) },
 		"AddMany":               func() { f.AddMany(keys) },
 		"AddManyStrings":        func() { f.AddManyStrings(strs) },
 		"TestMany":              func() { results = f.TestMany(keys, results[:0]) },
@@ -1880,7 +2123,7 @@ func FuzzBatch(f *testing.F) {
 		for _, part := range bytes.Split(data, []byte{1}) {
 			op := 0
 			if len(part) > 0 {
-				op, part = int(part[0]%6), part[1:]
+				op, part = int(part[0])%len(batchOpNames), part[1:]
 			}
 			var keys [][]byte
 			if len(part) > 0 {
@@ -2125,8 +2368,8 @@ func TestConcurrentMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hex.EncodeToString(enc); got != goldenEncoding {
-		t.Errorf("a concurrent filter encodes differently:\n got %s\nwant %s", got, goldenEncoding)
+	if got := hex.EncodeToString(enc); got != goldenEncodingV3 {
+		t.Errorf("a concurrent filter encodes differently:\n got %s\nwant %s", got, goldenEncodingV3)
 	}
 	var w bytes.Buffer
 	if _, err := f.WriteTo(&w); err != nil || !bytes.Equal(w.Bytes(), enc) {
@@ -2404,6 +2647,8 @@ func TestLegacyEncodings(t *testing.T) {
 				test             func([]byte) bool
 				add              func([]byte)
 				reencode         func() ([]byte, error)
+				asV1             func() []byte // the legacy encoding again
+				v3Decodes        func() bool   // MarshalBinary's version 3 decodes to an equal filter
 				bits, count      uint64
 				filters          = 1
 				saturated, plain = false, !tt.scalable
@@ -2420,6 +2665,11 @@ func TestLegacyEncodings(t *testing.T) {
 					t.Errorf("Hashes = %d, want %d", f.Hashes(), tt.hashes)
 				}
 				test, add, reencode = f.Test, f.Add, f.MarshalBinary
+				asV1 = func() []byte { return encodeV1(&f) }
+				v3Decodes = func() bool {
+					var d BloomFilter
+					return d.UnmarshalBinary(mustMarshal(t, &f)) == nil && d.Equal(&f)
+				}
 				bits, count = f.Bits(), f.Count()
 			} else {
 				var s, r ScalableBloomFilter
@@ -2430,14 +2680,22 @@ func TestLegacyEncodings(t *testing.T) {
 					t.Fatalf("ReadFrom: %v", err)
 				}
 				test, add, reencode = s.Test, s.Add, s.MarshalBinary
+				asV1 = func() []byte { return encodeScalableV1(&s) }
+				v3Decodes = func() bool {
+					var d ScalableBloomFilter
+					return d.UnmarshalBinary(mustMarshal(t, &s)) == nil && d.Equal(&s)
+				}
 				bits, count, filters, saturated = s.Bits(), s.Count(), s.NumFilters(), s.Saturated()
 			}
 			if bits != tt.bits || count != tt.count || filters != tt.filters || saturated != tt.saturated {
 				t.Errorf("bits %d, count %d, %d filters, saturated %v; want %d, %d, %d, %v",
 					bits, count, filters, saturated, tt.bits, tt.count, tt.filters, tt.saturated)
 			}
-			if again, err := reencode(); err != nil || !bytes.Equal(again, enc) {
-				t.Errorf("encodes to other bytes (%v)", err)
+			if !bytes.Equal(asV1(), enc) {
+				t.Error("encodes to other bytes in version 1")
+			}
+			if !v3Decodes() {
+				t.Error("its version-3 encoding decodes to another filter")
 			}
 			for i := range tt.keys {
 				if !test(keyOf(buf, 0, i)) {
@@ -3230,7 +3488,7 @@ func exactlyOnceScalable(t *testing.T, s *ScalableBloomFilter) {
 	}
 }
 
-func mustMarshal(t *testing.T, f interface{ MarshalBinary() ([]byte, error) }) []byte {
+func mustMarshal(t testing.TB, f interface{ MarshalBinary() ([]byte, error) }) []byte {
 	t.Helper()
 	b, err := f.MarshalBinary()
 	if err != nil {
@@ -3391,11 +3649,12 @@ func TestReadTruncated(t *testing.T) {
 // TestReadAllocatesWhatArrives: a header that claims MaxBits bits followed
 // by a little data costs about what arrives, as with ReadFrom.
 func TestReadAllocatesWhatArrives(t *testing.T) {
-	f, _ := NewWithSize(64, 1)
-	b, _ := f.MarshalBinary()
-	hostile := bytes.Clone(b[:format.HeaderSize])
-	binary.LittleEndian.PutUint64(hostile[16:], MaxBits)
-	hostile = append(hostile, make([]byte, 1<<20)...)
+	for version, hdr := range hostileHeaders() {
+		t.Run(version, func(t *testing.T) { checkReadHostile(t, append(hdr, make([]byte, 1<<20)...)) })
+	}
+}
+
+func checkReadHostile(t *testing.T, hostile []byte) {
 	for name, read := range map[string]func(r io.Reader) error{
 		"Read":    func(r io.Reader) error { _, err := Read(r, Concurrent()); return err },
 		"ReadAny": func(r io.Reader) error { _, err := ReadAny(r, Concurrent()); return err },
@@ -3558,9 +3817,14 @@ func TestUnmarshalTextErrors(t *testing.T) {
 // TestUnmarshalTextHostileHeader: a short text whose header claims MaxBits
 // bits is refused before anything the size of the claim is allocated.
 func TestUnmarshalTextHostileHeader(t *testing.T) {
-	f := mustNewWithSize(t, 64, 1)
-	data, _ := f.MarshalBinary()
-	binary.LittleEndian.PutUint64(data[16:], MaxBits)
+	for version, hdr := range hostileHeaders() {
+		t.Run(version, func(t *testing.T) {
+			checkTextHostile(t, append(hdr, make([]byte, 12)...))
+		})
+	}
+}
+
+func checkTextHostile(t *testing.T, data []byte) {
 	text := []byte(base64.StdEncoding.EncodeToString(data))
 	var g BloomFilter
 	var err error
@@ -3591,6 +3855,7 @@ func FuzzUnmarshalText(f *testing.F) {
 		text, _ := g.MarshalText()
 		f.Add(text)
 		f.Add(text[:len(text)/2])
+		f.Add([]byte(base64.StdEncoding.EncodeToString(encodeV1(g))))
 	}
 	f.Add([]byte("QkxNRg=="))
 	f.Fuzz(func(t *testing.T, text []byte) {
@@ -3602,9 +3867,9 @@ func FuzzUnmarshalText(f *testing.F) {
 			}
 			return
 		}
-		again, err := g.MarshalText()
-		if err != nil || !bytes.Equal(again, text) {
-			t.Fatalf("decoded text does not encode back: %v", err)
+		data, _ := base64.StdEncoding.DecodeString(string(text))
+		if again := base64.StdEncoding.EncodeToString(sameVersion(g, data)); again != string(text) {
+			t.Fatal("decoded text does not encode back")
 		}
 	})
 }
@@ -3619,6 +3884,7 @@ func FuzzScalableUnmarshalText(f *testing.F) {
 		text, _ := s.MarshalText()
 		f.Add(text)
 		f.Add(text[:len(text)-7])
+		f.Add([]byte(base64.StdEncoding.EncodeToString(encodeScalableV1(s))))
 	}
 	f.Fuzz(func(t *testing.T, text []byte) {
 		s, _ := NewScalable(2, 0.1)
@@ -3629,9 +3895,9 @@ func FuzzScalableUnmarshalText(f *testing.F) {
 			}
 			return
 		}
-		again, err := s.MarshalText()
-		if err != nil || !bytes.Equal(again, text) {
-			t.Fatalf("decoded text does not encode back: %v", err)
+		data, _ := base64.StdEncoding.DecodeString(string(text))
+		if again := base64.StdEncoding.EncodeToString(sameVersion(s, data)); again != string(text) {
+			t.Fatal("decoded text does not encode back")
 		}
 	})
 }
@@ -4309,13 +4575,18 @@ func goldenBlockedFilter(t testing.TB) *BloomFilter {
 	return f
 }
 
-// goldenBlockedEncoding is the version-2 encoding of goldenBlockedFilter.
+// goldenBlockedEncoding is the version-2 encoding of goldenBlockedFilter,
+// which decoders keep reading; MarshalBinary writes v3FromV1 of it.
 const goldenBlockedEncoding = "424c4d4602000100070000000400000000020000000000005900000000000000d73dffeef02eb03f03000000000000000000000000000009000000002000000000000000000008000020000000000000000180000000000000008000000800002000000000000000000000000000040059dd8fe6"
 
-// goldenBlockedScalableCRC is the CRC-32C of the encoding of a blocked
-// scalable filter (NewScalable(10, 0.01, Blocked(), Seed(3))) with keys 0 to
-// 99 of keyOf added.
-const goldenBlockedScalableCRC = 0x48674bc7
+// goldenBlockedScalableCRC is the CRC-32C of the version-2 encoding of a
+// blocked scalable filter (NewScalable(10, 0.01, Blocked(), Seed(3))) with
+// keys 0 to 99 of keyOf added, and goldenBlockedScalableCRCV3 that of its
+// version-3 encoding, which MarshalBinary writes.
+const (
+	goldenBlockedScalableCRC   = 0x48674bc7
+	goldenBlockedScalableCRCV3 = 0x9502b305
+)
 
 func TestGoldenBlockedEncoding(t *testing.T) {
 	f := goldenBlockedFilter(t)
@@ -4323,11 +4594,19 @@ func TestGoldenBlockedEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hex.EncodeToString(enc); got != goldenBlockedEncoding {
-		t.Errorf("encoding changed:\n got %s\nwant %s", got, goldenBlockedEncoding)
+	v2, _ := hex.DecodeString(goldenBlockedEncoding)
+	if !bytes.Equal(enc, v3FromV1(v2)) {
+		t.Errorf("encoding changed:\n got %x\nwant %x", enc, v3FromV1(v2))
 	}
-	if binary.LittleEndian.Uint16(enc[4:]) != 2 || binary.LittleEndian.Uint16(enc[6:]) != 1 {
-		t.Error("not version 2 with layout 1")
+	if binary.LittleEndian.Uint16(enc[4:]) != 3 || binary.LittleEndian.Uint16(enc[6:]) != 1 {
+		t.Error("not version 3 with layout 1")
+	}
+	if got := hex.EncodeToString(encodeV1(f)); got != goldenBlockedEncoding {
+		t.Errorf("encodeV1 changed:\n got %s\nwant %s", got, goldenBlockedEncoding)
+	}
+	var g BloomFilter
+	if err := g.UnmarshalBinary(v2); err != nil || !g.Equal(f) {
+		t.Errorf("the version-2 golden bytes decode to another filter: %v", err)
 	}
 	var w bytes.Buffer
 	if n, err := f.WriteTo(&w); err != nil || n != int64(len(enc)) || !bytes.Equal(w.Bytes(), enc) || len(enc) != f.EncodedSize() {
@@ -4339,11 +4618,22 @@ func TestGoldenBlockedEncoding(t *testing.T) {
 		s.Add(keyOf(buf, 0, i))
 	}
 	senc, _ := s.MarshalBinary()
-	if binary.LittleEndian.Uint16(senc[4:]) != 2 || senc[13] != 1 {
-		t.Error("scalable: not version 2 with layout 1")
+	if binary.LittleEndian.Uint16(senc[4:]) != 3 || senc[13] != 1 {
+		t.Error("scalable: not version 3 with layout 1")
 	}
-	if got := crc32Checksum(senc); got != goldenBlockedScalableCRC {
-		t.Errorf("scalable encoding changed: CRC %#x, want %#x (%d sub-filters)", got, goldenBlockedScalableCRC, s.NumFilters())
+	if got := crc32Checksum(senc); got != goldenBlockedScalableCRCV3 {
+		t.Errorf("scalable encoding changed: CRC %#x, want %#x (%d sub-filters)", got, goldenBlockedScalableCRCV3, s.NumFilters())
+	}
+	sv2 := encodeScalableV1(s)
+	if got := crc32Checksum(sv2); got != goldenBlockedScalableCRC {
+		t.Errorf("encodeScalableV1 changed: CRC %#x, want %#x", got, goldenBlockedScalableCRC)
+	}
+	if !bytes.Equal(senc, scalableV3FromV1(sv2)) {
+		t.Error("scalable encoding is not the documented version 3 of its version 2")
+	}
+	var d2 ScalableBloomFilter
+	if err := d2.UnmarshalBinary(sv2); err != nil || !d2.Equal(s) {
+		t.Errorf("scalable version 2 decodes to another filter: %v", err)
 	}
 	var d ScalableBloomFilter
 	if err := d.UnmarshalBinary(senc); err != nil || !d.Equal(s) || !d.Blocked() {
@@ -4369,7 +4659,7 @@ func TestGoldenBlockedEncoding(t *testing.T) {
 }
 
 func TestBlockedDecodeRejectsDamage(t *testing.T) {
-	enc, _ := goldenBlockedFilter(t).MarshalBinary()
+	f := goldenBlockedFilter(t)
 	before := mustNew(t, 10, 0.1, Blocked())
 	before.AddString("sentinel")
 	saved := before.Clone()
@@ -4387,42 +4677,66 @@ func TestBlockedDecodeRejectsDamage(t *testing.T) {
 			t.Fatalf("receiver changed after rejecting %s", what)
 		}
 	}
-	for i := range len(enc) {
-		if err := before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("truncation to %d bytes: %v", i, err)
-		}
-		check(fmt.Sprintf("truncation to %d bytes", i), enc[:i])
-	}
-	for i := range 8 * len(enc) {
-		bad := bytes.Clone(enc)
-		bad[i/8] ^= 1 << (i % 8)
-		check(fmt.Sprintf("bit %d flipped", i), bad)
-	}
-	check("trailing bytes", append(bytes.Clone(enc), 0))
-	for name, damage := range map[string]func(b []byte){
-		"layout 0":          func(b []byte) { b[6] = 0 },
-		"layout 2":          func(b []byte) { b[6] = 2 },
-		"version 3":         func(b []byte) { b[4] = 3 },
-		"m not whole block": func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 448) },
-		"m two blocks":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 1024) },
-		"version 1":         func(b []byte) { b[4], b[6] = 1, 0 }, // decodes, as a classic filter
-	} {
-		b := reseal(bytes.Clone(enc))
-		damage(b)
-		reseal(b)
-		var f BloomFilter
-		err := f.UnmarshalBinary(b)
-		if name == "version 1" {
-			if err != nil || f.Blocked() {
-				t.Errorf("%s: %v", name, err)
+	for version, enc := range map[string][]byte{"v2": encodeV1(f), "v3": mustMarshal(t, f)} {
+		for i := range len(enc) {
+			if err := before.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("%s: truncation to %d bytes: %v", version, i, err)
 			}
-			continue
+			check(fmt.Sprintf("%s: truncation to %d bytes", version, i), enc[:i])
 		}
-		if err == nil || !errors.Is(err, ErrCorrupt) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Errorf("%s: UnmarshalBinary gave %v", name, err)
+		for i := range 8 * len(enc) {
+			bad := bytes.Clone(enc)
+			bad[i/8] ^= 1 << (i % 8)
+			check(fmt.Sprintf("%s: bit %d flipped", version, i), bad)
 		}
-		if _, err := f.ReadFrom(bytes.NewReader(b)); err == nil {
-			t.Errorf("%s: ReadFrom accepted it", name)
+		check("trailing bytes", append(bytes.Clone(enc), 0))
+	}
+	damages := map[string]map[string]func(b []byte){
+		"v2": {
+			"layout 0":          func(b []byte) { b[6] = 0 },
+			"layout 2":          func(b []byte) { b[6] = 2 },
+			"version 3":         func(b []byte) { b[4] = 3 },
+			"m not whole block": func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 448) },
+			"m two blocks":      func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 1024) },
+			"version 1":         func(b []byte) { b[4], b[6] = 1, 0 }, // decodes, as a classic filter
+		},
+		"v3": {
+			"layout 2":            func(b []byte) { b[6] = 2 },
+			"version 2":           func(b []byte) { b[4] = 2 },
+			"version 4":           func(b []byte) { b[4] = 4 },
+			"m not whole block":   func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 448) },
+			"m two blocks":        func(b []byte) { binary.LittleEndian.PutUint64(b[16:], 1024) },
+			"section size 0":      func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 0) },
+			"section size 96":     func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 96) },
+			"section size 32":     func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 32) },
+			"section size 2^31":   func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 1<<31) },
+			"reserved byte":       func(b []byte) { b[59] = 1 },
+			"layout 0":            func(b []byte) { b[6] = 0 },                                  // decodes, as a classic filter
+			"section size 64":     func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 64) }, // decodes: 1 section
+			"section size 2^30":   func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 1<<30) },
+			"section table short": func(b []byte) { binary.LittleEndian.PutUint32(b[48:], 16) },
+		},
+	}
+	decodes := map[string]bool{"v2/version 1": true, "v3/layout 0": true, "v3/section size 64": true, "v3/section size 2^30": true}
+	for version, enc := range map[string][]byte{"v2": encodeV1(f), "v3": mustMarshal(t, f)} {
+		for name, damage := range damages[version] {
+			b := bytes.Clone(enc)
+			damage(b)
+			reseal(b)
+			var g BloomFilter
+			err := g.UnmarshalBinary(b)
+			if decodes[version+"/"+name] {
+				if err != nil || g.Blocked() != (name != "version 1" && name != "layout 0") {
+					t.Errorf("%s: %s: %v", version, name, err)
+				}
+				continue
+			}
+			if err == nil || !errors.Is(err, ErrCorrupt) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("%s: %s: UnmarshalBinary gave %v", version, name, err)
+			}
+			if _, err := g.ReadFrom(bytes.NewReader(b)); err == nil {
+				t.Errorf("%s: %s: ReadFrom accepted it", version, name)
+			}
 		}
 	}
 }
@@ -4432,27 +4746,54 @@ func TestBlockedDecodeRejectsDamage(t *testing.T) {
 // is corrupt.
 func TestBlockedScalableDecodeRejectsMixedLayouts(t *testing.T) {
 	s := mustScalable(t, 100, 0.01, Blocked())
-	enc, _ := s.MarshalBinary()
-	for name, damage := range map[string]func(b []byte){
-		"version 1": func(b []byte) { b[4], b[13] = 1, 0 },
-		"layout 0":  func(b []byte) { b[13] = 0 },
-		"layout 2":  func(b []byte) { b[13] = 2 },
-		"classic sub": func(b []byte) {
-			b[format.ScalableHeaderSize+4], b[format.ScalableHeaderSize+6] = 1, 0
-			reseal(b[format.ScalableHeaderSize : len(b)-format.CRCSize])
-		},
-		"reserved byte 14": func(b []byte) { b[14] = 1 },
-	} {
-		b := bytes.Clone(enc)
-		damage(b)
-		resealScalable(b)
-		var d ScalableBloomFilter
-		if err := d.UnmarshalBinary(b); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: UnmarshalBinary gave %v", name, err)
+	for version, enc := range map[string][]byte{"v2": encodeScalableV1(s), "v3": mustMarshal(t, s)} {
+		sub := format.ScalableHeaderSize // where the first sub-filter starts
+		if version == "v3" {
+			sub = subFilterAt(enc, 0)
 		}
-		if _, err := d.ReadFrom(bytes.NewReader(b)); err == nil {
-			t.Errorf("%s: ReadFrom accepted it", name)
+		for name, damage := range map[string]func(b []byte){
+			"version 1": func(b []byte) { b[4], b[13] = 1, 0 },
+			"layout 0":  func(b []byte) { b[13] = 0 },
+			"layout 2":  func(b []byte) { b[13] = 2 },
+			"classic sub": func(b []byte) {
+				if version == "v2" {
+					b[sub+4], b[sub+6] = 1, 0
+					reseal(b[sub : len(b)-format.CRCSize])
+				} else {
+					b[sub+6] = 0
+				}
+			},
+			"sub of another version": func(b []byte) { b[sub+4] ^= 1 },
+			"reserved byte 14":       func(b []byte) { b[14] = 1 },
+		} {
+			checkMixed(t, version+": "+name, enc, damage)
 		}
+	}
+	// A whole version-2 sub-filter in a version-3 filter, and the reverse.
+	one := mustScalable(t, 100, 0.01, Blocked())
+	v3 := mustMarshal(t, one)
+	at := subFilterAt(v3, 0)
+	checkMixed(t, "v3 with a v2 sub-filter", append(bytes.Clone(v3[:at]), encodeV1(one.filters[0])...), func([]byte) {})
+	v2 := encodeScalableV1(one)
+	v2 = append(v2[:format.ScalableHeaderSize], mustMarshal(t, one.filters[0])...)
+	checkMixed(t, "v2 with a v3 sub-filter", append(v2, 0, 0, 0, 0), func([]byte) {})
+}
+
+// checkMixed checks that the scalable encoding enc, damaged and resealed,
+// is refused.
+func checkMixed(t *testing.T, name string, enc []byte, damage func([]byte)) {
+	t.Helper()
+	b := bytes.Clone(enc)
+	damage(b)
+	resealScalable(b)
+	var d ScalableBloomFilter
+	if err := d.UnmarshalBinary(b); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("%s: UnmarshalBinary gave %v", name, err)
+	}
+	if _, err := d.ReadFrom(bytes.NewReader(b)); err == nil {
+		t.Errorf("%s: ReadFrom accepted it", name)
+	} else {
+		t.Logf("%s: %v", name, err)
 	}
 }
 
@@ -4979,6 +5320,195 @@ func testBlockedTestMatchesMask(t *testing.T) {
 	}
 }
 
+// ---- hashed keys ----
+
+// TestHashedCallsAreEightByteKeys checks the promise of AddHash and TestHash:
+// the hashed calls of h set and read exactly the bits the calls of the 8
+// little-endian bytes of h do, for both types and layouts, plain and
+// concurrent.
+func TestHashedCallsAreEightByteKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 4))
+	for _, blocked := range []bool{false, true} {
+		for _, conc := range []bool{false, true} {
+			opts := []Option{Seed(rng.Uint32()), Classic()}
+			if blocked {
+				opts[1] = Blocked()
+			}
+			if conc {
+				opts = append(opts, Concurrent())
+			}
+			name := fmt.Sprintf("blocked=%v/concurrent=%v", blocked, conc)
+			pairs := map[string][2]batchOps{
+				"BloomFilter":         {mustNew(t, 5000, 0.01, opts...), mustNew(t, 5000, 0.01, opts...)},
+				"ScalableBloomFilter": {mustScalable(t, 100, 0.01, opts...), mustScalable(t, 100, 0.01, opts...)},
+			}
+			for typ, p := range pairs {
+				hashed, keyed := p[0], p[1]
+				for i := range 5000 {
+					h := rng.Uint64() >> (i % 64) // small numbers too
+					key := binary.LittleEndian.AppendUint64(nil, h)
+					if got, want := hashed.TestAndAddHash(h), keyed.TestAndAdd(key); got != want {
+						t.Fatalf("%s/%s: TestAndAddHash(%#x) = %v, TestAndAdd of its bytes %v", typ, name, h, got, want)
+					}
+					if !hashed.TestHash(h) || !keyed.Test(key) {
+						t.Fatalf("%s/%s: %#x absent after it was added", typ, name, h)
+					}
+					q := rng.Uint64()
+					if got, want := hashed.TestHash(q), keyed.Test(binary.LittleEndian.AppendUint64(nil, q)); got != want {
+						t.Fatalf("%s/%s: TestHash(%#x) = %v, Test of its bytes %v", typ, name, q, got, want)
+					}
+				}
+				if !bytes.Equal(mustMarshal(t, hashed), mustMarshal(t, keyed)) {
+					t.Fatalf("%s/%s: the filters of the hashes and of their bytes differ", typ, name)
+				}
+			}
+		}
+	}
+}
+
+// TestHashedFalsePositiveRate checks that keys given as weak 64-bit hashes,
+// sequential integers and the FNV-1a of URLs, meet the false-positive rate
+// of the layout's model at 1% and 0.1%, for BloomFilter (at capacity) and
+// ScalableBloomFilter (grown to 6 sub-filters): unmixed, such hashes put keys
+// on correlated positions. Each case expects 3,000 false positives, so the
+// bound of 4.5 sigma above the model is 1.08x it, and a rate 1.2x the model
+// would exceed that by more than 4.5 sigma of its own.
+func TestHashedFalsePositiveRate(t *testing.T) {
+	const expectFP = 3000
+	inputs := map[string]func(i uint64) uint64{
+		"sequential": func(i uint64) uint64 { return i },
+		"fnv1a-urls": func(i uint64) uint64 {
+			return fnv1a(fmt.Appendf(nil, "https://example.com/catalog/item-%d.html", i))
+		},
+	}
+	for name, input := range inputs {
+		for _, p := range []float64{0.01, 0.001} {
+			for _, blocked := range []bool{false, true} {
+				for _, scalable := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%s/p=%g/blocked=%v/scalable=%v", name, p, blocked, scalable), func(t *testing.T) {
+						opts := []Option{Classic()}
+						fpr := FalsePositiveRate
+						if blocked {
+							opts = []Option{Blocked()}
+							fpr = BlockedFalsePositiveRate
+						}
+						const n = 100_000
+						var f interface {
+							AddHash(uint64)
+							TestHash(uint64) bool
+						}
+						var model float64
+						if scalable {
+							s := mustScalable(t, n/40, p, opts...)
+							for i := range uint64(n) {
+								s.AddHash(input(i))
+							}
+							pass := 1.0
+							for _, sub := range s.filters {
+								pass *= 1 - fpr(sub.m, sub.k, sub.count)
+							}
+							model, f = 1-pass, s
+							if len(s.filters) < 4 {
+								t.Fatalf("grew to %d sub-filters only", len(s.filters))
+							}
+						} else {
+							g := mustNew(t, n, p, opts...)
+							for i := range uint64(n) {
+								g.AddHash(input(i))
+							}
+							model, f = fpr(g.m, g.k, g.count), g
+						}
+						absent := uint64(expectFP / model)
+						sigma := math.Sqrt(model / float64(absent))
+						bound := model + 4.5*sigma
+						if excess := 1.2 * model; excess-4.5*math.Sqrt(excess/float64(absent)) < bound {
+							t.Fatalf("too few absent keys (%d) to see a 1.2x excess", absent)
+						}
+						fp := 0
+						for i := range absent {
+							if f.TestHash(input(n + i)) {
+								fp++
+							}
+						}
+						got := float64(fp) / float64(absent)
+						t.Logf("measured %.5f (%d of %d), model %.5f: %.3fx", got, fp, absent, model, got/model)
+						if got > bound {
+							t.Errorf("measured %.5f, model %.5f: %.3fx, more than the bound %.3fx (4.5 sigma)", got, model, got/model, bound/model)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkHashed times the hashed calls against the calls on 16-byte keys,
+// on filters of 10^7 keys at p = 0.01 of both layouts, one filled with Add
+// and one with AddHash: Test against TestHash, TestMany against
+// TestManyHashes (batches of 1,000), present and absent keys.
+//
+//	go test -run XXX -bench Hashed -count 5
+func BenchmarkHashed(b *testing.B) {
+	const n, keySet, batch = 10_000_000, 1 << 20, 1000
+	present, absent := benchKeys(0, keySet), benchKeys(1, keySet)
+	hashesOf := func(keys [][]byte) []uint64 {
+		h := make([]uint64, len(keys))
+		for i, k := range keys {
+			h[i] = binary.LittleEndian.Uint64(k) ^ binary.LittleEndian.Uint64(k[8:])*0x9E3779B97F4A7C15
+		}
+		return h
+	}
+	presentH, absentH := hashesOf(present), hashesOf(absent)
+	results := make([]bool, batch)
+	for _, layout := range []string{"classic", "blocked"} {
+		opts := []Option{Classic()}
+		if layout == "blocked" {
+			opts = []Option{Blocked()}
+		}
+		keyed, hashed := mustNew(b, n, 0.01, opts...), mustNew(b, n, 0.01, opts...)
+		buf := make([]byte, 16)
+		for i := range uint64(n) {
+			k := keyOf(buf, 0, i*0x9E3779B97F4A7C15)
+			keyed.Add(k)
+			hashed.AddHash(hashesOf([][]byte{k})[0])
+		}
+		for _, kind := range []string{"Present", "Absent"} {
+			keys, hashes := present, presentH
+			if kind == "Absent" {
+				keys, hashes = absent, absentH
+			}
+			b.Run(layout+"/Test"+kind+"/Test", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := range b.N {
+					sink = keyed.Test(keys[i&(keySet-1)])
+				}
+			})
+			b.Run(layout+"/Test"+kind+"/TestHash", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := range b.N {
+					sink = hashed.TestHash(hashes[i&(keySet-1)])
+				}
+			})
+			b.Run(layout+"/TestMany"+kind+"/TestMany", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := range b.N {
+					lo := i % (keySet / batch) * batch
+					results = keyed.TestMany(keys[lo:lo+batch], results[:0])
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/key")
+			})
+			b.Run(layout+"/TestMany"+kind+"/TestManyHashes", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := range b.N {
+					lo := i % (keySet / batch) * batch
+					results = hashed.TestManyHashes(hashes[lo:lo+batch], results[:0])
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/key")
+			})
+		}
+	}
+}
+
 // TestDefaultLayoutRule checks the rule by which New and NewScalable choose
 // a layout: blocked where BlockedSize costs at most 10% more bits than Size,
 // classic otherwise; Blocked and Classic force one; NewWithSize is classic
@@ -5045,4 +5575,566 @@ func TestDefaultLayoutRule(t *testing.T) {
 	if _, err := ReadScalable(bytes.NewReader(senc), Classic()); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("ReadScalable of a blocked filter with Classic: %v", err)
 	}
+}
+
+// ---- views ----
+
+// The filters of testdata/v3, version-3 encodings kept as files so that a
+// program can embed them: a blocked BloomFilter and a ScalableBloomFilter
+// (grown to several sub-filters) of the keys "embed-0" to "embed-999" with
+// seed 23. TestViewEmbed pins them to what MarshalBinary writes.
+var (
+	//go:embed testdata/v3/embed-blocked-n1000-p0.01.bin
+	embeddedBytes []byte
+	//go:embed testdata/v3/embed-blocked-n1000-p0.01.bin
+	embeddedString string
+	//go:embed testdata/v3/embed-scalable-n100-p0.01.bin
+	embeddedScalable string
+)
+
+// viewed is what a View and a decoded filter answer alike.
+type viewed interface {
+	Test([]byte) bool
+	TestString(string) bool
+	TestHash(uint64) bool
+	TestMany([][]byte, []bool) []bool
+	TestManyStrings([]string, []bool) []bool
+	TestManyHashes([]uint64, []bool) []bool
+	Count() uint64
+	Bits() uint64
+	Capacity() uint64
+	ErrorRate() float64
+	Seed() uint32
+	Layout() Layout
+}
+
+// checkViewAnswers fails t unless v answers every call as want, the filter
+// decoded from the same bytes, for the keys and their hashes.
+func checkViewAnswers(t *testing.T, name string, v *View, want viewed, keys [][]byte) {
+	t.Helper()
+	strs := make([]string, len(keys))
+	hashes := make([]uint64, len(keys))
+	for i, k := range keys {
+		strs[i], hashes[i] = string(k), fnv1a(k)
+	}
+	got, exp := v.TestMany(keys, nil), want.TestMany(keys, nil)
+	gotS, gotH := v.TestManyStrings(strs, nil), v.TestManyHashes(hashes, nil)
+	expH := want.TestManyHashes(hashes, nil)
+	for i, k := range keys {
+		w, wh := want.Test(k), want.TestHash(hashes[i])
+		if v.Test(k) != w || v.TestString(strs[i]) != w || got[i] != w || gotS[i] != w || exp[i] != w {
+			t.Fatalf("%s: key %d (%q): View says %v/%v/%v/%v, the decoded filter %v", name, i, k, v.Test(k), v.TestString(strs[i]), got[i], gotS[i], w)
+		}
+		if v.TestHash(hashes[i]) != wh || gotH[i] != wh || expH[i] != wh {
+			t.Fatalf("%s: hash %d: View says %v/%v, the decoded filter %v", name, i, v.TestHash(hashes[i]), gotH[i], wh)
+		}
+	}
+	if v.Count() != want.Count() || v.Bits() != want.Bits() || v.Capacity() != want.Capacity() ||
+		v.ErrorRate() != want.ErrorRate() || v.Seed() != want.Seed() || v.Layout() != want.Layout() {
+		t.Fatalf("%s: the View's accessors differ from the decoded filter's", name)
+	}
+}
+
+// viewKeys returns n members (tag 0) and n absent keys (tag 1) for the
+// filters of the view tests.
+func viewKeys(n int) (members, all [][]byte) {
+	for i := range n {
+		members = append(members, keyOf(make([]byte, 16), 0, uint64(i)))
+	}
+	all = slices.Clone(members)
+	for i := range n {
+		all = append(all, keyOf(make([]byte, 16), 1, uint64(i)))
+	}
+	return members, all
+}
+
+// misaligned returns a copy of data that starts off bytes past a multiple
+// of 8 (a cache line when off is 0).
+func misaligned(data []byte, off int) []byte {
+	buf := make([]uint64, (len(data)+off+7)/8+8)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), 8*len(buf))
+	start := int((64 - uintptr(unsafe.Pointer(&b[0]))%64) % 64)
+	return append(b[start+off:start+off], data...)
+}
+
+// TestViewMatchesDecoded is the property of a View: on random filters of
+// both types and layouts, from a few bits to 10^6, plain and Concurrent,
+// grown scalable filters, in every format version and at every alignment of
+// the encoding, as a []byte and a string, with and without the body check,
+// a View answers every key and hash exactly as the filter decoded from the
+// same bytes, and copies the bits exactly when they are misaligned.
+func TestViewMatchesDecoded(t *testing.T) {
+	inRounds(t, true) // the batch pipelines on small filters too
+	rng := rand.New(rand.NewPCG(23, 3))
+	configs := 40
+	if testing.Short() {
+		configs = 12
+	}
+	for c := range configs {
+		opts := []Option{Seed(rng.Uint32()), Classic()}
+		if rng.IntN(2) == 0 {
+			opts[1] = Blocked()
+		}
+		if rng.IntN(4) == 0 {
+			opts = append(opts, Concurrent())
+		}
+		n := 1 + rng.IntN(3000)
+		members, keys := viewKeys(n)
+		var f interface {
+			MarshalBinary() ([]byte, error)
+			AddMany([][]byte)
+		}
+		var legacy []byte
+		scalable := c%2 == 1
+		if scalable {
+			s := mustScalable(t, uint64(1+rng.IntN(200)), math.Exp(-1-rng.Float64()*8), opts...)
+			s.AddMany(members)
+			f, legacy = s, encodeScalableV1(s)
+		} else {
+			p := math.Exp(-1 - rng.Float64()*12)
+			g := mustNew(t, uint64(n+rng.IntN(3*n)), p, opts...)
+			g.AddMany(members)
+			f, legacy = g, encodeV1(g)
+		}
+		for _, enc := range [][]byte{mustMarshal(t, f), legacy} {
+			var want viewed
+			if scalable {
+				var d ScalableBloomFilter
+				if err := d.UnmarshalBinary(enc); err != nil {
+					t.Fatal(err)
+				}
+				want = &d
+			} else {
+				var d BloomFilter
+				if err := d.UnmarshalBinary(enc); err != nil {
+					t.Fatal(err)
+				}
+				want = &d
+			}
+			for _, off := range []int{0, 8, 1 + rng.IntN(7)} {
+				data := misaligned(enc, off)
+				for _, skip := range []bool{false, true} {
+					var opts []ViewOption
+					if skip {
+						opts = append(opts, SkipBodyCheck())
+					}
+					name := fmt.Sprintf("config %d/v%d/offset %d/skip %v", c, enc[4], off, skip)
+					v, err := NewView(data, opts...)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					checkViewAnswers(t, name, v, want, keys)
+					if v.Scalable() != scalable || v.Version() != int(enc[4]) {
+						t.Fatalf("%s: Scalable %v, Version %d", name, v.Scalable(), v.Version())
+					}
+					// Version 3 and the first filter of 1 and 2 lie on
+					// multiples of 8 at offsets 0 and 8; later
+					// sub-filters of 1 and 2 may not.
+					if wantCopy := off%8 != 0 || !littleEndian; v.Copied() != wantCopy && (enc[4] == 3 || !scalable) {
+						t.Fatalf("%s: Copied = %v", name, v.Copied())
+					}
+					if off == 0 && !v.Copied() && enc[4] == 3 {
+						checkAliases(t, name, v, data)
+					}
+					vs, err := NewViewString(string(data), opts...)
+					if err != nil {
+						t.Fatalf("%s: NewViewString: %v", name, err)
+					}
+					checkViewAnswers(t, name+"/string", vs, want, keys[:min(len(keys), 200)])
+				}
+			}
+		}
+	}
+}
+
+// checkAliases fails t unless the View's bits are data's bytes, on a cache
+// line where data starts on one.
+func checkAliases(t *testing.T, name string, v *View, data []byte) {
+	t.Helper()
+	filters := []*BloomFilter{v.f}
+	if v.s != nil {
+		filters = v.s.filters
+	}
+	lo, hi := uintptr(unsafe.Pointer(&data[0])), uintptr(unsafe.Pointer(&data[len(data)-1]))
+	for i, f := range filters {
+		p := uintptr(unsafe.Pointer(&f.words[0]))
+		if p < lo || p > hi {
+			t.Fatalf("%s: the bits of filter %d are not the encoding's bytes", name, i)
+		}
+		if lo%64 == 0 && p%64 != 0 {
+			t.Fatalf("%s: the bits of filter %d are not on a cache line", name, i)
+		}
+	}
+}
+
+// TestViewEveryWrittenEncoding opens as a View every encoding the library
+// writes, and wrote: MarshalBinary, AppendBinary after other bytes, WriteTo,
+// the binary form under MarshalText, of plain, Concurrent, saturated and
+// grown filters of both layouts; the version-1 files of testdata and the
+// golden version-1 and 2 bytes.
+func TestViewEveryWrittenEncoding(t *testing.T) {
+	var encodings = map[string][]byte{}
+	add := func(name string, f interface {
+		MarshalBinary() ([]byte, error)
+		AppendBinary([]byte) ([]byte, error)
+		WriteTo(io.Writer) (int64, error)
+		MarshalText() ([]byte, error)
+	}) {
+		encodings[name+"/MarshalBinary"] = mustMarshal(t, f)
+		b, _ := f.AppendBinary([]byte("prefix"))
+		encodings[name+"/AppendBinary"] = b[len("prefix"):]
+		var w bytes.Buffer
+		f.WriteTo(&w)
+		encodings[name+"/WriteTo"] = w.Bytes()
+		text, _ := f.MarshalText()
+		bin, _ := base64.StdEncoding.DecodeString(string(text))
+		encodings[name+"/MarshalText"] = bin
+	}
+	buf := make([]byte, 16)
+	for _, blocked := range []bool{false, true} {
+		for _, conc := range []bool{false, true} {
+			opts := []Option{Classic()}
+			if blocked {
+				opts[0] = Blocked()
+			}
+			if conc {
+				opts = append(opts, Concurrent())
+			}
+			name := fmt.Sprintf("blocked=%v/concurrent=%v", blocked, conc)
+			f := mustNew(t, 5000, 0.001, opts...)
+			s := mustScalable(t, 50, 0.01, opts...)
+			for i := range uint64(3000) {
+				f.Add(keyOf(buf, 0, i))
+				s.Add(keyOf(buf, 0, i))
+			}
+			add("BloomFilter/"+name, f)
+			add("ScalableBloomFilter/"+name, s)
+			encodings["BloomFilter/"+name+"/v1"] = encodeV1(f)
+			encodings["ScalableBloomFilter/"+name+"/v1"] = encodeScalableV1(s)
+		}
+	}
+	// A saturated filter, as version 3.
+	var sat ScalableBloomFilter
+	legacy, _ := os.ReadFile("testdata/v1/scalable-saturated.bin")
+	if err := sat.UnmarshalBinary(legacy); err != nil || !sat.Saturated() {
+		t.Fatalf("saturated: %v", err)
+	}
+	add("saturated", &sat)
+	files, _ := filepath.Glob("testdata/*/*.bin")
+	for _, path := range files {
+		encodings[path], _ = os.ReadFile(path)
+	}
+	encodings["golden v1"], _ = hex.DecodeString(goldenEncoding)
+	encodings["golden v2"], _ = hex.DecodeString(goldenBlockedEncoding)
+	if len(files) < 15 {
+		t.Fatalf("only %d files in testdata", len(files))
+	}
+	for name, enc := range encodings {
+		v, err := NewView(enc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		d, err := ReadAny(bytes.NewReader(enc))
+		if err != nil {
+			t.Fatalf("%s: ReadAny: %v", name, err)
+		}
+		_, keys := viewKeys(300)
+		checkViewAnswers(t, name, v, d.(viewed), keys)
+	}
+}
+
+// TestViewRefusesDamage: a View refuses, at NewView and Open, every flipped
+// bit of a header or a table and a truncation; with the body check, every
+// flipped bit of the bits (one per section of a filter of several); with
+// SkipBodyCheck it answers from such bits, as its doc warns.
+func TestViewRefusesDamage(t *testing.T) {
+	f := mustNew(t, 300_000, 0.01, Blocked()) // 2.9 Mbit: 3 sections
+	s := mustScalable(t, 20, 0.1)
+	_, keys := viewKeys(2000)
+	f.AddMany(keys[:2000])
+	s.AddMany(keys[:200])
+	dir := t.TempDir()
+	for name, enc := range map[string][]byte{"BloomFilter": mustMarshal(t, f), "ScalableBloomFilter": mustMarshal(t, s)} {
+		refused := func(what string, data []byte, opts ...ViewOption) error {
+			t.Helper()
+			_, err := NewView(data, opts...)
+			if err == nil || !errors.Is(err, ErrCorrupt) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("%s: %s: NewView gave %v", name, what, err)
+			}
+			return err
+		}
+		// Every bit of the headers and the table before the first bits.
+		headers := format.V3HeaderSize
+		if name == "ScalableBloomFilter" {
+			headers += subFilterAt(enc, 0)
+		}
+		for i := range 8 * headers {
+			bad := bytes.Clone(enc)
+			bad[i/8] ^= 1 << (i % 8)
+			refused(fmt.Sprintf("bit %d flipped", i), bad, SkipBodyCheck())
+		}
+		// Every truncation near either end.
+		for n := range len(enc) {
+			if n > 200 && n < len(enc)-200 {
+				continue
+			}
+			if _, err := NewView(enc[:n], SkipBodyCheck()); !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("%s: truncated to %d bytes: %v", name, n, err)
+			}
+		}
+		// A flipped bit in each section of the bits.
+		e, _ := format.Locate(enc, true)
+		for fi, l := range e.Filters {
+			bytes := 8 * l.Header.Words()
+			for lo := uint64(0); lo < bytes; lo += format.V3SectionSize {
+				bad := slices.Clone(enc)
+				bit := lo*8 + rand.Uint64N(min(format.V3SectionSize*8, l.M-lo*8)) // below m
+				bad[l.Words+bit/8] ^= 1 << (bit % 8)
+				err := refused(fmt.Sprintf("filter %d, bit %d flipped", fi, bit), bad)
+				if !strings.Contains(err.Error(), "checksum mismatch") {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if v, err := NewView(bad, SkipBodyCheck()); err != nil {
+					t.Fatalf("%s: SkipBodyCheck refused a flipped bit of the bits: %v", name, err)
+				} else {
+					v.Test(keys[0])
+				}
+				// The same from a file.
+				path := filepath.Join(dir, name)
+				os.WriteFile(path, bad, 0o600)
+				if v, err := Open(path); err == nil || !errors.Is(err, ErrCorrupt) {
+					if v != nil {
+						v.Close()
+					}
+					t.Fatalf("%s: Open of a flipped bit: %v", name, err)
+				}
+				os.WriteFile(path, enc[:len(enc)-1], 0o600)
+				if _, err := Open(path, SkipBodyCheck()); !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Fatalf("%s: Open of a truncated file: %v", name, err)
+				}
+			}
+		}
+	}
+}
+
+// TestViewOpen opens a file as a View, answers from it, closes it.
+func TestViewOpen(t *testing.T) {
+	f := mustNew(t, 100_000, 0.01)
+	members, keys := viewKeys(5000)
+	f.AddMany(members)
+	path := filepath.Join(t.TempDir(), "f.bloom")
+	fd, _ := os.Create(path)
+	if _, err := f.WriteTo(fd); err != nil || fd.Close() != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range [][]ViewOption{nil, {SkipBodyCheck()}} {
+		v, err := Open(path, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkViewAnswers(t, "Open", v, f, keys)
+		if v.Copied() {
+			t.Error("a file's bits were copied")
+		}
+		if err := v.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("Open of a missing file succeeded")
+	}
+}
+
+// TestViewEmbed views the filters of testdata/v3 as go:embed gives them, a
+// []byte and strings, which must be what MarshalBinary writes for them.
+func TestViewEmbed(t *testing.T) {
+	f := mustNew(t, 1000, 0.01, Blocked(), Seed(23))
+	s := mustScalable(t, 100, 0.01, Seed(23))
+	var keys [][]byte
+	for i := range 2000 {
+		key := []byte(fmt.Sprintf("embed-%d", i))
+		if i < 1000 {
+			f.Add(key)
+			s.Add(key)
+		}
+		keys = append(keys, key)
+	}
+	if !bytes.Equal(embeddedBytes, mustMarshal(t, f)) || embeddedString != string(embeddedBytes) || embeddedScalable != string(mustMarshal(t, s)) {
+		t.Fatal("the files of testdata/v3 are not what MarshalBinary writes")
+	}
+	for name, v := range map[string]func() (*View, error){
+		"[]byte":          func() (*View, error) { return NewView(embeddedBytes) },
+		"string":          func() (*View, error) { return NewViewString(embeddedString) },
+		"scalable string": func() (*View, error) { return NewViewString(embeddedScalable) },
+	} {
+		view, err := v()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var want viewed = f
+		if view.Scalable() {
+			want = s
+		}
+		checkViewAnswers(t, name, view, want, keys)
+		for i := range 1000 {
+			if !view.TestString(fmt.Sprintf("embed-%d", i)) {
+				t.Fatalf("%s: false negative", name)
+			}
+		}
+		t.Logf("%s: copied %v", name, view.Copied())
+	}
+}
+
+// TestViewConcurrentReaders runs Test, TestHash and TestMany from many
+// goroutines at once on one View of each type (run it with -race).
+func TestViewConcurrentReaders(t *testing.T) {
+	members, keys := viewKeys(3000)
+	f := mustNew(t, 3000, 0.01)
+	s := mustScalable(t, 100, 0.01)
+	f.AddMany(members)
+	s.AddMany(members)
+	for _, enc := range [][]byte{mustMarshal(t, f), mustMarshal(t, s)} {
+		v, err := NewView(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := v.TestMany(keys, nil)
+		runWorkers(8, func(g int) {
+			var results []bool
+			for i := range 3 {
+				results = v.TestMany(keys, results[:0])
+				for j, k := range keys {
+					if (i+j+g)%3 == 0 && (v.Test(k) != want[j] || results[j] != want[j]) {
+						t.Errorf("goroutine %d: key %d answered differently", g, j)
+						return
+					}
+				}
+				v.TestHash(uint64(g))
+			}
+		})
+	}
+}
+
+// TestViewCloseThenUsePanics: every call after Close panics with a message
+// that names the View and Close, Close included.
+func TestViewCloseThenUsePanics(t *testing.T) {
+	f := mustNew(t, 100, 0.01)
+	path := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(path, mustMarshal(t, f), 0o600)
+	for _, open := range []func() (*View, error){
+		func() (*View, error) { return NewView(mustMarshal(t, f)) },
+		func() (*View, error) { return Open(path) },
+	} {
+		v, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for name, call := range map[string]func(){
+			"Test":            func() { v.Test(nil) },
+			"TestString":      func() { v.TestString("") },
+			"TestHash":        func() { v.TestHash(1) },
+			"TestMany":        func() { v.TestMany([][]byte{nil}, nil) },
+			"TestManyStrings": func() { v.TestManyStrings(nil, nil) },
+			"TestManyHashes":  func() { v.TestManyHashes(nil, nil) },
+			"Close":           func() { v.Close() },
+		} {
+			func() {
+				defer func() {
+					if r := recover(); fmt.Sprint(r) != errClosedView {
+						t.Errorf("%s after Close: panic %v, want %q", name, r, errClosedView)
+					}
+				}()
+				call()
+			}()
+		}
+	}
+}
+
+func TestViewDoesNotAllocate(t *testing.T) {
+	members, keys := viewKeys(100)
+	for _, lay := range []Option{Classic(), Blocked()} {
+		f := mustNew(t, 1000, 0.01, lay)
+		s := mustScalable(t, 30, 0.01, lay)
+		f.AddMany(members)
+		s.AddMany(members)
+		for _, enc := range [][]byte{mustMarshal(t, f), mustMarshal(t, s)} {
+			v, err := NewView(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			strs := []string{"a", "bb"}
+			hashes := []uint64{1, 2, 3}
+			results := make([]bool, 0, len(keys))
+			for name, call := range map[string]func(){
+				"Test":            func() { v.Test(keys[0]) },
+				"TestString":      func() { v.TestString("key") },
+				"TestHash":        func() { v.TestHash(7) },
+				"TestMany":        func() { results = v.TestMany(keys, results[:0]) },
+				"TestManyStrings": func() { results = v.TestManyStrings(strs, results[:0]) },
+				"TestManyHashes":  func() { results = v.TestManyHashes(hashes, results[:0]) },
+			} {
+				if a := testing.AllocsPerRun(50, call); a != 0 {
+					t.Errorf("%s allocates %v times per call", name, a)
+				}
+			}
+		}
+	}
+}
+
+// FuzzView: a View over any bytes, with or without the body check, never
+// panics; when the decoder accepts the bytes, the View does and answers as
+// the decoded filter; when the View accepts them and the decoder does not,
+// it is for the one thing a View does not check, a count above the bits
+// set, or for bits the View was told not to check.
+func FuzzView(f *testing.F) {
+	f.Add(mustMarshal(f, goldenFilter(f)), []byte(nil), false)
+	f.Add(encodeV1(goldenFilter(f)), []byte(nil), true)
+	f.Add(mustMarshal(f, goldenBlockedFilter(f)), []byte{4, 0, 0, 2, 0, 0, 0, 0, 0, 0}, false)
+	s := mustScalable(f, 10, 0.1)
+	for i := range 50 {
+		s.AddString(fmt.Sprint(i))
+	}
+	f.Add(mustMarshal(f, s), []byte(nil), false)
+	f.Add(encodeScalableV1(s), []byte(nil), false)
+	_, keys := viewKeys(50)
+	f.Fuzz(func(t *testing.T, data, edits []byte, skip bool) {
+		if len(edits) >= editOpSize && len(data) >= 64 {
+			if string(data[:4]) == format.ScalableMagic {
+				data = resealScalable(applyEdits(data, edits, scalableFields, filterFields, subFilterAt))
+			} else {
+				data = reseal(applyEdits(data, edits, filterFields, nil, nil))
+			}
+		}
+		var opts []ViewOption
+		if skip {
+			opts = append(opts, SkipBodyCheck())
+		}
+		var v *View
+		var err error
+		checkDecodeAllocs(t, "NewView", data, func() { v, err = NewView(data, opts...) })
+		var whole error
+		if string(data[:min(4, len(data))]) == format.ScalableMagic {
+			var g ScalableBloomFilter
+			whole = g.UnmarshalBinary(data)
+		} else {
+			var g BloomFilter
+			whole = g.UnmarshalBinary(data)
+		}
+		switch {
+		case whole == nil && err != nil:
+			t.Fatalf("the decoder accepts what NewView refuses: %v", err)
+		case whole != nil && err == nil && !skip && !strings.Contains(whole.Error(), "set bits"):
+			t.Fatalf("NewView accepts what the decoder refuses: %v", whole)
+		case whole == nil:
+			d, err := ReadAny(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("ReadAny refuses what UnmarshalBinary accepts: %v", err)
+			}
+			checkViewAnswers(t, "fuzz", v, d.(viewed), keys)
+		}
+	})
 }

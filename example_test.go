@@ -153,11 +153,11 @@ func ExampleBloomFilter_WriteTo() {
 	fmt.Println(g.TestString("saved"), g.Equal(f))
 
 	data, _ := f.MarshalBinary()
-	data[60] ^= 1 // damage one bit
+	data[100] ^= 1 // damage one bit of the filter
 	fmt.Println(g.UnmarshalBinary(data))
 	// Output:
 	// true true
-	// bloom: corrupt or invalid encoding: checksum mismatch
+	// bloom: corrupt or invalid encoding: checksum mismatch in section 0 (bytes 0 to 1279 of the bit array)
 }
 
 // A Concurrent filter is safe for Add, Test and TestAndAdd from many
@@ -271,7 +271,7 @@ func ExampleBloomFilter_MarshalText() {
 	}
 	fmt.Println(back.Seen.TestString("/"), back.Seen.Equal(seen))
 	// Output:
-	// {"Seen":"QkxNRgEAAACV6dFbAgAAAEAAAAAAAAAAFgAAAAAAAAA9FrO0uRHQPwEAAAAAAAAACAAAAAAAAED7XsRS","Pages":1}
+	// {"Seen":"QkxNRgMAAACV6dFbAgAAAEAAAAAAAAAAFgAAAAAAAAA9FrO0uRHQPwEAAAAAAAAAAAAQAAAAAAAAAAAAMPbesggAAAAAAABA7Ktojw==","Pages":1}
 	// true true
 }
 

@@ -5,7 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -541,7 +541,7 @@ func scalableTestMany[K layout.Key](s *ScalableBloomFilter, keys []K, results []
 		return results
 	}
 	for i, key := range keys {
-		results[i] = s.test(murmur.Sum128(layout.KeyBytes(key), s.seed))
+		results[i] = s.test(murmur.Sum128(layout.KeyBytes(&key), s.seed))
 	}
 	return results
 }
@@ -554,7 +554,7 @@ func scalableAddMany[K layout.Key](s *ScalableBloomFilter, keys []K, results []b
 		return
 	}
 	for i, key := range keys {
-		present := s.testAndAdd(murmur.Sum128(layout.KeyBytes(key), s.seed))
+		present := s.testAndAdd(murmur.Sum128(layout.KeyBytes(&key), s.seed))
 		if results != nil {
 			results[i] = present
 		}
@@ -855,11 +855,17 @@ func (s *ScalableBloomFilter) EncodedSize() int {
 	if len(filters) == 0 {
 		return 0
 	}
-	n := format.ScalableHeaderSize + format.CRCSize
-	for _, f := range filters {
-		n += f.EncodedSize()
+	_, total := format.V3ScalableOffsets(encodedSizes(filters))
+	return int(total)
+}
+
+// encodedSizes returns the lengths of the encodings of filters.
+func encodedSizes(filters []*BloomFilter) []uint64 {
+	sizes := make([]uint64, len(filters))
+	for i, f := range filters {
+		sizes[i] = format.V3Size(f.m)
 	}
-	return n
+	return sizes
 }
 
 // AppendBinary appends the binary encoding of the filter to b
@@ -870,14 +876,13 @@ func (s *ScalableBloomFilter) AppendBinary(b []byte) ([]byte, error) {
 		return b, errors.New(errZeroScalable)
 	}
 	start := len(b)
-	b = format.AppendScalableHeader(b, s.header(filters, saturated))
-	for _, f := range filters {
-		var err error
-		if b, err = f.AppendBinary(b); err != nil {
-			return b, err
-		}
+	offsets, _ := format.V3ScalableOffsets(encodedSizes(filters))
+	b = format.AppendV3ScalableHeader(b, format.V3ScalableHeader{ScalableHeader: s.header(filters, saturated)}, offsets)
+	for i, f := range filters {
+		b = append(b, make([]byte, start+int(offsets[i])-len(b))...)
+		b = format.AppendV3(b, format.V3Header{Header: f.header()}, f.words, f.conc != nil)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], format.Castagnoli)), nil
+	return b, nil
 }
 
 // MarshalBinary returns the binary encoding described in the package doc
@@ -893,6 +898,13 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	s, err := scalableFrom(h)
+	return s, h.N, err
+}
+
+// scalableFrom returns an empty filter with the parameters of a decoded
+// header, of any version, if they can grow a filter.
+func scalableFrom(h format.ScalableHeader) (*ScalableBloomFilter, error) {
 	s := &ScalableBloomFilter{
 		seed:            h.Seed,
 		growth:          growth(h.Growth),
@@ -908,9 +920,29 @@ func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
 	// hostile input cost a decoder seconds (seen as stalls in
 	// FuzzScalableUnmarshalBinary), and growthWorks alone up to 0.12 s.
 	if !s.growthWithin(headerWork) {
-		return nil, 0, format.Corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
+		return nil, format.Corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
 	}
-	return s, h.N, nil
+	return s, nil
+}
+
+// walkV3 validates the structure of data as a version-3 encoding (see
+// format.WalkV3Scalable) and its parameters, and returns an empty filter with
+// them and where its sub-filters lie.
+func walkV3(data []byte) (*ScalableBloomFilter, []format.V3Sub, error) {
+	if len(data) >= format.V3HeaderSize {
+		// The parameters first, so that hostile ones cost no walk.
+		if h, err := format.ParseV3ScalableHeader(data); err == nil {
+			if _, err := scalableFrom(h.ScalableHeader); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	h, subs, err := format.WalkV3Scalable(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := scalableFrom(h.ScalableHeader)
+	return d, subs, err
 }
 
 // finish validates the decoded filter as a whole.
@@ -936,6 +968,30 @@ func (s *ScalableBloomFilter) finish() error {
 // validates before it allocates, never panics, and leaves s unchanged on
 // error. It must not run concurrently with any other call.
 func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
+	if len(data) >= 6 && format.IsV3(data) {
+		d, subs, err := walkV3(data)
+		if err != nil {
+			return err
+		}
+		d.filters = make([]*BloomFilter, 0, len(subs))
+		for i, sub := range subs {
+			h, words, err := format.DecodeV3(data[sub.Off : sub.Off+sub.H.Size()])
+			if err != nil {
+				return fmt.Errorf("sub-filter %d: %w", i, err)
+			}
+			f := fromHeader(h.Header, words)
+			if err := d.checkSubFilter(i, f); err != nil {
+				return err
+			}
+			d.filters = append(d.filters, f)
+		}
+		if err := d.finish(); err != nil {
+			return err
+		}
+		d.setFilters(d.filters)
+		s.replace(d)
+		return nil
+	}
 	if len(data) < format.ScalableHeaderSize+format.CRCSize {
 		return io.ErrUnexpectedEOF
 	}
@@ -985,17 +1041,24 @@ func (s *ScalableBloomFilter) WriteTo(w io.Writer) (int64, error) {
 	if len(filters) == 0 {
 		return 0, errors.New(errZeroScalable)
 	}
-	cw := &format.CRCWriter{W: w}
-	if _, err := cw.Write(format.AppendScalableHeader(nil, s.header(filters, saturated))); err != nil {
-		return cw.N, err
-	}
-	for _, f := range filters {
-		if _, err := f.WriteTo(cw); err != nil {
-			return cw.N, err
+	offsets, _ := format.V3ScalableOffsets(encodedSizes(filters))
+	n, err := w.Write(format.AppendV3ScalableHeader(nil, format.V3ScalableHeader{ScalableHeader: s.header(filters, saturated)}, offsets))
+	total := int64(n)
+	var pad [format.V3Align]byte
+	for i, f := range filters {
+		if err != nil {
+			return total, err
 		}
+		n, err = w.Write(pad[:offsets[i]-uint64(total)])
+		total += int64(n)
+		if err != nil {
+			return total, err
+		}
+		var n64 int64
+		n64, err = format.WriteV3(w, format.V3Header{Header: f.header()}, f.words, f.conc != nil)
+		total += n64
 	}
-	_, err := cw.Write(binary.LittleEndian.AppendUint32(nil, cw.CRC))
-	return cw.N, err
+	return total, err
 }
 
 // ReadFrom decodes one filter written by WriteTo or MarshalBinary from r into
@@ -1013,16 +1076,20 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 // readFrom is ReadFrom from r, which passes src through (see readFilter).
 func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
 	cr := &format.CRCReader{R: r}
-	var hb [format.ScalableHeaderSize]byte
-	if _, err := io.ReadFull(cr, hb[:]); err != nil {
+	var hb [format.V3HeaderSize]byte
+	if _, err := io.ReadFull(cr, hb[:format.ScalableHeaderSize]); err != nil {
 		return cr.N, format.NoEOF(err)
 	}
-	d, n, err := parseScalableHeader(hb[:])
+	if format.IsV3(hb[:]) {
+		cr.NoCRC = true
+		return s.readV3(cr, src, &hb)
+	}
+	d, n, err := parseScalableHeader(hb[:format.ScalableHeaderSize])
 	if err != nil {
 		return cr.N, err
 	}
 	for i := range n {
-		f, _, err := readFilter(cr, src)
+		f, _, err := readFilter(cr, src, format.V1or2)
 		if err != nil {
 			return cr.N, err
 		}
@@ -1038,6 +1105,50 @@ func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
 	}
 	if binary.LittleEndian.Uint32(cb[:]) != want {
 		return cr.N, format.Corrupt("checksum mismatch")
+	}
+	if err := d.finish(); err != nil {
+		return cr.N, err
+	}
+	d.setFilters(d.filters)
+	s.replace(d)
+	return cr.N, nil
+}
+
+// readV3 is readFrom for a version-3 encoding, whose first
+// format.ScalableHeaderSize bytes are in hb, from cr.
+func (s *ScalableBloomFilter) readV3(cr *format.CRCReader, src io.Reader, hb *[format.V3HeaderSize]byte) (int64, error) {
+	if _, err := io.ReadFull(cr, hb[format.ScalableHeaderSize:]); err != nil {
+		return cr.N, format.NoEOF(err)
+	}
+	h, err := format.ParseV3ScalableHeader(hb[:])
+	if err != nil {
+		return cr.N, err
+	}
+	d, err := scalableFrom(h.ScalableHeader)
+	if err != nil {
+		return cr.N, err
+	}
+	offsets, _, err := format.ReadV3Table(cr, h)
+	if err != nil {
+		return cr.N, err
+	}
+	for i, off := range offsets {
+		// Each sub-filter starts on the next cache line: offsets[i] must
+		// be where the previous one ends, rounded up.
+		if want := format.AlignV3(uint64(cr.N)); off != want {
+			return cr.N, format.Corrupt("sub-filter %d at offset %d, want %d", i, off, want)
+		}
+		if _, err := format.ReadV3Padding(cr, off-uint64(cr.N)); err != nil {
+			return cr.N, err
+		}
+		f, _, err := readFilter(cr, src, format.V3)
+		if err != nil {
+			return cr.N, err
+		}
+		if err := d.checkSubFilter(i, f); err != nil {
+			return cr.N, err
+		}
+		d.filters = append(d.filters, f)
 	}
 	if err := d.finish(); err != nil {
 		return cr.N, err
@@ -1144,13 +1255,29 @@ func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
 
 // readScalable is ReadScalable, after prefix has been read from r.
 func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter, error) {
-	var hb [format.ScalableHeaderSize]byte
-	if err := format.ReadHeader(r, prefix, hb[:]); err != nil {
+	var buf [format.V3HeaderSize]byte
+	hb := buf[:format.ScalableHeaderSize]
+	if err := format.ReadHeader(r, prefix, hb); err != nil {
 		return nil, err
 	}
-	d, _, err := parseScalableHeader(hb[:])
-	if err != nil {
-		return nil, err
+	var d *ScalableBloomFilter
+	if format.IsV3(hb) {
+		hb = buf[:]
+		if _, err := io.ReadFull(r, hb[format.ScalableHeaderSize:]); err != nil {
+			return nil, format.NoEOF(err)
+		}
+		h, err := format.ParseV3ScalableHeader(hb)
+		if err != nil {
+			return nil, err
+		}
+		if d, err = scalableFrom(h.ScalableHeader); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if d, _, err = parseScalableHeader(hb); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case s.seedSet && s.seed != d.seed:
@@ -1165,7 +1292,7 @@ func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter,
 		return nil, paramError("Classic contradicts the encoded blocked layout")
 	}
 	var g ScalableBloomFilter
-	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb[:]), r), r); err != nil {
+	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb), r), r); err != nil {
 		return nil, err
 	}
 	if s.concurrent {
@@ -1203,7 +1330,16 @@ func (s ScalableBloomFilter) MarshalText() ([]byte, error) {
 // (encoding.TextUnmarshaler), with the guarantees of
 // BloomFilter.UnmarshalText.
 func (s *ScalableBloomFilter) UnmarshalText(text []byte) error {
-	data, err := format.DecodeText(text, format.ScalableHeaderSize, func(hdr []byte) (uint64, error) {
+	data, err := format.DecodeText(text, format.V3HeaderSize, func(hdr []byte) (uint64, error) {
+		if format.IsV3(hdr) {
+			h, err := format.ParseV3ScalableHeader(hdr)
+			if err == nil {
+				_, err = scalableFrom(h.ScalableHeader)
+			}
+			// At least the header, the table and n sub-filters of a
+			// header and a word.
+			return format.AlignV3(format.V3HeaderSize+8*uint64(h.N)) + uint64(h.N)*(format.V3HeaderSize+8+4), err
+		}
 		_, n, err := parseScalableHeader(hdr)
 		// At least the header, n sub-filter headers and two checksums
 		// each: an exact length needs the sub-filter headers.
@@ -1227,3 +1363,46 @@ func (s *ScalableBloomFilter) Layout() Layout {
 // Blocked reports whether the filter's sub-filters have the blocked layout
 // (see Blocked).
 func (s *ScalableBloomFilter) Blocked() bool { return s.blocked }
+
+// AddHash inserts the key whose 64-bit hash is h unless it tests present
+// already: it is Add of the 8 little-endian bytes of h (see
+// BloomFilter.TestHash for what a hashed key promises). It does not
+// allocate unless it adds a sub-filter.
+func (s *ScalableBloomFilter) AddHash(h uint64) {
+	s.testAndAdd(murmur.Sum128(layout.KeyBytes(&h), s.seed))
+}
+
+// TestHash reports whether the key whose 64-bit hash is h may be in the
+// filter, with Test's meaning of true and false: it is Test of the 8
+// little-endian bytes of h. The filter mixes h with murmur3 and its seed, so
+// a weak hash such as FNV-1a or sequential integers meets the error rate;
+// keys whose hashes collide are one key to the filter, which adds about
+// n/2^64 to the rate for n keys and a uniform 64-bit hash.
+func (s *ScalableBloomFilter) TestHash(h uint64) bool {
+	return s.test(murmur.Sum128(layout.KeyBytes(&h), s.seed))
+}
+
+// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
+// TestHash).
+func (s *ScalableBloomFilter) TestAndAddHash(h uint64) bool {
+	return s.testAndAdd(murmur.Sum128(layout.KeyBytes(&h), s.seed))
+}
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes, growing the
+// filter like the loop of AddHash.
+func (s *ScalableBloomFilter) AddManyHashes(hashes []uint64) { scalableAddMany(s, hashes, nil) }
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes: results[i] is
+// TestHash(hashes[i]). It fills and returns results like TestMany.
+func (s *ScalableBloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
+	return scalableTestMany(s, hashes, results)
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
+// results[i] is what TestAndAddHash would have returned for hashes[i] had
+// they been added one by one.
+func (s *ScalableBloomFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
+	results = batchResults(results, len(hashes))
+	scalableAddMany(s, hashes, results)
+	return results
+}

@@ -316,8 +316,18 @@ func TestScalableDecodeRejectsDamage(t *testing.T) {
 	if s.NumFilters() < 3 {
 		t.Fatalf("want a few sub-filters, have %d", s.NumFilters())
 	}
-	enc, _ := s.MarshalBinary()
 	saved := s.Clone()
+	for _, enc := range [][]byte{encodeScalableV1(s), mustMarshal(t, s)} {
+		checkScalableDamage(t, s, enc)
+	}
+	if !s.Equal(saved) {
+		t.Error("receiver changed on error")
+	}
+}
+
+// checkScalableDamage checks that every truncation of enc, the encoding
+// of s, every flipped bit and a trailing byte are refused.
+func checkScalableDamage(t *testing.T, s *ScalableBloomFilter, enc []byte) {
 	for i := range len(enc) {
 		if err := s.UnmarshalBinary(enc[:i]); !errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Fatalf("truncated to %d bytes: %v", i, err)
@@ -347,9 +357,6 @@ func TestScalableDecodeRejectsDamage(t *testing.T) {
 	var f BloomFilter
 	if f.UnmarshalBinary(enc) == nil {
 		t.Error("BloomFilter accepted a scalable filter")
-	}
-	if !s.Equal(saved) {
-		t.Error("receiver changed on error")
 	}
 }
 
@@ -410,11 +417,11 @@ func TestScalableSaturation(t *testing.T) {
 func checkSubFilterCap(t *testing.T) {
 	// The classic layout stops at the same cap.
 	c := mustScalable(t, 1, 0.01, Linear(1e-9), Tightening(0.999))
-	if _, _, _, _, err := c.nextSize(maxSubFilters-1, 0); err != nil {
-		t.Errorf("classic sub-filter %d: %v", maxSubFilters-1, err)
+	if _, _, _, _, err := c.nextSize(format.MaxSubFilters-1, 0); err != nil {
+		t.Errorf("classic sub-filter %d: %v", format.MaxSubFilters-1, err)
 	}
-	if _, _, _, _, err := c.nextSize(maxSubFilters, 0); err == nil {
-		t.Errorf("classic sub-filter %d can be built", maxSubFilters)
+	if _, _, _, _, err := c.nextSize(format.MaxSubFilters, 0); err == nil {
+		t.Errorf("classic sub-filter %d can be built", format.MaxSubFilters)
 	}
 
 	s := mustScalable(t, 1, 0.01, Exponential(1.0000001), Tightening(0.999), Blocked(), Seed(21))
@@ -434,7 +441,7 @@ func checkSubFilterCap(t *testing.T) {
 	// tests every key against every sub-filter, and grow sums their sizes.
 	fill(s.filters[0])
 	used := s.filters[0].m
-	for len(s.filters) < maxSubFilters-1 {
+	for len(s.filters) < format.MaxSubFilters-1 {
 		f, err := s.newSubFilter(len(s.filters), used)
 		if err != nil {
 			t.Fatalf("sub-filter %d: %v", len(s.filters), err)
@@ -490,7 +497,7 @@ func checkSubFilterCap(t *testing.T) {
 			what = "concurrent"
 		}
 		// Through Add from here: fill the newest, grow to the cap, fill it.
-		for f.NumFilters() < maxSubFilters || f.Count() < f.Capacity() {
+		for f.NumFilters() < format.MaxSubFilters || f.Count() < f.Capacity() {
 			if !f.TestAndAdd(keyOf(buf, 0, key)) {
 				sample = append(sample, key)
 			}
@@ -499,8 +506,8 @@ func checkSubFilterCap(t *testing.T) {
 				t.Fatalf("%s: saturated at %d sub-filters", what, f.NumFilters())
 			}
 		}
-		if f.NumFilters() != maxSubFilters {
-			t.Fatalf("%s: %d sub-filters, want %d", what, f.NumFilters(), maxSubFilters)
+		if f.NumFilters() != format.MaxSubFilters {
+			t.Fatalf("%s: %d sub-filters, want %d", what, f.NumFilters(), format.MaxSubFilters)
 		}
 		decodes(what+" at the cap", f, sample)
 		// Past the cap: the next new key saturates the filter, which keeps
@@ -512,8 +519,8 @@ func checkSubFilterCap(t *testing.T) {
 			}
 			key++
 		}
-		if got := f.NumFilters(); got != maxSubFilters || !f.Saturated() {
-			t.Errorf("%s past the cap: %d sub-filters, saturated %v; want %d, saturated", what, got, f.Saturated(), maxSubFilters)
+		if got := f.NumFilters(); got != format.MaxSubFilters || !f.Saturated() {
+			t.Errorf("%s past the cap: %d sub-filters, saturated %v; want %d, saturated", what, got, f.Saturated(), format.MaxSubFilters)
 		}
 		for _, k := range past {
 			if !f.Test(keyOf(buf, 0, k)) {
@@ -576,11 +583,57 @@ func TestScalableHotPathDoesNotAllocate(t *testing.T) {
 // scalableFields are the header fields of the ScalableBloomFilter format:
 // version, flags, seed, growth, scale, tightening, initial capacity, error
 // rate, number of sub-filters.
-var scalableFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 1}, {16, 8}, {24, 8}, {32, 8}, {40, 8}, {48, 4}}
+// In version 3, the table's checksum and reserved bytes follow, and the
+// first offsets of the table.
+var scalableFields = []headerField{{4, 2}, {6, 2}, {8, 4}, {12, 1}, {13, 1}, {16, 8}, {24, 8}, {32, 8}, {40, 8}, {48, 4}, {52, 4}, {56, 4}, {64, 8}, {72, 8}}
+
+// resealScalableV3 is resealScalable for version 3: it reseals every
+// sub-filter the table of offsets points to (up to the next offset, or the
+// end), then the table's checksum and the header's.
+func resealScalableV3(b []byte) []byte {
+	n := int(min(binary.LittleEndian.Uint32(b[48:]), format.MaxSubFilters))
+	if len(b) < format.V3HeaderSize+8*n {
+		binary.LittleEndian.PutUint32(b[60:], crc32Checksum(b[:60]))
+		return b
+	}
+	table := b[format.V3HeaderSize : format.V3HeaderSize+8*n]
+	for i := range n {
+		off := binary.LittleEndian.Uint64(table[8*i:])
+		end := uint64(len(b))
+		if i+1 < n {
+			end = binary.LittleEndian.Uint64(table[8*i+8:])
+		}
+		if off+format.V3HeaderSize > end || end > uint64(len(b)) {
+			continue
+		}
+		// The sub-filter without the padding after it.
+		sub := b[off:end]
+		if m := binary.LittleEndian.Uint64(sub[16:]); m > 0 && m <= MaxBits {
+			if size := format.V3Size(m); size <= uint64(len(sub)) {
+				sub = sub[:size]
+			}
+		}
+		reseal(sub)
+	}
+	binary.LittleEndian.PutUint32(b[52:], crc32Checksum(table))
+	binary.LittleEndian.PutUint32(b[60:], crc32Checksum(b[:60]))
+	return b
+}
 
 // subFilterAt returns the offset of sub-filter i (mod their number) in the
 // scalable encoding b, or -1 if the structure cannot be followed that far.
 func subFilterAt(b []byte, i int) int {
+	if len(b) >= format.V3HeaderSize && format.IsV3(b) {
+		n := int(min(binary.LittleEndian.Uint32(b[48:]), format.MaxSubFilters))
+		if n == 0 || len(b) < format.V3HeaderSize+8*n {
+			return -1
+		}
+		off := binary.LittleEndian.Uint64(b[format.V3HeaderSize+8*(i%n):])
+		if off > uint64(len(b))-format.V3HeaderSize {
+			return -1
+		}
+		return int(off)
+	}
 	if len(b) < format.ScalableHeaderSize {
 		return -1
 	}
@@ -613,6 +666,7 @@ func scalableSeeds(f *testing.F) {
 	}
 	enc, _ := s.MarshalBinary()
 	f.Add(enc, []byte(nil))
+	f.Add(encodeScalableV1(s), []byte(nil))
 	one, _ := mustScalable(f, 3, 0.3, Linear(1)).MarshalBinary()
 	f.Add(one, []byte(nil))
 	b := mustScalable(f, 10, 0.1, Blocked())
@@ -621,13 +675,15 @@ func scalableSeeds(f *testing.F) {
 	}
 	blocked, _ := b.MarshalBinary()
 	f.Add(blocked, []byte(nil))
+	f.Add(encodeScalableV1(b), []byte(nil))
 	// The hostile input, from a valid encoding by two edits: scale
 	// 2.5e11, saturated.
-	hostile, _ := mustScalable(f, 1, 0.5, Exponential(2), Tightening(0.5)).MarshalBinary()
-	edits := []byte{4, 0}
+	hostile := mustScalable(f, 1, 0.5, Exponential(2), Tightening(0.5))
+	edits := []byte{5, 0} // scalableFields[5] is the scale
 	edits = binary.LittleEndian.AppendUint64(edits, math.Float64bits(2.5e11))
 	edits = append(edits, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0)
-	f.Add(hostile, edits)
+	f.Add(encodeScalableV1(hostile), edits)
+	f.Add(mustMarshal(f, hostile), edits)
 }
 
 // checkScalableDecode decodes data with UnmarshalBinary and ReadFrom, which
@@ -650,8 +706,14 @@ func checkScalableDecode(t *testing.T, data []byte) {
 		}
 		return
 	}
-	if out, err := d.MarshalBinary(); err != nil || !bytes.Equal(out, data) || !r.Equal(&d) {
-		t.Fatalf("re-encoding differs: %v", err)
+	if out := sameVersion(&d, data); !bytes.Equal(out, data) || !r.Equal(&d) {
+		t.Fatal("re-encoding differs")
+	}
+	if !format.IsV3(data) {
+		var v3 ScalableBloomFilter
+		if err := v3.UnmarshalBinary(mustMarshal(t, &d)); err != nil || !v3.Equal(&d) {
+			t.Fatalf("version 3 of a version-%d encoding: %v", data[4], err)
+		}
 	}
 	d.AddString("x")
 	if !d.TestString("x") {
@@ -1380,6 +1442,9 @@ func TestScalableSideBySideProbing(t *testing.T) {
 // structure is intact up to where it can be followed: each sub-filter's, then
 // the outer one, so that tests and fuzzing reach the checks behind them.
 func resealScalable(b []byte) []byte {
+	if len(b) >= format.V3HeaderSize && format.IsV3(b) {
+		return resealScalableV3(b)
+	}
 	if len(b) < format.ScalableHeaderSize+format.CRCSize {
 		return b
 	}
@@ -1413,7 +1478,7 @@ func hostileScalable(t testing.TB, scale float64) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, _ := s.MarshalBinary()
+	enc := encodeScalableV1(s)
 	binary.LittleEndian.PutUint64(enc[16:], math.Float64bits(scale))
 	enc[6] |= 1 // saturated
 	return resealScalable(enc)
@@ -1581,22 +1646,32 @@ func TestScalableDecodeHostileSaturated(t *testing.T) {
 			if len(data) != 120 {
 				t.Fatalf("hostile input is %d bytes, want the issue's 120", len(data))
 			}
-			var s ScalableBloomFilter
-			if got := allocated(func() {
-				if err := s.UnmarshalBinary(data); !errors.Is(err, ErrCorrupt) {
-					t.Errorf("UnmarshalBinary: %v, want ErrCorrupt", err)
-				}
-			}); got > 64<<10 {
-				t.Errorf("UnmarshalBinary allocated %d bytes for %d", got, len(data))
-			}
-			if got := allocated(func() {
-				if _, err := s.ReadFrom(bytes.NewReader(data)); !errors.Is(err, ErrCorrupt) {
-					t.Errorf("ReadFrom: %v, want ErrCorrupt", err)
-				}
-			}); got > 64<<10 {
-				t.Errorf("ReadFrom allocated %d bytes for %d", got, len(data))
-			}
+			checkHostileSaturated(t, data)
+			// The same in version 3.
+			v3, _ := mustScalable(t, 1, 0.5, Exponential(2), Tightening(0.5)).MarshalBinary()
+			binary.LittleEndian.PutUint64(v3[16:], math.Float64bits(scale))
+			v3[6] |= 1
+			checkHostileSaturated(t, resealScalable(v3))
 		})
+	}
+}
+
+func checkHostileSaturated(t *testing.T, data []byte) {
+	t.Helper()
+	var s ScalableBloomFilter
+	if got := allocated(func() {
+		if err := s.UnmarshalBinary(data); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "growth") {
+			t.Errorf("UnmarshalBinary: %v, want ErrCorrupt for the growth", err)
+		}
+	}); got > 64<<10 {
+		t.Errorf("UnmarshalBinary allocated %d bytes for %d", got, len(data))
+	}
+	if got := allocated(func() {
+		if _, err := s.ReadFrom(bytes.NewReader(data)); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "growth") {
+			t.Errorf("ReadFrom: %v, want ErrCorrupt for the growth", err)
+		}
+	}); got > 64<<10 {
+		t.Errorf("ReadFrom allocated %d bytes for %d", got, len(data))
 	}
 }
 
@@ -1610,20 +1685,25 @@ func TestScalableDecodeSaturatedLie(t *testing.T) {
 	for i := uint64(0); s.NumFilters() < 2; i++ {
 		s.Add(keyOf(buf, 0, i))
 	}
-	enc, _ := s.MarshalBinary()
-	enc[6] |= 1
-	resealScalable(enc)
+	for _, enc := range [][]byte{encodeScalableV1(s), mustMarshal(t, s)} {
+		enc[6] |= 1
+		checkSaturatedLie(t, resealScalable(enc))
+	}
+}
+
+func checkSaturatedLie(t *testing.T, enc []byte) {
+	t.Helper()
 	var d ScalableBloomFilter
 	limit := uint64(2*len(enc) + 64<<10)
 	if got := allocated(func() {
-		if err := d.UnmarshalBinary(enc); !errors.Is(err, ErrCorrupt) {
+		if err := d.UnmarshalBinary(enc); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "saturated") {
 			t.Errorf("UnmarshalBinary: %v", err)
 		}
 	}); got > limit {
 		t.Errorf("UnmarshalBinary allocated %d bytes for a %d-byte input", got, len(enc))
 	}
 	if got := allocated(func() {
-		if _, err := d.ReadFrom(bytes.NewReader(enc)); !errors.Is(err, ErrCorrupt) {
+		if _, err := d.ReadFrom(bytes.NewReader(enc)); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "saturated") {
 			t.Errorf("ReadFrom: %v", err)
 		}
 	}); got > limit {
@@ -1721,6 +1801,12 @@ func TestScalableZeroValue(t *testing.T) {
 		"TestManyStrings":       panics(func() { s.TestManyStrings([]string{"x"}, nil) }),
 		"TestAndAddMany":        panics(func() { s.TestAndAddMany([][]byte{nil}, nil) }),
 		"TestAndAddManyStrings": panics(func() { s.TestAndAddManyStrings([]string{"x"}, nil) }),
+		"AddHash":               panics(func() { s.AddHash(1) }),
+		"TestHash":              panics(func() { s.TestHash(1) }),
+		"TestAndAddHash":        panics(func() { s.TestAndAddHash(1) }),
+		"AddManyHashes":         panics(func() { s.AddManyHashes([]uint64{1}) }),
+		"TestManyHashes":        panics(func() { s.TestManyHashes([]uint64{1}, nil) }),
+		"TestAndAddManyHashes":  panics(func() { s.TestAndAddManyHashes([]uint64{1}, nil) }),
 		"Clone":                 panics(func() { s.Clone() }),
 		"Count":                 returns(func() string { return zeroIs(s.Count()) }),
 		"Capacity":              returns(func() string { return zeroIs(s.Capacity()) }),

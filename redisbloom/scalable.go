@@ -253,9 +253,9 @@ func scalableFromProbe(rdb redis.UniversalClient, name, id string, probe *bloom.
 	if err != nil {
 		return nil, err
 	}
-	if probe.Blocked() || binary.LittleEndian.Uint16(enc[4:]) != 1 {
-		// Neither the offsets below nor the sizes are those of a
-		// blocked filter's encoding (version 2).
+	if probe.Blocked() || binary.LittleEndian.Uint16(enc[4:]) != importVersion || enc[13] != 0 {
+		// The offsets below are those of version 3, and the sizes
+		// those of the classic layout.
 		return nil, errBlockedOption()
 	}
 	s := &ScalableFilter{
@@ -278,10 +278,11 @@ func scalableFromProbe(rdb redis.UniversalClient, name, id string, probe *bloom.
 	}
 	if initialCapacity == probe.InitialCapacity() {
 		// The sizes are derived here from the parameters as the bloom
-		// package derives them; the probe's first sub-filter (at offset 56)
-		// must agree, or Export would not be Equal to it.
+		// package derives them; the probe's first sub-filter (at the
+		// first offset of the table) must agree, or Export would not be
+		// Equal to it.
 		first := s.size(0)
-		sub := enc[56:]
+		sub := enc[binary.LittleEndian.Uint64(enc[importTable:]):]
 		if binary.LittleEndian.Uint32(sub[12:]) != uint32(first.k) || binary.LittleEndian.Uint64(sub[16:]) != first.m ||
 			binary.LittleEndian.Uint64(sub[24:]) != first.capacity || binary.LittleEndian.Uint64(sub[32:]) != math.Float64bits(first.rate) {
 			return nil, fmt.Errorf("redisbloom: internal error: the sizes of sub-filter 0 differ from bloom.NewScalable's")
@@ -1251,7 +1252,7 @@ func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFil
 	if err != nil {
 		return err
 	}
-	if binary.LittleEndian.Uint16(enc[4:]) != 1 || enc[12] != s.growth ||
+	if binary.LittleEndian.Uint16(enc[4:]) != importVersion || enc[13] != 0 || enc[12] != s.growth ||
 		binary.LittleEndian.Uint64(enc[16:]) != math.Float64bits(s.scale) ||
 		binary.LittleEndian.Uint64(enc[24:]) != math.Float64bits(s.tightening) {
 		return fmt.Errorf("%w: scalable filter %q has other parameters than the imported one", bloom.ErrIncompatible, s.h.name)
@@ -1263,8 +1264,8 @@ func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFil
 	n := int(binary.LittleEndian.Uint32(enc[48:]))
 	counts := make([]any, n)
 	bitmaps := make([]any, n)
-	off := 56
 	for j := range n {
+		off := int(binary.LittleEndian.Uint64(enc[importTable+8*j:]))
 		z, err := s.sizeCtx(ctx, j)
 		if err != nil {
 			return err
@@ -1276,12 +1277,11 @@ func (s *ScalableFilter) Import(ctx context.Context, src *bloom.ScalableBloomFil
 				bloom.ErrIncompatible, j, m, k, j, s.h.name)
 		}
 		counts[j] = strconv.FormatUint(binary.LittleEndian.Uint64(enc[off+40:]), 10)
-		bitmap := enc[off+encHeader : off+encHeader+int((m+7)/8)]
+		bitmap := enc[off+importHeader : off+importHeader+int((m+7)/8)]
 		for i, b := range bitmap {
 			bitmap[i] = bits.Reverse8(b)
 		}
 		bitmaps[j] = bitmap
-		off += encHeader + 8*int((m+63)/64) + encCRC
 	}
 	for try := 0; ; try++ {
 		if err := ctx.Err(); err != nil {

@@ -23,12 +23,20 @@ import (
 //
 // Both put bit p in byte p/8, so a byte converts by reversing its bits.
 
-// The parts of the bloom binary format (version 1) that Export writes.
+// The parts of the bloom binary format that Export writes (version 1,
+// which the bloom package decodes forever) and that Import reads from
+// MarshalBinary (version 3, which it writes: a 64-byte header, then the
+// words; in a ScalableBloomFilter, the table of the sub-filters' offsets at
+// offset 64).
 const (
 	encMagic   = "BLMF"
 	encVersion = 1
 	encHeader  = 48
 	encCRC     = 4
+
+	importVersion = 3
+	importHeader  = 64
+	importTable   = 64
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -99,13 +107,13 @@ func (f *Filter) Import(ctx context.Context, src *bloom.BloomFilter) error {
 	if err != nil {
 		return err
 	}
-	if v := binary.LittleEndian.Uint16(enc[4:]); v != encVersion {
-		// The bits below are read at the offsets of version 1, which
-		// the bloom package writes for every classic filter.
-		return fmt.Errorf("%w: the filter imported into %q encodes as version %d, not the classic layout's %d",
-			bloom.ErrIncompatible, f.name, v, encVersion)
+	if v := binary.LittleEndian.Uint16(enc[4:]); v != importVersion || enc[6] != 0 {
+		// The bits below are read at the offsets of version 3, which
+		// the bloom package writes, of the classic layout.
+		return fmt.Errorf("%w: the filter imported into %q encodes as version %d, layout %d, not version %d of the classic layout",
+			bloom.ErrIncompatible, f.name, v, enc[6], importVersion)
 	}
-	bitmap := enc[encHeader : encHeader+(f.m+7)/8]
+	bitmap := enc[importHeader : importHeader+(f.m+7)/8]
 	for i, b := range bitmap {
 		bitmap[i] = bits.Reverse8(b)
 	}

@@ -111,7 +111,7 @@ func appendWords(idx []uint64, h layout.Hash, m uint64, from, to uint) []uint64 
 func TestMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool, conc bool) {
 	if b.M < BatchMinBits {
 		for i, key := range keys {
-			h1, h2 := murmur.Sum128(layout.KeyBytes(key), seed)
+			h1, h2 := murmur.Sum128(layout.KeyBytes(&key), seed)
 			if !conc {
 				results[i] = Test(b.Words, b.M, b.K, h1, h2)
 			} else {
@@ -185,7 +185,7 @@ type addFlight struct {
 func AddMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool, count *uint64, l *layout.Locks) {
 	if b.M < BatchMinBits {
 		for i, key := range keys {
-			h1, h2 := murmur.Sum128(layout.KeyBytes(key), seed)
+			h1, h2 := murmur.Sum128(layout.KeyBytes(&key), seed)
 			var present bool
 			if l != nil {
 				present = AddLocked(b.Words, b.M, b.K, h1, h2, l)

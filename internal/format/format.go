@@ -2,7 +2,10 @@
 // ScalableBloomFilter, whose layout the root package's doc writes out (it
 // is the compatibility promise): the headers, the words of the bits, the
 // CRC-32C checksums, reading from a stream in bounded chunks (read.go), and
-// the base64 text form (text.go).
+// the base64 text form (text.go). Versions 1 and 2 are here (this file), and
+// version 3, which every encoder of the root package writes, in v3.go; the
+// writers of versions 1 and 2 stay so that tests can check that what older
+// releases wrote keeps decoding.
 //
 // Every decoder here validates before it allocates and never panics: a
 // truncated input is io.ErrUnexpectedEOF, anything else that is not exactly
@@ -119,6 +122,12 @@ func ParseHeader(b []byte) (Header, error) {
 	case fl != 0:
 		return h, Corrupt("unknown flags %#x", fl)
 	}
+	return h, h.parseFields(b)
+}
+
+// parseFields reads the fields at offsets 8 to 47, which every version has,
+// into h, and checks them.
+func (h *Header) parseFields(b []byte) error {
 	h.Seed = binary.LittleEndian.Uint32(b[8:])
 	k := binary.LittleEndian.Uint32(b[12:])
 	h.M = binary.LittleEndian.Uint64(b[16:])
@@ -126,25 +135,25 @@ func ParseHeader(b []byte) (Header, error) {
 	h.ErrorRate = math.Float64frombits(binary.LittleEndian.Uint64(b[32:]))
 	h.Count = binary.LittleEndian.Uint64(b[40:])
 	if k == 0 || k > uint32(MaxHashes) {
-		return h, Corrupt("hash count %d not in [1, %d]", k, MaxHashes)
+		return Corrupt("hash count %d not in [1, %d]", k, MaxHashes)
 	}
 	h.K = uint(k)
 	if h.M == 0 || h.M > MaxBits || (h.M-1)/64 >= MaxWords {
-		return h, Corrupt("size %d bits not in [1, %d]", h.M, MaxBits)
+		return Corrupt("size %d bits not in [1, %d]", h.M, MaxBits)
 	}
 	if h.Blocked && h.M%BlockBits != 0 {
-		return h, Corrupt("blocked size %d bits not a multiple of %d", h.M, BlockBits)
+		return Corrupt("blocked size %d bits not a multiple of %d", h.M, BlockBits)
 	}
 	if h.Capacity == 0 {
-		return h, Corrupt("capacity 0")
+		return Corrupt("capacity 0")
 	}
 	if !(h.ErrorRate > 0 && h.ErrorRate < 1) {
-		return h, Corrupt("error rate %v not in (0, 1)", h.ErrorRate)
+		return Corrupt("error rate %v not in (0, 1)", h.ErrorRate)
 	}
 	if h.Count > h.M {
-		return h, Corrupt("count %d exceeds %d bits", h.Count, h.M)
+		return Corrupt("count %d exceeds %d bits", h.Count, h.M)
 	}
-	return h, nil
+	return nil
 }
 
 // Padding reports whether words, of m bits, has a bit set at m or above.
@@ -286,9 +295,18 @@ func ParseScalableHeader(b []byte) (ScalableHeader, error) {
 	case b[13] != 0:
 		return h, Corrupt("non-zero reserved byte 13")
 	}
-	flags := binary.LittleEndian.Uint16(b[6:])
-	if flags&^1 != 0 || b[14]|b[15] != 0 || binary.LittleEndian.Uint32(b[52:]) != 0 {
+	if binary.LittleEndian.Uint32(b[52:]) != 0 {
 		return h, Corrupt("unknown flags or non-zero reserved bytes")
+	}
+	return h, h.parseFields(b)
+}
+
+// parseFields reads the fields at offsets 6 to 51, which every version has,
+// into h, and checks them each on its own.
+func (h *ScalableHeader) parseFields(b []byte) error {
+	flags := binary.LittleEndian.Uint16(b[6:])
+	if flags&^1 != 0 || b[14]|b[15] != 0 {
+		return Corrupt("unknown flags or non-zero reserved bytes")
 	}
 	h.Seed = binary.LittleEndian.Uint32(b[8:])
 	h.Growth = b[12]
@@ -302,18 +320,18 @@ func ParseScalableHeader(b []byte) (ScalableHeader, error) {
 	case h.Growth == GrowthLinear && !(h.Scale > 0 && !math.IsInf(h.Scale, 0)),
 		h.Growth == GrowthExponential && !(h.Scale > 1 && !math.IsInf(h.Scale, 0)),
 		h.Growth != GrowthLinear && h.Growth != GrowthExponential:
-		return h, Corrupt("bad growth %d with scale %v", h.Growth, h.Scale)
+		return Corrupt("bad growth %d with scale %v", h.Growth, h.Scale)
 	case !(h.Tightening > 0 && h.Tightening < 1):
-		return h, Corrupt("tightening %v not in (0, 1)", h.Tightening)
+		return Corrupt("tightening %v not in (0, 1)", h.Tightening)
 	case h.InitialCapacity == 0:
-		return h, Corrupt("initial capacity 0")
+		return Corrupt("initial capacity 0")
 	case !(h.ErrorRate > 0 && h.ErrorRate < 1):
-		return h, Corrupt("error rate %v not in (0, 1)", h.ErrorRate)
+		return Corrupt("error rate %v not in (0, 1)", h.ErrorRate)
 	case n == 0 || n > MaxSubFilters:
-		return h, Corrupt("%d sub-filters", n)
+		return Corrupt("%d sub-filters", n)
 	}
 	h.N = int(n)
-	return h, nil
+	return nil
 }
 
 // SubFilterSizes walks the headers of the n sub-filters that follow the
@@ -322,6 +340,12 @@ func ParseScalableHeader(b []byte) (ScalableHeader, error) {
 // input is io.ErrUnexpectedEOF. It returns the length of each sub-filter's
 // encoding, in order, the first starting at ScalableHeaderSize.
 func SubFilterSizes(data []byte, n int) ([]uint64, error) {
+	return subFilterSizes(data, n, true)
+}
+
+// subFilterSizes is SubFilterSizes, which checks the checksum only if
+// verify.
+func subFilterSizes(data []byte, n int, verify bool) ([]uint64, error) {
 	sizes := make([]uint64, 0, min(n, len(data)/(HeaderSize+8+CRCSize)))
 	off := uint64(ScalableHeaderSize)
 	for range n {
@@ -341,7 +365,7 @@ func SubFilterSizes(data []byte, n int) ([]uint64, error) {
 	case uint64(len(data)) > off+CRCSize:
 		return nil, Corrupt("%d trailing bytes", uint64(len(data))-off-CRCSize)
 	}
-	if crc32.Checksum(data[:off], Castagnoli) != binary.LittleEndian.Uint32(data[off:]) {
+	if verify && crc32.Checksum(data[:off], Castagnoli) != binary.LittleEndian.Uint32(data[off:]) {
 		return nil, Corrupt("checksum mismatch")
 	}
 	return sizes, nil

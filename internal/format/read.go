@@ -240,15 +240,21 @@ func (c *CRCWriter) Write(p []byte) (int, error) {
 }
 
 // CRCReader counts and checksums what passes through it.
+//
+// With NoCRC it only counts: version 3 has no checksum of the whole
+// encoding, its parts carry their own.
 type CRCReader struct {
-	R   io.Reader
-	N   int64
-	CRC uint32
+	R     io.Reader
+	N     int64
+	CRC   uint32
+	NoCRC bool
 }
 
 func (c *CRCReader) Read(p []byte) (int, error) {
 	n, err := c.R.Read(p)
 	c.N += int64(n)
-	c.CRC = crc32.Update(c.CRC, Castagnoli, p[:n])
+	if !c.NoCRC {
+		c.CRC = crc32.Update(c.CRC, Castagnoli, p[:n])
+	}
 	return n, err
 }

@@ -20,7 +20,7 @@ func DecodeText(text []byte, headerLen int, parse func(hdr []byte) (uint64, erro
 		return nil, Corrupt("line break in base64 text")
 	}
 	enc := base64.StdEncoding.Strict()
-	var hb [ScalableHeaderSize + 3]byte
+	var hb [V3HeaderSize + 3]byte
 	if n := (headerLen + 2) / 3 * 4; len(text) >= n {
 		if _, err := enc.Decode(hb[:], text[:n]); err != nil {
 			return nil, textError(err)
