@@ -2293,7 +2293,8 @@ func windowKey(buf *[16]byte, tag, i uint64) []byte {
 // within 4 standard deviations of p; the mean at the worst moment, the
 // newest generation full, over the 50 generations, must be within 3, which
 // the test checks is below 1.2p: a ring 1.2x over its rate fails it.
-// For r = 2..16 at p = 0.01, and a few r at p = 0.001 unless -short. The
+// For r = 2..16 at p = 0.01, and a few r at p = 0.001, unless -short (r = 2,
+// 7, 16 at 0.01: CI runs -race -short). The
 // first promise is checked on the way: the last window keys test present.
 func TestWindowRate(t *testing.T) {
 	type cfg struct {
@@ -2302,7 +2303,9 @@ func TestWindowRate(t *testing.T) {
 	}
 	var cfgs []cfg
 	for r := 2; r <= 16; r++ {
-		cfgs = append(cfgs, cfg{r, 0.01})
+		if !testing.Short() || r == 2 || r == 7 || r == 16 {
+			cfgs = append(cfgs, cfg{r, 0.01})
+		}
 	}
 	if !testing.Short() {
 		cfgs = append(cfgs, cfg{3, 0.001}, cfg{8, 0.001}, cfg{16, 0.001})

@@ -20,6 +20,7 @@ import (
 const (
 	magicPlain    = "BLMF"
 	magicScalable = "BLMS"
+	magicWindow   = "BLMW"
 )
 
 // loadFilter reads a filter file written by build, by dedup -state or by the
@@ -71,8 +72,10 @@ func readFilter(f *os.File, path string) (any, error) {
 		filter = new(bloom.BloomFilter)
 	case magicScalable:
 		filter = new(bloom.ScalableBloomFilter)
+	case magicWindow:
+		filter = new(bloom.WindowFilter)
 	default:
-		return nil, fmt.Errorf("%s: not a filter file (it starts with %q, not %q or %q)", path, head, magicPlain, magicScalable)
+		return nil, fmt.Errorf("%s: not a filter file (it starts with %q, not %q, %q or %q)", path, head, magicPlain, magicScalable, magicWindow)
 	}
 	if _, err := filter.ReadFrom(r); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {

@@ -99,6 +99,16 @@ func describe(path string, size int64, loaded any) filterInfo {
 		in.SubFilters = ptrTo(f.NumFilters())
 		in.Saturated = f.Saturated()
 		count = scalableCount(f)
+	case *bloom.WindowFilter:
+		in.Kind, in.Layout = "window", layoutName(true)
+		in.Bits, in.Bytes = f.Bits(), f.Bits()/8
+		in.Hashes = ptrTo(f.Hashes())
+		in.Seed = f.Seed()
+		in.Capacity, in.ErrorRate, in.Count = f.Window(), f.ErrorRate(), f.Count()
+		in.FillRatio = ptrTo(f.FillRatio())
+		in.EstimatedErrorRate = f.EstimatedErrorRate()
+		in.SubFilters = ptrTo(f.Generations())
+		count = distinctCount{f.EstimatedCount(), true}
 	}
 	if count.known {
 		in.EstimatedCount = ptrTo(count.n)
