@@ -8,6 +8,7 @@ import (
 	"log"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 )
@@ -315,4 +316,27 @@ func ExampleFromWords() {
 	// 10240 7 1 160 words
 	// true true
 	// bloom: invalid parameter: Count 100 exceeds the 7 set bits
+}
+
+// NewWindow keeps the recent past only: here the last 3 keys added, and
+// with Every the keys of the last week, read from a clock that a test
+// (or a log replay) can set.
+func ExampleNewWindow() {
+	w, _ := bloom.NewWindow(3, 0.01, bloom.Generations(4))
+	for _, url := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		w.AddString(url)
+	}
+	fmt.Println(w.TestString("e"), w.TestString("f"), w.TestString("g"), w.TestString("a"))
+
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	week, _ := bloom.NewWindow(1e6, 0.01, bloom.Every(7*24*time.Hour), bloom.Clock(func() time.Time { return now }))
+	week.AddString("https://example.com/")
+	now = now.Add(6 * 24 * time.Hour)
+	fmt.Println(week.TestAndAddString("https://example.com/")) // seen this week: skip it
+	now = now.Add(14 * 24 * time.Hour)
+	fmt.Println(week.TestAndAddString("https://example.com/")) // weeks ago: fetch it again
+	// Output:
+	// true true true false
+	// true
+	// false
 }
