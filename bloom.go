@@ -1657,21 +1657,19 @@ func NewView(data []byte, opts ...ViewOption) (*View, error) {
 		v.f = filters[0]
 		return v, nil
 	}
-	s, err := scalableFrom(e.Params)
-	if err != nil {
+	var k scalableSink
+	if err := k.Params(e.Params); err != nil {
 		return nil, err
 	}
 	for i, f := range filters {
-		if err := s.checkSubFilter(i, f); err != nil {
+		if err := k.add(i, f); err != nil {
 			return nil, err
 		}
 	}
-	s.filters = filters
-	if err := s.finish(); err != nil {
+	if err := k.done(nil); err != nil {
 		return nil, err
 	}
-	s.setFilters(filters)
-	v.s = s
+	v.s = k.d
 	return v, nil
 }
 
