@@ -11,12 +11,12 @@ import (
 )
 
 const infoDoc = `Prints the parameters and the fill of a filter file written by build or
-dedup -state: a fixed-size or a scalable Bloom filter.
+dedup -state: a fixed-size, a scalable or a window Bloom filter.
 
 With -json it prints one JSON object instead, with these fields (null where
 one does not apply to the kind of filter or is unknown):
   file, file_bytes      the file's name and size
-  kind                  "fixed" or "scalable"
+  kind                  "fixed", "scalable" or "window"
   layout                "classic" or "blocked" (every key's bits in one
                         512-bit block; scalable: of every sub-filter)
   bits, bytes           the size of the bit arrays in memory
@@ -30,7 +30,8 @@ one does not apply to the kind of filter or is unknown):
                         every bit is set, and then saturated is true)
   fill_ratio            the fraction of bits set
   estimated_error_rate  the false-positive rate estimated from the fill
-  sub_filters           the number of sub-filters (scalable only)
+  sub_filters           the number of sub-filters (scalable), of
+                        generations (window)
   saturated             scalable: it can grow no more; fixed: every bit
                         is set, so every key tests present
 `
@@ -195,6 +196,19 @@ func runInfo(e *env, args []string) error {
 		if in.Saturated {
 			row("note", "saturated: it can grow no more, and false positives rise above the target")
 		}
+	case "window":
+		row("kind", "window filter (the recent past only)")
+		row("layout", "%s", in.Layout)
+		row("generations", "%d", *in.SubFilters)
+		row("bits", "%s (%s bytes)", thousands(in.Bits), thousands(in.Bytes))
+		row("hashes", "%d", *in.Hashes)
+		row("seed", "%#08x", in.Seed)
+		row("window", "%s keys", thousands(in.Capacity))
+		row("target error rate", "%.4g (at every moment)", in.ErrorRate)
+		row("count", "%s keys (in the generations still in the window)", thousands(in.Count))
+		estimated()
+		row("fill ratio", "%.4f%%", 100**in.FillRatio)
+		row("estimated error rate", "%.4g", in.EstimatedErrorRate)
 	}
 	return tw.Flush()
 }
