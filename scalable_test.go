@@ -2818,3 +2818,90 @@ func BenchmarkWindow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWindowRatio measures the targets of the window filter as ratios
+// of time to the blocked BloomFilter of BenchmarkWindow, interleaving the two
+// in chunks of 20,000 keys so that a shared machine's load, which moves
+// single timings several-fold, moves both sides alike: it reports the
+// median over the chunks of window time / BloomFilter time, per operation.
+// go test -run '^$' -bench WindowRatio -benchtime 1x.
+func BenchmarkWindowRatio(b *testing.B) {
+	windowBenchSetup(b)
+	w, f := windowBench.w, windowBench.f
+	const chunk, rounds = 20_000, 41
+	var buf [16]byte
+	next := uint64(1 << 40)
+	batch := make([][]byte, 1000)
+	for i := range batch {
+		batch[i] = make([]byte, 16)
+	}
+	res := make([]bool, len(batch))
+	fill := func(tag uint64) [][]byte {
+		for _, k := range batch {
+			next++
+			binary.LittleEndian.PutUint64(k, tag)
+			binary.LittleEndian.PutUint64(k[8:], next)
+		}
+		return batch
+	}
+	timeIt := func(fn func()) float64 {
+		start := time.Now()
+		fn()
+		return float64(time.Since(start))
+	}
+	for _, op := range []struct {
+		name          string
+		bloom, window func()
+	}{
+		{"Add", func() {
+			for range chunk {
+				next++
+				f.Add(windowKey(&buf, 3, next))
+			}
+		}, func() {
+			for range chunk {
+				next++
+				w.Add(windowKey(&buf, 3, next))
+			}
+		}},
+		{"Test", func() {
+			for range chunk {
+				next++
+				f.Test(windowKey(&buf, 2, next))
+			}
+		}, func() {
+			for range chunk {
+				next++
+				w.Test(windowKey(&buf, 2, next))
+			}
+		}},
+		{"TestMany", func() {
+			for range chunk / len(batch) {
+				f.TestMany(fill(2), res)
+			}
+		}, func() {
+			for range chunk / len(batch) {
+				w.TestMany(fill(2), res)
+			}
+		}},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			for range b.N {
+				ratios := make([]float64, rounds)
+				var tb, tw float64
+				for i := range ratios {
+					x, y := timeIt(op.bloom), timeIt(op.window)
+					if i%2 == 1 { // alternate which goes first
+						y, x = timeIt(op.window), timeIt(op.bloom)
+					}
+					ratios[i] = y / x
+					tb, tw = tb+x, tw+y
+				}
+				slices.Sort(ratios)
+				b.ReportMetric(ratios[rounds/2], "window/bloom")
+				b.ReportMetric(tb/rounds/chunk, "bloom-ns/key")
+				b.ReportMetric(tw/rounds/chunk, "window-ns/key")
+			}
+		})
+	}
+}
