@@ -1414,9 +1414,8 @@ func Generations(r int) Option {
 // its time, d/(r-1), is up) the oldest is cleared and becomes the newest.
 // A key is forgotten after at most r*ceil(window/(r-1)) more keys (or
 // d*r/(r-1) of time). At 1% it takes 17.0 bits per window key (r = 7), at
-// 0.1% 24.3 (r = 8). The generations are interleaved block by block, so that
-// Test reads r adjacent cache lines, the key's block in every generation, at
-// once; Add writes the newest one's.
+// 0.1% 24.3 (r = 8). Test reads the key's cache line in every generation, all
+// at once; Add writes the newest one's.
 //
 // A zero WindowFilter is not usable: create one with NewWindow or
 // ReadWindow; its methods panic. Without the Concurrent option it is not
@@ -1430,15 +1429,15 @@ func Generations(r int) Option {
 // policy uint8 (0 RotateEarly, 1 Saturate), a zero byte, seed uint32, k
 // uint32, bits per generation uint64 (a multiple of 512), window uint64,
 // error rate float64, keys per generation uint64 (ceil(window/(r-1))), r
-// uint16, the slot of the newest generation uint16, section size uint32 (a
-// power of two, 2^20 as written), four zero bytes, and the CRC-32C
-// (Castagnoli) of the 60 bytes before it. Then a table: the generation
-// period in nanoseconds int64 (0 for a count window), the rotations uint64,
-// and for each generation slot its key count uint64 and its start int64
-// (Unix nanoseconds), then the table's CRC-32C, zeros up to a multiple of
-// 64 bytes. Then the words, as they lie in memory: for each block index i,
-// block i (8 words) of slot 0 to r-1; then the CRC-32C of each section of
-// those words. The text encoding is the standard base64 of the binary one.
+// uint16, two zero bytes, section size uint32 (a power of two, 2^20 as
+// written), four zero bytes, and the CRC-32C (Castagnoli) of the 60 bytes
+// before it. Then a table: the generation period in nanoseconds int64 (0
+// for a count window), the rotations uint64, and for each generation,
+// oldest first, its key count uint64 and its start int64 (Unix
+// nanoseconds), then the table's CRC-32C, zeros up to a multiple of 64
+// bytes. Then the words of the generations, oldest first, each a blocked
+// filter's words, and the CRC-32C of each section of those words. The text
+// encoding is the standard base64 of the binary one.
 type WindowFilter struct {
 	f     *window.Filter
 	mu    *sync.RWMutex    // Concurrent
@@ -1799,10 +1798,10 @@ func (w *WindowFilter) Clone() *WindowFilter {
 }
 
 // Equal reports whether w and other hold the same window: the same
-// parameters, generations (in the same slots), counts and generation start
-// times, whatever their mode and clock; that is what the encoding holds.
-// Two windows built alike and fed the same keys at the same times are
-// equal.
+// parameters, and generations, oldest first, with the same bits, counts and
+// start times, whatever their mode and clock; that is what the encoding
+// holds. Two windows built alike and fed the same keys at the same times
+// are equal.
 func (w *WindowFilter) Equal(other *WindowFilter) (eq bool) {
 	if w == other {
 		return true

@@ -27,8 +27,8 @@ const (
 	batchMinBits = 1 << 20
 )
 
-// flight is a round in the pipeline: n keys hashed to h, and the block of
-// each.
+// flight is a round in the pipeline: n keys hashed to h, and the first word
+// of each key's block within a generation.
 type flight struct {
 	n   int
 	h   [round]layout.Hash
@@ -46,16 +46,9 @@ func launch[K layout.Key](f *Filter, r *flight, keys []K, gens int) {
 	if f.M < batchMinBits {
 		return
 	}
-	// The key's line in each of the gens newest slots; the lines of one
-	// key are adjacent (see at), which the hardware's adjacent-line and
-	// stream prefetchers like too.
-	var idx [round]uint64
 	g := f.newest
 	for range gens {
-		for i := range r.n {
-			idx[i] = f.at(g, r.idx[i])
-		}
-		prefetch.Words(f.words, idx[:r.n])
+		prefetch.Words(f.gen(g), r.idx[:r.n])
 		if g--; g < 0 {
 			g = f.Gens - 1
 		}
@@ -116,3 +109,6 @@ func AddMany[K layout.Key](f *Filter, keys []K, results []bool, now int64) {
 // alignedWords returns n zero words starting a cache line, so that every
 // generation's blocks (M/64 words, a multiple of 8) are lines.
 func alignedWords(n uint64) []uint64 { return hugepage.AlignedWords(n) }
+
+// bitsOf returns generation g as internal/blocked takes it.
+func (f *Filter) bitsOf(g int) layout.Bits { return layout.Bits{Words: f.gen(g), M: f.M, K: f.K} }

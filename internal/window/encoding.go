@@ -11,10 +11,10 @@ import (
 
 // The binary encoding of a window, in the style of format version 3 (the
 // root package's doc writes it out, which is the compatibility promise):
-// a 64-byte header with its own CRC-32C, a table of the generation slots
-// with its CRC-32C padded to a cache line, the words as they lie in memory
-// (block by block, each block's slots side by side: see Filter.at), and
-// the CRC-32C of each section of the words. All integers little-endian.
+// a 64-byte header with its own CRC-32C, a table of the generations with
+// its CRC-32C padded to a cache line, the words of the generations oldest
+// first (so that each starts a cache line of the encoding), and the CRC-32C
+// of each section of the words. All integers little-endian.
 const (
 	Magic   = "BLMW"
 	Version = 3
@@ -28,7 +28,6 @@ const (
 // header is what the 64-byte header holds.
 type header struct {
 	Config
-	newest  int
 	section uint64
 }
 
@@ -48,11 +47,11 @@ func (h *header) size() uint64 {
 
 // EncodedSize returns the length in bytes of f's encoding.
 func (f *Filter) EncodedSize() uint64 {
-	h := header{Config: f.Config, section: SectionSize}
+	h := header{f.Config, SectionSize}
 	return h.size()
 }
 
-func appendHeader(b []byte, c Config, newest int) []byte {
+func appendHeader(b []byte, c Config) []byte {
 	start := len(b)
 	b = append(b, Magic...)
 	b = binary.LittleEndian.AppendUint16(b, Version)
@@ -64,17 +63,21 @@ func appendHeader(b []byte, c Config, newest int) []byte {
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.ErrorRate))
 	b = binary.LittleEndian.AppendUint64(b, c.GenCap)
 	b = binary.LittleEndian.AppendUint16(b, uint16(c.Gens))
-	b = binary.LittleEndian.AppendUint16(b, uint16(newest))
+	b = append(b, 0, 0)
 	b = binary.LittleEndian.AppendUint32(b, SectionSize)
 	b = append(b, 0, 0, 0, 0)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], format.Castagnoli))
 }
 
+// oldest returns the index of the generation j after the oldest.
+func (f *Filter) nth(j int) int { return (f.newest + 1 + j) % f.Gens }
+
 func (f *Filter) appendTable(b []byte) []byte {
 	start := len(b)
 	b = binary.LittleEndian.AppendUint64(b, uint64(f.Period))
 	b = binary.LittleEndian.AppendUint64(b, f.rotations)
-	for g := range f.Gens {
+	for j := range f.Gens {
+		g := f.nth(j)
 		b = binary.LittleEndian.AppendUint64(b, f.counts[g])
 		b = binary.LittleEndian.AppendUint64(b, uint64(f.starts[g]))
 	}
@@ -84,11 +87,13 @@ func (f *Filter) appendTable(b []byte) []byte {
 
 // AppendBinary appends the encoding of f to b.
 func (f *Filter) AppendBinary(b []byte) []byte {
-	b = appendHeader(b, f.Config, f.newest)
+	b = appendHeader(b, f.Config)
 	b = f.appendTable(b)
 	body := len(b)
-	for _, x := range f.words {
-		b = binary.LittleEndian.AppendUint64(b, x)
+	for j := range f.Gens {
+		for _, x := range f.gen(f.nth(j)) {
+			b = binary.LittleEndian.AppendUint64(b, x)
+		}
 	}
 	data := b[body:]
 	for off := 0; off < len(data); off += SectionSize {
@@ -107,7 +112,7 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 		total += int64(n)
 		return err
 	}
-	if err := write(f.appendTable(appendHeader(nil, f.Config, f.newest))); err != nil {
+	if err := write(f.appendTable(appendHeader(nil, f.Config))); err != nil {
 		return total, err
 	}
 	buf := make([]byte, 0, 8*chunk)
@@ -128,11 +133,13 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 		buf = buf[:0]
 		return err
 	}
-	for _, x := range f.words {
-		buf = binary.LittleEndian.AppendUint64(buf, x)
-		if len(buf) == cap(buf) {
-			if err := flush(); err != nil {
-				return total, err
+	for j := range f.Gens {
+		for _, x := range f.gen(f.nth(j)) {
+			buf = binary.LittleEndian.AppendUint64(buf, x)
+			if len(buf) == cap(buf) {
+				if err := flush(); err != nil {
+					return total, err
+				}
 			}
 		}
 	}
@@ -167,19 +174,16 @@ func parseHeader(b []byte) (header, error) {
 	h.ErrorRate = math.Float64frombits(binary.LittleEndian.Uint64(b[32:]))
 	h.GenCap = binary.LittleEndian.Uint64(b[40:])
 	h.Gens = int(binary.LittleEndian.Uint16(b[48:]))
-	h.newest = int(binary.LittleEndian.Uint16(b[50:]))
 	h.section = uint64(binary.LittleEndian.Uint32(b[52:]))
 	switch {
 	case h.Policy >= numPolicies:
 		return h, format.Corrupt("unknown overflow policy %d", b[6])
-	case b[7] != 0 || binary.LittleEndian.Uint32(b[56:]) != 0:
+	case b[7] != 0 || b[50] != 0 || b[51] != 0 || binary.LittleEndian.Uint32(b[56:]) != 0:
 		return h, format.Corrupt("non-zero reserved bytes")
 	case k < 1 || uint64(k) > uint64(format.MaxHashes):
 		return h, format.Corrupt("hash count %d not in [1, %d]", k, format.MaxHashes)
 	case h.Gens < 2 || h.Gens > MaxGens:
 		return h, format.Corrupt("%d generations, not in [2, %d]", h.Gens, MaxGens)
-	case h.newest >= h.Gens:
-		return h, format.Corrupt("newest generation %d of %d", h.newest, h.Gens)
 	case h.M == 0 || h.M%format.BlockBits != 0 || h.M > format.MaxBits/uint64(h.Gens) || h.words() > format.MaxWords:
 		return h, format.Corrupt("generation size %d bits not a positive multiple of %d with %d of them within %d bits", h.M, format.BlockBits, h.Gens, format.MaxBits)
 	case h.Window == 0:
@@ -216,10 +220,10 @@ func parseTable(h header, b []byte) (*Filter, error) {
 	}
 	f := &Filter{
 		Config:    h.Config,
-		blocks:    h.M / format.BlockBits,
+		gw:        h.M / 64,
 		counts:    make([]uint64, h.Gens),
 		starts:    make([]int64, h.Gens),
-		newest:    h.newest,
+		newest:    h.Gens - 1,
 		rotations: binary.LittleEndian.Uint64(b[8:]),
 	}
 	f.Period = period

@@ -2,12 +2,10 @@
 // generations, each a blocked filter (internal/blocked) of the same m bits
 // and k hash functions, keys added to the newest, the oldest cleared and
 // made the newest when the newest holds its share of the window (or, with
-// a period, when its time is up). The generations are interleaved block by
-// block: block i of every generation lies at the same index i (they have
-// the same size), and the r blocks i lie side by side in memory, generation
-// slot 0 to r-1, so that a test, which reads the key's block in every
-// generation, reads r adjacent cache lines (one DRAM row, one page) rather
-// than r lines anywhere.
+// a period, when its time is up). A test probes the key's block in every
+// generation side by side: the block index is the same in every
+// generation, as they have the same size, so one hash gives r independent
+// cache misses, issued together.
 //
 // The two promises and why they hold (the root package's doc states them):
 //
@@ -82,8 +80,8 @@ func GenCapFor(window uint64, r int) uint64 {
 // package locks around it for Concurrent windows.
 type Filter struct {
 	Config
-	blocks    uint64   // blocks per generation, M/BlockBits
-	words     []uint64 // block i of slot g at (i*Gens+g)*8, cache-line aligned
+	gw        uint64   // words per generation, M/64, a multiple of 8
+	words     []uint64 // Gens generations of gw words, cache-line aligned
 	counts    []uint64 // keys counted in each generation
 	starts    []int64  // when each generation started (unix ns; time windows)
 	newest    int      // index of the newest generation
@@ -93,10 +91,11 @@ type Filter struct {
 // New returns an empty window of c, whose fields the caller has checked;
 // now is the time it starts (unix ns; any value for a count window).
 func New(c Config, now int64) *Filter {
+	gw := c.M / 64
 	f := &Filter{
 		Config: c,
-		blocks: c.M / blocked.BlockBits,
-		words:  alignedWords(uint64(c.Gens) * (c.M / 64)),
+		gw:     gw,
+		words:  alignedWords(uint64(c.Gens) * gw),
 		counts: make([]uint64, c.Gens),
 		starts: make([]int64, c.Gens),
 	}
@@ -106,27 +105,17 @@ func New(c Config, now int64) *Filter {
 	return f
 }
 
-// at returns the index in words of block i of generation slot g.
-func (f *Filter) at(g int, i uint64) uint64 { return (i*uint64(f.Gens) + uint64(g)) * 8 }
-
-// blk returns block i of slot g.
-func (f *Filter) blk(g int, i uint64) []uint64 {
-	a := f.at(g, i)
-	return f.words[a : a+8 : a+8]
+// gen returns the words of generation g.
+func (f *Filter) gen(g int) []uint64 {
+	lo := uint64(g) * f.gw
+	return f.words[lo : lo+f.gw : lo+f.gw]
 }
 
-// block returns the block, in [0, blocks), of a key whose hash has h1 as
-// its first half: that of internal/blocked.
+// block returns the index of the first word, within a generation, of the
+// block of a key whose hash has h1 as its first half.
 func (f *Filter) block(h1 uint64) uint64 {
-	b, _ := bits.Mul64(h1, f.blocks)
-	return b
-}
-
-// clearGen clears the blocks of slot g.
-func (f *Filter) clearGen(g int) {
-	for i := range f.blocks {
-		clear(f.blk(g, i))
-	}
+	b, _ := bits.Mul64(h1, f.gw/8)
+	return b * 8
 }
 
 // rotate clears the oldest generation and makes it the newest, started at
@@ -136,7 +125,7 @@ func (f *Filter) rotate(start int64) {
 	if f.newest == f.Gens {
 		f.newest = 0
 	}
-	f.clearGen(f.newest)
+	clear(f.gen(f.newest))
 	f.counts[f.newest] = 0
 	f.starts[f.newest] = start
 	f.rotations++
@@ -198,8 +187,8 @@ func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
 		// promises (the r-1 older generations are full).
 		f.rotate(now)
 	}
-	// A filter of one block is the key's block.
-	if present = blocked.Add(f.blk(f.newest, f.block(h1)), blocked.BlockBits, f.K, h1, h2); !present {
+	w := f.gen(f.newest)
+	if present = blocked.Add(w, f.M, f.K, h1, h2); !present {
 		f.counts[f.newest]++
 	}
 	return present
@@ -218,11 +207,10 @@ func (f *Filter) Test(h1, h2 uint64, live int) bool {
 		p1 = p0
 	}
 	w := f.words
-	base := i * uint64(f.Gens) * 8
 	var alive uint64 // bit j: the generation j after the newest, backwards
 	g := f.newest
 	for j := range live {
-		b := base + uint64(g)*8
+		b := uint64(g)*f.gw + i
 		alive |= (w[b+p0>>6] >> (p0 & 63) & (w[b+p1>>6] >> (p1 & 63)) & 1) << j
 		if g--; g < 0 {
 			g = f.Gens - 1
@@ -233,7 +221,7 @@ func (f *Filter) Test(h1, h2 uint64, live int) bool {
 		if g < 0 {
 			g += f.Gens
 		}
-		if f.holds((*[8]uint64)(w[base+uint64(g)*8:]), h2) {
+		if f.holds((*[8]uint64)(w[uint64(g)*f.gw+i:]), h2) {
 			return true
 		}
 	}
@@ -292,7 +280,7 @@ func (f *Filter) ErrorRate(now int64) float64 {
 	miss := 1.0
 	g := f.newest
 	for range f.Live(now) {
-		miss *= 1 - f.genRate(g)
+		miss *= 1 - blocked.ErrorRate(f.bitsOf(g), false)
 		if g--; g < 0 {
 			g = f.Gens - 1
 		}
@@ -305,7 +293,9 @@ func (f *Filter) SetBits(now int64) uint64 {
 	var n int
 	g := f.newest
 	for range f.Live(now) {
-		n += int(f.genSetBits(g))
+		for _, x := range f.gen(g) {
+			n += bits.OnesCount64(x)
+		}
 		if g--; g < 0 {
 			g = f.Gens - 1
 		}
@@ -334,20 +324,22 @@ func (f *Filter) Clone() *Filter {
 }
 
 // Equal reports whether f and o have the same configuration and state:
-// what the encoding holds, so that equal windows encode alike. Two windows
-// built alike and fed the same keys at the same times are equal.
+// what the encoding holds. Generations are compared oldest first, so that
+// two windows fed the same keys are equal whatever slot is their newest.
 func (f *Filter) Equal(o *Filter) bool {
-	if f.Config != o.Config || f.rotations != o.rotations || f.newest != o.newest {
+	if f.Config != o.Config || f.rotations != o.rotations {
 		return false
 	}
-	for g := range f.Gens {
-		if f.counts[g] != o.counts[g] || f.starts[g] != o.starts[g] {
+	for j := range f.Gens {
+		g, h := (f.newest+1+j)%f.Gens, (o.newest+1+j)%o.Gens
+		if f.counts[g] != o.counts[h] || f.starts[g] != o.starts[h] {
 			return false
 		}
-	}
-	for i := range f.words {
-		if f.words[i] != o.words[i] {
-			return false
+		a, b := f.gen(g), o.gen(h)
+		for i := range a {
+			if a[i] != b[i] {
+				return false
+			}
 		}
 	}
 	return true
@@ -360,38 +352,9 @@ func (f *Filter) GenSetBits(j int) uint64 {
 	if g < 0 {
 		g += f.Gens
 	}
-	return f.genSetBits(g)
-}
-
-// genSetBits returns the bits set in slot g.
-func (f *Filter) genSetBits(g int) uint64 {
 	var n int
-	for i := range f.blocks {
-		for _, x := range f.blk(g, i) {
-			n += bits.OnesCount64(x)
-		}
+	for _, x := range f.gen(g) {
+		n += bits.OnesCount64(x)
 	}
 	return uint64(n)
-}
-
-// genRate returns the false-positive rate of slot g as its bits stand: the
-// mean over its blocks of C(x, k)/C(512, k), x the block's set bits, as
-// internal/blocked's ErrorRate computes it for a filter.
-func (f *Filter) genRate(g int) float64 {
-	var pow [blocked.BlockBits + 1]float64
-	for x := range pow {
-		pow[x] = 1
-		for i := range int(f.K) {
-			pow[x] *= float64(max(x-i, 0)) / float64(blocked.BlockBits-i)
-		}
-	}
-	var sum float64
-	for i := range f.blocks {
-		x := 0
-		for _, w := range f.blk(g, i) {
-			x += bits.OnesCount64(w)
-		}
-		sum += pow[x]
-	}
-	return sum / float64(f.blocks)
 }
