@@ -268,6 +268,9 @@ func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*Sc
 	if err != nil {
 		return nil, err
 	}
+	if err := s.win.none(); err != nil {
+		return nil, err
+	}
 	if s.growth == growthNone {
 		s.growth, s.scale = growthExponential, DefaultScale
 	}
@@ -1056,10 +1059,11 @@ func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
 	return n, format.NoEOF(err)
 }
 
-// Filter is what BloomFilter and ScalableBloomFilter have in common, for
-// code that handles either kind, such as the result of ReadAny. Only
-// *BloomFilter and *ScalableBloomFilter implement it, so that methods can be
-// added to it as both types gain them; use a type switch for the rest.
+// Filter is what BloomFilter, ScalableBloomFilter and WindowFilter have in
+// common, for code that handles any kind, such as the result of ReadAny.
+// Only *BloomFilter, *ScalableBloomFilter and *WindowFilter implement it, so
+// that methods can be added to it as all gain them; use a type switch for
+// the rest.
 type Filter interface {
 	Add(key []byte)
 	AddString(key string)
@@ -1115,9 +1119,10 @@ func ReadScalable(r io.Reader, opts ...Option) (*ScalableBloomFilter, error) {
 	return readScalable(r, nil, s)
 }
 
-// ReadAny reads one filter of either kind from r, as its magic says, and
-// returns it built with opts: a *BloomFilter or a *ScalableBloomFilter, with
-// the guarantees and errors of Read and ReadScalable. Growth options
+// ReadAny reads one filter of any kind from r, as its magic says, and
+// returns it built with opts: a *BloomFilter, a *ScalableBloomFilter or a
+// *WindowFilter, with the guarantees and errors of Read, ReadScalable and
+// ReadWindow. Growth options
 // contradict a BloomFilter's encoding. On error the Filter is nil.
 func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
 	s, err := newSettings(opts)
@@ -1159,6 +1164,9 @@ func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
 
 // readScalable is ReadScalable, after prefix has been read from r.
 func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter, error) {
+	if err := s.win.none(); err != nil {
+		return nil, err
+	}
 	k := scalableSink{opts: &s}
 	if _, err := format.ReadScalable(r, r, prefix, &k); err != nil {
 		return nil, err

@@ -2531,6 +2531,9 @@ func TestWindowOptions(t *testing.T) {
 	if _, err := New(10, 0.01, Every(time.Hour)); !errors.Is(err, ErrInvalidParameter) {
 		t.Errorf("New with Every: %v", err)
 	}
+	if _, err := NewScalable(10, 0.01, Generations(3)); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("NewScalable with Generations: %v", err)
+	}
 	var zero WindowFilter
 	defer func() {
 		if recover() != errZeroWindow {
