@@ -1817,9 +1817,18 @@ func (w *WindowFilter) Equal(other *WindowFilter) (eq bool) {
 	if w.f == nil || other.f == nil {
 		return w.f == other.f
 	}
-	w.read(func(f *window.Filter, _ int64) {
+	if w.mu != nil && other.mu != nil {
+		// Holding both read locks at once could deadlock, with writers
+		// waiting on each, beside other.Equal(w): compare a copy of w.
+		f := w.Clone().f
 		other.read(func(g *window.Filter, _ int64) { eq = f.Equal(g) })
-	})
+		return eq
+	}
+	a, b := w, other // a may lock, b does not
+	if a.mu == nil {
+		a, b = b, a
+	}
+	a.read(func(g *window.Filter, _ int64) { eq = g.Equal(b.f) })
 	return eq
 }
 
