@@ -17,8 +17,7 @@ query answers from FILE where it lies, mapped into memory read-only: it
 reads only the pages its answers touch, copies nothing, and processes that
 query the same file share its pages. Before the first answer it checks the
 headers, the length and every checksum of the bits, which reads the whole
-file once (about a second for a 1 GB filter), and refuses a file that is
-damaged or truncated. -skip-check skips the checksums, so that even a 1 GB
+file once, and refuses a file that is damaged or truncated. -skip-check skips the checksums, so that even a 1 GB
 filter opens in milliseconds; a bit flipped on disk then goes unnoticed,
 and a cleared bit makes a key that was added answer "absent". Use it for
 files whose integrity is known otherwise. A file must not be truncated or
