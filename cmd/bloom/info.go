@@ -33,9 +33,10 @@ one does not apply to the kind of filter or is unknown):
   saturated             scalable: it can grow no more; fixed: every bit
                         is set, so every key tests present
   format_version        the version of the file's format, 1 to 3
-  copied                whether the bits were copied into memory because
-                        they lie misaligned in the file (files of version
-                        3 never do), rather than read where they lie
+  copied                whether the bits were copied into memory rather
+                        than read where they lie in the file: on a
+                        big-endian machine, or for sub-filters that lie
+                        misaligned in a scalable file of version 1 or 2
   checksums_checked     whether the checksums of the bits were checked
                         (false with -skip-check)
 

@@ -43,10 +43,10 @@
 // stdin, as "present" or "absent"; info prints a filter file's parameters,
 // with -json as one JSON object. query and info read a filter file where it
 // lies, mapped into memory (a bloom.View), after checking its checksums
-// unless -skip-check, and refuse a damaged or truncated one; faceoff compares a filter's memory with a
-// Go map's and walks through a 24-bit filter bit by bit; version prints the
-// module version and the Go version bloom was built with. A count such as
-// -capacity may be written 1e6.
+// unless -skip-check, and refuse a damaged or truncated one. faceoff
+// compares a filter's memory with a Go map's and walks through a 24-bit
+// filter bit by bit; version prints the module version and the Go version
+// bloom was built with. A count such as -capacity may be written 1e6.
 //
 // Progress goes to stderr when stderr is a terminal, and dedup and build end
 // with one summary line on stderr, terminal or not (lines read and written,

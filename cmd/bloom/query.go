@@ -14,15 +14,17 @@ saturated. FILE is a filter written by build or dedup -state, of any format
 version.
 
 query answers from FILE where it lies, mapped into memory read-only: it
-reads only the pages its answers touch, copies nothing, and processes that
-query the same file share its pages. Before the first answer it checks the
-headers, the length and every checksum of the bits, which reads the whole
-file once, and refuses a file that is damaged or truncated. -skip-check skips the checksums, so that even a 1 GB
-filter opens in milliseconds; a bit flipped on disk then goes unnoticed,
-and a cleared bit makes a key that was added answer "absent". Use it for
-files whose integrity is known otherwise. A file must not be truncated or
-rewritten in place while query runs (build and dedup replace files by
-renaming, which is safe).
+reads only the pages its answers touch, copies nothing into memory, and
+processes that query the same file share its pages. Before the first
+answer it checks the headers, the length and every checksum of the bits,
+which reads the whole file once, and refuses a damaged or truncated file.
+-skip-check skips the checksums, so that even a 1 GB filter opens in
+milliseconds. The risk: a bit damaged on disk or in a copy goes unnoticed,
+and a cleared bit makes keys that were added answer "absent". Use it for
+files whose integrity is known otherwise. A truncated file is refused even
+then. A file must not be truncated or rewritten in place while query runs
+(build and dedup replace a file by renaming a new one over it, which is
+safe).
 
 Exit status: 0 if every key is present, 1 if any is absent, 2 on error.
 `

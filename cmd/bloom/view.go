@@ -19,8 +19,8 @@ import (
 )
 
 // skipCheckDoc is the help of query's and info's -skip-check.
-const skipCheckDoc = "check only the headers and the length of FILE, not the checksums of its bits, " +
-	"so that a large file opens at once; a damaged file then answers \"absent\" for keys that were added, and nothing reports it"
+const skipCheckDoc = "check only the headers and the length of FILE, not the checksums of its bits: " +
+	"it opens at once, but damage goes unnoticed and can make added keys test absent"
 
 // filterFile is a filter file open as a bloom.View, for query and info: the
 // file mapped read-only (bloom.Open's internal/mmap), so that opening it
