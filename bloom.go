@@ -1447,31 +1447,10 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 // blocked filter are aligned to 64 bytes in memory, so that each block is
 // one cache line.
 //
-// Blocked filters are combined and compared only with blocked filters. They
-// encode in format version 2, which is version 1 (see BloomFilter and
-// ScalableBloomFilter) with the layout recorded:
-//
-//   - BloomFilter: version 2 at offset 4, and at offset 6, where version 1
-//     has its flags, the layout, 1 for blocked (512-bit blocks); m is then a
-//     multiple of 512. Every other field is as in version 1, and the bits
-//     are the words of the blocks in order (block b is words 8b to 8b+7).
-//   - ScalableBloomFilter: version 2 at offset 4 and the layout, 1, at
-//     offset 13; every sub-filter is a blocked BloomFilter in version 2.
-//
-// Classic filters keep encoding as version 1, byte for byte; decoders reject
-// version 2 with any layout other than 1, so every filter has one encoding.
-func Blocked() Option {
-	return Option{func(s *settings) error {
-		if s.blocked {
-			return paramError("Blocked may be given only once")
-		}
-		if s.classic {
-			return paramError("Blocked contradicts Classic: give one of them")
-		}
-		s.blocked = true
-		return nil
-	}}
-}
+// Blocked filters are combined and compared only with blocked filters; the
+// encoding records the layout (see the package doc: version 3, and version 2
+// as written before it).
+func Blocked() Option { return layoutOption(true) }
 
 // Classic selects the classic layout: the k bits of a key anywhere in the
 // filter (see AppendLocations), sized by FalsePositiveRate. New and
@@ -1481,15 +1460,23 @@ func Blocked() Option {
 // the classic layout whatever the size, for the least memory at low error
 // rates or to combine with classic filters. NewWithSize is classic without
 // it. Given to a decoder or FromWords, it requires a classic encoding.
-func Classic() Option {
+func Classic() Option { return layoutOption(false) }
+
+// layoutOption is Blocked (isBlocked) or Classic: each may be given once,
+// and not both.
+func layoutOption(isBlocked bool) Option {
+	name, other := "Classic", "Blocked"
+	if isBlocked {
+		name, other = other, name
+	}
 	return Option{func(s *settings) error {
-		if s.classic {
-			return paramError("Classic may be given only once")
+		switch {
+		case s.blocked == isBlocked && (s.blocked || s.classic):
+			return paramError("%s may be given only once", name)
+		case s.blocked || s.classic:
+			return paramError("%s contradicts %s: give one of them", name, other)
 		}
-		if s.blocked {
-			return paramError("Classic contradicts Blocked: give one of them")
-		}
-		s.classic = true
+		s.blocked, s.classic = isBlocked, !isBlocked
 		return nil
 	}}
 }
@@ -1668,21 +1655,19 @@ func NewView(data []byte, opts ...ViewOption) (*View, error) {
 		v.f = filters[0]
 		return v, nil
 	}
-	s, err := scalableFrom(e.Params)
-	if err != nil {
+	var k scalableSink
+	if err := k.Params(e.Params); err != nil {
 		return nil, err
 	}
 	for i, f := range filters {
-		if err := s.checkSubFilter(i, f); err != nil {
+		if err := k.add(i, f); err != nil {
 			return nil, err
 		}
 	}
-	s.filters = filters
-	if err := s.finish(); err != nil {
+	if err := k.done(nil); err != nil {
 		return nil, err
 	}
-	s.setFilters(filters)
-	v.s = s
+	v.s = k.d
 	return v, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -1607,7 +1608,7 @@ func BenchmarkFilter(b *testing.B) {
 		const p = 0.01
 		present := benchKeys(0, min(int(n), keySet))
 		absent := benchKeys(1, keySet)
-		f := mustNew(b, n, p)
+		f := mustNew(b, n, p, Classic()) // the reference is the classic layout
 		ref := &refFilter{m: f.Bits(), k: f.Hashes(), words: make([]uint64, (f.Bits()+63)/64)}
 		buf := make([]byte, 16)
 		for i := range n {
@@ -1616,7 +1617,7 @@ func BenchmarkFilter(b *testing.B) {
 		}
 		name := fmt.Sprintf("n=%g/p=%g", float64(n), p)
 		b.Run(name+"/Add/ours", func(b *testing.B) {
-			g := mustNew(b, n, p)
+			g := mustNew(b, n, p, Classic())
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
@@ -1716,13 +1717,28 @@ func median(x []float64) float64 {
 // single calls it replaces, side by side on filters of 10^6, 10^7 and
 // 10^8 keys at p = 0.01 (10^8: about 120 MiB of filter; select it with
 // -bench 'Batch/n=1e\+08' as it takes a minute to fill), 16-byte keys,
-// batches of benchBatch keys. "speedup" is loop time over batch time.
+// batches of benchBatch keys, in each layout (Batch/n=1e+07/classic/...,
+// Batch/n=1e+07/blocked/...). "speedup" is loop time over batch time.
 func BenchmarkBatch(b *testing.B) {
-	const keySet = 1 << 20
 	for _, n := range []uint64{1e6, 1e7, 1e8} {
-		const p = 0.01
-		b.Run(fmt.Sprintf("n=%g", float64(n)), func(b *testing.B) {
-			f := mustNew(b, n, p)
+		for _, lay := range benchLayouts {
+			benchBatchOf(b, n, lay.name, lay.opt)
+		}
+	}
+}
+
+// benchLayouts are the layouts the benchmarks measure side by side.
+var benchLayouts = []struct {
+	name string
+	opt  Option
+}{{"classic", Classic()}, {"blocked", Blocked()}}
+
+// benchBatchOf is BenchmarkBatch for one size and layout.
+func benchBatchOf(b *testing.B, n uint64, layoutName string, opt Option) {
+	{
+		const p, keySet = 0.01, 1 << 20
+		b.Run(fmt.Sprintf("n=%g/%s", float64(n), layoutName), func(b *testing.B) {
+			f := mustNew(b, n, p, opt)
 			all := benchKeys(0, keySet)
 			for i := uint64(0); i < n; i += keySet {
 				for j := range min(keySet, n-i) {
@@ -1747,7 +1763,7 @@ func BenchmarkBatch(b *testing.B) {
 					}
 				}, func(keys [][]byte) { f.TestMany(keys, results) })
 			})
-			g := mustNew(b, n, p)
+			g := mustNew(b, n, p, opt)
 			b.Run("Add", func(b *testing.B) {
 				benchPair(b, absent, func(keys [][]byte) {
 					for _, k := range keys {
@@ -2489,13 +2505,16 @@ func benchParallel(b *testing.B, op func(buf []byte, g, i uint64)) {
 //
 // Add inserts new keys; Test looks up keys, half of them present;
 // TestAndAdd alternates new keys with keys it added a while ago, as a crawler
-// would. The filter holds 10^7 keys at 1%, more than any run adds.
+// would. The filter holds 10^7 keys at 1%, more than any run adds, in each
+// layout (Concurrent/Add/classic/concurrent, ...).
 func BenchmarkConcurrent(b *testing.B) {
 	const n, p = 10_000_000, 0.01
-	benchConcurrent(b, map[string]func(b *testing.B) parallelFilter{
-		"concurrent": func(b *testing.B) parallelFilter { return mustNew(b, n, p, Concurrent()) },
-		"rwmutex":    func(b *testing.B) parallelFilter { return &rwFilter[*BloomFilter]{f: mustNew(b, n, p)} },
-	})
+	filters := map[string]func(b *testing.B) parallelFilter{}
+	for _, lay := range benchLayouts {
+		filters[lay.name+"/concurrent"] = func(b *testing.B) parallelFilter { return mustNew(b, n, p, lay.opt, Concurrent()) }
+		filters[lay.name+"/rwmutex"] = func(b *testing.B) parallelFilter { return &rwFilter[*BloomFilter]{f: mustNew(b, n, p, lay.opt)} }
+	}
+	benchConcurrent(b, filters)
 }
 
 // benchConcurrent runs the operations of BenchmarkConcurrent on filters made
@@ -2527,8 +2546,9 @@ func benchConcurrent(b *testing.B, filters map[string]func(b *testing.B) paralle
 			})
 		}},
 	}
+	names := slices.Sorted(maps.Keys(filters))
 	for _, op := range ops {
-		for _, name := range []string{"concurrent", "rwmutex"} {
+		for _, name := range names {
 			b.Run(op.name+"/"+name, func(b *testing.B) { op.run(b, filters[name](b)) })
 		}
 	}
