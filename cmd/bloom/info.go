@@ -153,7 +153,7 @@ func runInfo(e *env, args []string) error {
 	row("format", version, in.FormatVersion)
 	switch {
 	case in.Copied:
-		row("view", "copied the bits, which lie misaligned in the file")
+		row("view", "copied the bits into memory (misaligned in the file, or a big-endian machine)")
 	case !in.BodyChecked:
 		row("view", "checksums of the bits not checked (-skip-check)")
 	}
