@@ -1238,41 +1238,6 @@ type Header struct {
 	Blocked bool
 }
 
-// Layout is how a filter places a key's bits: LayoutClassic or LayoutBlocked
-// (see Blocked). The zero Layout states no layout; only a zero BloomFilter
-// or ScalableBloomFilter reports it.
-type Layout uint8
-
-// The layouts.
-const (
-	// LayoutClassic spreads a key's k bits over the whole filter
-	// (AppendLocations). It is the default.
-	LayoutClassic Layout = 1
-
-	// LayoutBlocked keeps a key's k bits in one 512-bit block
-	// (AppendBlockedLocations), made by the Blocked option.
-	LayoutBlocked Layout = 2
-)
-
-// String returns "classic" or "blocked", or "Layout(n)" for any other value.
-func (l Layout) String() string {
-	switch l {
-	case LayoutClassic:
-		return "classic"
-	case LayoutBlocked:
-		return "blocked"
-	}
-	return fmt.Sprintf("Layout(%d)", uint8(l))
-}
-
-// layoutOf returns the layout of a filter that exists, blocked or not.
-func layoutOf(isBlocked bool) Layout {
-	if isBlocked {
-		return LayoutBlocked
-	}
-	return LayoutClassic
-}
-
 // Layout returns the filter's layout, LayoutClassic or LayoutBlocked, or 0
 // for a zero BloomFilter. Filters of different layouts are never combined or
 // Equal, and their bits mean different keys.
