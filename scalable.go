@@ -1077,6 +1077,7 @@ type Filter interface {
 	ErrorRate() float64
 	Seed() uint32
 	Bits() uint64
+	Layout() Layout
 	FillRatio() float64
 	EstimatedCount() uint64
 	EstimatedErrorRate() float64

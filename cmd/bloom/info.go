@@ -88,15 +88,15 @@ func describe(path string, size int64, f *filterFile) filterInfo {
 	in.Layout = layoutName(f.Layout() == bloom.LayoutBlocked)
 	in.Bits, in.Seed = f.Bits(), f.Seed()
 	in.Capacity, in.ErrorRate, in.Count = f.Capacity(), f.ErrorRate(), f.Count()
-	fill := f.fill()
-	in.FillRatio = ptrTo(fill.Ratio())
-	in.EstimatedErrorRate = fill.rate
+	estimated := f.EstimatedCount()
+	in.FillRatio = ptrTo(f.FillRatio())
+	in.EstimatedErrorRate = f.EstimatedErrorRate()
 	var count distinctCount
 	if !f.Scalable() {
 		in.Kind = "fixed"
 		in.Bytes = (in.Bits + 63) / 64 * 8
 		in.Hashes = ptrTo(f.Hashes())
-		count = plainCountOf(fill.estimated, f.Count(), f.Bits(), f.Hashes())
+		count = plainCountOf(estimated, f.Count(), f.Bits(), f.Hashes())
 		in.Saturated = !count.known
 		in.full = f.Count() >= f.Capacity()
 	} else {
@@ -105,7 +105,7 @@ func describe(path string, size int64, f *filterFile) filterInfo {
 		in.InitialCapacity = ptrTo(f.InitialCapacity())
 		in.SubFilters = ptrTo(f.NumFilters())
 		in.Saturated = f.Saturated()
-		count = scalableCountOf(fill.estimated, f.Count())
+		count = scalableCountOf(estimated, f.Count())
 	}
 	if count.known {
 		in.EstimatedCount = ptrTo(count.n)
@@ -134,7 +134,7 @@ func runInfo(e *env, args []string) error {
 		return err
 	}
 	defer f.Close()
-	in := describe(path, int64(len(f.data)), f)
+	in := describe(path, f.size, f)
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")

@@ -45,7 +45,7 @@ func runQuery(e *env, args []string) error {
 	defer f.Close()
 	if f.Saturated() {
 		fmt.Fprintf(e.stderr, "bloom query: warning: %s is saturated: \"present\" is wrong more often than its error rate %g (estimated %.3g)\n",
-			flags.Arg(0), f.ErrorRate(), f.fill().rate)
+			flags.Arg(0), f.ErrorRate(), f.EstimatedErrorRate())
 	}
 	w := bufio.NewWriterSize(e.stdout, ioBufferSize)
 	absent := false

@@ -141,14 +141,13 @@ func TestFillMatchesLibrary(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			fill := f.fill()
-			if got, w := fill.Ratio(), want.FillRatio(); got != w {
+			if got, w := f.FillRatio(), want.FillRatio(); got != w {
 				t.Errorf("%s: fill ratio %v, library %v", name, got, w)
 			}
-			if got, w := fill.estimated, want.EstimatedCount(); got != w {
+			if got, w := f.EstimatedCount(), want.EstimatedCount(); got != w {
 				t.Errorf("%s: estimated count %v, library %v", name, got, w)
 			}
-			if got, w := fill.rate, want.EstimatedErrorRate(); got != w && !(math.IsNaN(got) && math.IsNaN(w)) {
+			if got, w := f.EstimatedErrorRate(), want.EstimatedErrorRate(); got != w && !(math.IsNaN(got) && math.IsNaN(w)) {
 				t.Errorf("%s: estimated error rate %v, library %v", name, got, w)
 			}
 			if f.Saturated() != saturated {
