@@ -5403,6 +5403,9 @@ type viewed interface {
 	ErrorRate() float64
 	Seed() uint32
 	Layout() Layout
+	FillRatio() float64
+	EstimatedCount() uint64
+	EstimatedErrorRate() float64
 }
 
 // checkViewAnswers fails t unless v answers every call as want, the filter
@@ -5429,6 +5432,18 @@ func checkViewAnswers(t *testing.T, name string, v *View, want viewed, keys [][]
 	if v.Count() != want.Count() || v.Bits() != want.Bits() || v.Capacity() != want.Capacity() ||
 		v.ErrorRate() != want.ErrorRate() || v.Seed() != want.Seed() || v.Layout() != want.Layout() {
 		t.Fatalf("%s: the View's accessors differ from the decoded filter's", name)
+	}
+	if v.FillRatio() != want.FillRatio() || v.EstimatedCount() != want.EstimatedCount() ||
+		math.Float64bits(v.EstimatedErrorRate()) != math.Float64bits(want.EstimatedErrorRate()) {
+		t.Fatalf("%s: the View's fill %v, count %d, rate %v; the decoded filter's %v, %d, %v", name,
+			v.FillRatio(), v.EstimatedCount(), v.EstimatedErrorRate(), want.FillRatio(), want.EstimatedCount(), want.EstimatedErrorRate())
+	}
+	if s, ok := want.(*ScalableBloomFilter); ok && (v.Saturated() != s.Saturated() || v.InitialCapacity() != s.InitialCapacity() ||
+		v.NumFilters() != s.NumFilters() || v.Hashes() != s.filters[len(s.filters)-1].k) {
+		t.Fatalf("%s: the View's growth accessors differ from the decoded filter's", name)
+	}
+	if f, ok := want.(*BloomFilter); ok && (v.Saturated() || v.InitialCapacity() != f.Capacity() || v.NumFilters() != 1 || v.Hashes() != f.Hashes()) {
+		t.Fatalf("%s: the View's accessors of a BloomFilter's encoding differ from the decoded filter's", name)
 	}
 }
 
@@ -5838,6 +5853,9 @@ func TestViewCloseThenUsePanics(t *testing.T) {
 			"TestManyStrings": func() { v.TestManyStrings(nil, nil) },
 			"TestManyHashes":  func() { v.TestManyHashes(nil, nil) },
 			"Close":           func() { v.Close() },
+			"Bits":            func() { v.Bits() },
+			"FillRatio":       func() { v.FillRatio() },
+			"Saturated":       func() { v.Saturated() },
 		} {
 			func() {
 				defer func() {

@@ -2,6 +2,7 @@ package bloom_test
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -316,6 +317,39 @@ func ExampleFromWords() {
 	// 10240 7 1 160 words
 	// true true
 	// bloom: invalid parameter: Count 100 exceeds the 7 set bits
+}
+
+// A filter embedded in the program with go:embed, here one of 1,000 keys
+// "embed-0" to "embed-999" that grew to several sub-filters.
+//
+//go:embed testdata/v3/embed-scalable-n100-p0.01.bin
+var embeddedFilter string
+
+// NewViewString answers from a filter embedded in the program, where it
+// lies: it checks every checksum once and copies nothing (unless the string
+// is misaligned: see View).
+func ExampleNewViewString() {
+	v, err := bloom.NewViewString(embeddedFilter)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(v.TestString("embed-999"), v.TestString("embed-1000"), v.NumFilters(), "sub-filters")
+	// Output:
+	// true false 5 sub-filters
+}
+
+// Open maps a filter file read-only: it reads the pages that its checks
+// and its answers touch, and processes that open the same file share them.
+// SkipBodyCheck opens even a 1 GB file in milliseconds, at a risk (see it).
+func ExampleOpen() {
+	v, err := bloom.Open("testdata/v3/embed-blocked-n1000-p0.01.bin")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer v.Close()
+	fmt.Println(v.TestString("embed-1"), v.TestString("embed-5000"), v.Version(), v.Layout())
+	// Output:
+	// true false 3 blocked
 }
 
 // NewWindow keeps the recent past only: here the last 3 keys added, and

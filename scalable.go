@@ -1083,6 +1083,7 @@ type Filter interface {
 	ErrorRate() float64
 	Seed() uint32
 	Bits() uint64
+	Layout() Layout
 	FillRatio() float64
 	EstimatedCount() uint64
 	EstimatedErrorRate() float64
@@ -1947,5 +1948,8 @@ func (w *WindowFilter) UnmarshalText(text []byte) error {
 	}
 	return w.UnmarshalBinary(data)
 }
+
+// Layout returns LayoutBlocked: every generation is a blocked filter.
+func (w *WindowFilter) Layout() Layout { return LayoutBlocked }
 
 func (*WindowFilter) isFilter() {}

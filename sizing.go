@@ -11,8 +11,9 @@ import (
 )
 
 // This file holds only the sizing math: for a Bloom filter of m bits, k hash
-// functions and n keys in either layout, and, at its end, for the sub-filters
-// of a ScalableBloomFilter. The false-positive rate of each layout, with its
+// functions and n keys in either layout, the choice between the layouts
+// (Layout, DefaultLayout), and, at its end, for the sub-filters of a
+// ScalableBloomFilter. The false-positive rate of each layout, with its
 // derivation, is worked out in that layout's package: internal/classic
 // (rate.go) and internal/blocked (rate.go). Sources:
 //
@@ -459,6 +460,43 @@ func EstimateBlockedCount(bits uint64, hashes uint, setBits uint64) float64 {
 // blockedPremium is the most memory, relative to the classic layout, that
 // New and NewScalable spend by default on the blocked layout's speed.
 const blockedPremium = 1.10
+
+// Layout is how a filter places a key's bits: LayoutClassic or LayoutBlocked
+// (see Blocked). The zero Layout states no layout; only a zero BloomFilter
+// or ScalableBloomFilter reports it.
+type Layout uint8
+
+// The layouts.
+const (
+	// LayoutClassic spreads a key's k bits over the whole filter
+	// (AppendLocations): the fewest bits for a rate. The Classic option
+	// asks for it; New chooses it where DefaultLayout says.
+	LayoutClassic Layout = 1
+
+	// LayoutBlocked keeps a key's k bits in one 512-bit block
+	// (AppendBlockedLocations): one cache miss per key. The Blocked option
+	// asks for it; New chooses it where DefaultLayout says.
+	LayoutBlocked Layout = 2
+)
+
+// String returns "classic" or "blocked", or "Layout(n)" for any other value.
+func (l Layout) String() string {
+	switch l {
+	case LayoutClassic:
+		return "classic"
+	case LayoutBlocked:
+		return "blocked"
+	}
+	return fmt.Sprintf("Layout(%d)", uint8(l))
+}
+
+// layoutOf returns the layout of a filter that exists, blocked or not.
+func layoutOf(isBlocked bool) Layout {
+	if isBlocked {
+		return LayoutBlocked
+	}
+	return LayoutClassic
+}
 
 // DefaultLayout returns the layout that New gives a filter for capacity keys
 // at errorRate when neither Blocked nor Classic is given: LayoutBlocked where

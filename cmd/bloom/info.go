@@ -4,19 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"text/tabwriter"
 
 	"github.com/bloomfilters/bloom"
 )
 
 const infoDoc = `Prints the parameters and the fill of a filter file written by build or
-dedup -state: a fixed-size, a scalable or a window Bloom filter.
+dedup -state: a fixed-size or a scalable Bloom filter.
 
 With -json it prints one JSON object instead, with these fields (null where
 one does not apply to the kind of filter or is unknown):
   file, file_bytes      the file's name and size
-  kind                  "fixed", "scalable" or "window"
+  kind                  "fixed" or "scalable"
   layout                "classic" or "blocked" (every key's bits in one
                         512-bit block; scalable: of every sub-filter)
   bits, bytes           the size of the bit arrays in memory
@@ -30,10 +29,20 @@ one does not apply to the kind of filter or is unknown):
                         every bit is set, and then saturated is true)
   fill_ratio            the fraction of bits set
   estimated_error_rate  the false-positive rate estimated from the fill
-  sub_filters           the number of sub-filters (scalable), of
-                        generations (window)
+  sub_filters           the number of sub-filters (scalable only)
   saturated             scalable: it can grow no more; fixed: every bit
                         is set, so every key tests present
+  format_version        the version of the file's format, 1 to 3
+  copied                whether the bits were copied into memory rather
+                        than read where they lie in the file: on a
+                        big-endian machine, or for sub-filters that lie
+                        misaligned in a scalable file of version 1 or 2
+  checksums_checked     whether the checksums of the bits were checked
+                        (false with -skip-check)
+
+info reads FILE where it lies, mapped into memory read-only, without
+copying it; it checks the file as query does (see bloom query -h), then
+reads every bit once to count the bits set. -skip-check skips the checksums.
 `
 
 // filterInfo is what info prints, in text or as JSON.
@@ -55,6 +64,9 @@ type filterInfo struct {
 	EstimatedErrorRate float64  `json:"estimated_error_rate"`
 	SubFilters         *int     `json:"sub_filters"`
 	Saturated          bool     `json:"saturated"`
+	FormatVersion      int      `json:"format_version"`
+	Copied             bool     `json:"copied"`
+	BodyChecked        bool     `json:"checksums_checked"`
 
 	countLowerBound uint64 // when EstimatedCount is unknown
 	full            bool   // a fixed-size filter over capacity
@@ -70,46 +82,30 @@ func layoutName(blocked bool) string {
 	return "classic"
 }
 
-// describe gathers the info of loaded, read from path.
-func describe(path string, size int64, loaded any) filterInfo {
-	in := filterInfo{File: path, FileBytes: size}
+// describe gathers the info of f, read from path.
+func describe(path string, size int64, f *filterFile) filterInfo {
+	in := filterInfo{File: path, FileBytes: size, FormatVersion: f.Version(), Copied: f.Copied(), BodyChecked: f.checked}
+	in.Layout = layoutName(f.Layout() == bloom.LayoutBlocked)
+	in.Bits, in.Seed = f.Bits(), f.Seed()
+	in.Capacity, in.ErrorRate, in.Count = f.Capacity(), f.ErrorRate(), f.Count()
+	estimated := f.EstimatedCount()
+	in.FillRatio = ptrTo(f.FillRatio())
+	in.EstimatedErrorRate = f.EstimatedErrorRate()
 	var count distinctCount
-	switch f := loaded.(type) {
-	case *bloom.BloomFilter:
-		in.Kind, in.Layout = "fixed", layoutName(f.Blocked())
-		in.Bits, in.Bytes = f.Bits(), (f.Bits()+63)/64*8
+	if !f.Scalable() {
+		in.Kind = "fixed"
+		in.Bytes = (in.Bits + 63) / 64 * 8
 		in.Hashes = ptrTo(f.Hashes())
-		in.Seed = f.Seed()
-		in.Capacity, in.ErrorRate, in.Count = f.Capacity(), f.ErrorRate(), f.Count()
-		in.FillRatio = ptrTo(f.FillRatio())
-		in.EstimatedErrorRate = f.EstimatedErrorRate()
-		count = plainCount(f)
+		count = plainCountOf(estimated, f.Count(), f.Bits(), f.Hashes())
 		in.Saturated = !count.known
-		in.full = f.IsFull()
-	case *bloom.ScalableBloomFilter:
-		in.Kind, in.Layout = "scalable", layoutName(f.Blocked())
-		in.Bits, in.Bytes = f.Bits(), (f.Bits()+7)/8
-		in.Seed = f.Seed()
-		in.Capacity, in.InitialCapacity = f.Capacity(), ptrTo(f.InitialCapacity())
-		in.ErrorRate, in.Count = f.ErrorRate(), f.Count()
-		// Shown if the library offers it for scalable filters.
-		if g, ok := loaded.(interface{ FillRatio() float64 }); ok {
-			in.FillRatio = ptrTo(g.FillRatio())
-		}
-		in.EstimatedErrorRate = f.EstimatedErrorRate()
+		in.full = f.Count() >= f.Capacity()
+	} else {
+		in.Kind = "scalable"
+		in.Bytes = (in.Bits + 7) / 8
+		in.InitialCapacity = ptrTo(f.InitialCapacity())
 		in.SubFilters = ptrTo(f.NumFilters())
 		in.Saturated = f.Saturated()
-		count = scalableCount(f)
-	case *bloom.WindowFilter:
-		in.Kind, in.Layout = "window", layoutName(true)
-		in.Bits, in.Bytes = f.Bits(), f.Bits()/8
-		in.Hashes = ptrTo(f.Hashes())
-		in.Seed = f.Seed()
-		in.Capacity, in.ErrorRate, in.Count = f.Window(), f.ErrorRate(), f.Count()
-		in.FillRatio = ptrTo(f.FillRatio())
-		in.EstimatedErrorRate = f.EstimatedErrorRate()
-		in.SubFilters = ptrTo(f.Generations())
-		count = distinctCount{f.EstimatedCount(), true}
+		count = scalableCountOf(estimated, f.Count())
 	}
 	if count.known {
 		in.EstimatedCount = ptrTo(count.n)
@@ -125,6 +121,7 @@ func describe(path string, size int64, loaded any) filterInfo {
 func runInfo(e *env, args []string) error {
 	flags := newFlagSet(e, "info", infoDoc)
 	asJSON := flags.Bool("json", false, "print one JSON object")
+	skipCheck := flags.Bool("skip-check", false, skipCheckDoc)
 	if err := flags.parse(args); err != nil {
 		return err
 	}
@@ -132,15 +129,12 @@ func runInfo(e *env, args []string) error {
 		return err
 	}
 	path := flags.Arg(0)
-	loaded, err := loadFilter(path)
+	f, err := openFilter(path, *skipCheck)
 	if err != nil {
 		return err
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	in := describe(path, st.Size(), loaded)
+	defer f.Close()
+	in := describe(path, f.size, f)
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -151,7 +145,18 @@ func runInfo(e *env, args []string) error {
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(tw, "%s:\t"+format+"\n", append([]any{name}, args...)...)
 	}
-	row("file", "%s (%s bytes)", path, thousands(uint64(st.Size())))
+	row("file", "%s (%s bytes)", path, thousands(uint64(in.FileBytes)))
+	version := "version %d"
+	if in.FormatVersion < 3 {
+		version += " (an older release's; build and dedup -state write version 3)"
+	}
+	row("format", version, in.FormatVersion)
+	switch {
+	case in.Copied:
+		row("view", "copied the bits into memory (misaligned in the file, or a big-endian machine)")
+	case !in.BodyChecked:
+		row("view", "checksums of the bits not checked (-skip-check)")
+	}
 	estimated := func() {
 		if in.EstimatedCount != nil {
 			row("estimated count", "%s keys", thousands(*in.EstimatedCount))
@@ -196,19 +201,6 @@ func runInfo(e *env, args []string) error {
 		if in.Saturated {
 			row("note", "saturated: it can grow no more, and false positives rise above the target")
 		}
-	case "window":
-		row("kind", "window filter (the recent past only)")
-		row("layout", "%s", in.Layout)
-		row("generations", "%d", *in.SubFilters)
-		row("bits", "%s (%s bytes)", thousands(in.Bits), thousands(in.Bytes))
-		row("hashes", "%d", *in.Hashes)
-		row("seed", "%#08x", in.Seed)
-		row("window", "%s keys", thousands(in.Capacity))
-		row("target error rate", "%.4g (at every moment)", in.ErrorRate)
-		row("count", "%s keys (in the generations still in the window)", thousands(in.Count))
-		estimated()
-		row("fill ratio", "%.4f%%", 100**in.FillRatio)
-		row("estimated error rate", "%.4g", in.EstimatedErrorRate)
 	}
 	return tw.Flush()
 }

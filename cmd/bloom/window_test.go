@@ -44,10 +44,6 @@ func TestDedupWindowState(t *testing.T) {
 	state := filepath.Join(dir, "week.bf")
 	runBloom(t, "a\nb\n", "dedup", "-q", "-window", "7d", "-capacity", "1000", "-state", state).want(t, 0, ptr("a\nb\n"))
 	runBloom(t, "a\nb\nc\n", "dedup", "-q", "-state", state).want(t, 0, ptr("c\n"))
-	runBloom(t, "", "info", state).want(t, 0, nil)
-	if r := runBloom(t, "", "info", state); !strings.Contains(r.stdout, "window") {
-		t.Errorf("info does not say window:\n%s", r.stdout)
-	}
 	// A scalable state refuses -window.
 	scal := filepath.Join(dir, "all.bf")
 	runBloom(t, "a\n", "dedup", "-q", "-state", scal).want(t, 0, nil)
