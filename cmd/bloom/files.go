@@ -26,7 +26,7 @@ const (
 
 // loadState reads the dedup state at path, written by dedup -state, by build
 // or by the library's WriteTo, into memory (dedup adds to it): a
-// *bloom.BloomFilter or a *bloom.ScalableBloomFilter. The file must hold
+// *bloom.BloomFilter, *bloom.ScalableBloomFilter or *bloom.WindowFilter. The file must hold
 // exactly one encoding, and be a regular file or not exist: it opens path
 // without waiting (a FIFO would wait for a writer while the run holds the
 // state's lock) and refuses any other kind of file.

@@ -15,7 +15,9 @@ dedup -state: a fixed-size or a scalable Bloom filter.
 With -json it prints one JSON object instead, with these fields (null where
 one does not apply to the kind of filter or is unknown):
   file, file_bytes      the file's name and size
-  kind                  "fixed" or "scalable"
+  kind                  "fixed", "scalable" or "window" (a dedup -window
+                        state, decoded rather than read where it lies:
+                        the fields below that a window has)
   layout                "classic" or "blocked" (every key's bits in one
                         512-bit block; scalable: of every sub-filter)
   bits, bytes           the size of the bit arrays in memory
@@ -129,6 +131,11 @@ func runInfo(e *env, args []string) error {
 		return err
 	}
 	path := flags.Arg(0)
+	if win, err := loadWindowFile(path); err != nil {
+		return err
+	} else if win != nil {
+		return windowInfo(e, path, win, *asJSON)
+	}
 	f, err := openFilter(path, *skipCheck)
 	if err != nil {
 		return err

@@ -38,14 +38,22 @@ func runQuery(e *env, args []string) error {
 	if err := checkArgs(flags, 1, -1); err != nil {
 		return err
 	}
-	f, err := openFilter(flags.Arg(0), *skipCheck)
-	if err != nil {
+	var f interface{ Test(key []byte) bool }
+	if win, err := loadWindowFile(flags.Arg(0)); err != nil {
 		return err
-	}
-	defer f.Close()
-	if f.Saturated() {
-		fmt.Fprintf(e.stderr, "bloom query: warning: %s is saturated: \"present\" is wrong more often than its error rate %g (estimated %.3g)\n",
-			flags.Arg(0), f.ErrorRate(), f.EstimatedErrorRate())
+	} else if win != nil {
+		f = win // a dedup -window state: decoded, not viewed
+	} else {
+		v, err := openFilter(flags.Arg(0), *skipCheck)
+		if err != nil {
+			return err
+		}
+		defer v.Close()
+		if v.Saturated() {
+			fmt.Fprintf(e.stderr, "bloom query: warning: %s is saturated: \"present\" is wrong more often than its error rate %g (estimated %.3g)\n",
+				flags.Arg(0), v.ErrorRate(), v.EstimatedErrorRate())
+		}
+		f = v
 	}
 	w := bufio.NewWriterSize(e.stdout, ioBufferSize)
 	absent := false

@@ -44,6 +44,11 @@ func TestDedupWindowState(t *testing.T) {
 	state := filepath.Join(dir, "week.bf")
 	runBloom(t, "a\nb\n", "dedup", "-q", "-window", "7d", "-capacity", "1000", "-state", state).want(t, 0, ptr("a\nb\n"))
 	runBloom(t, "a\nb\nc\n", "dedup", "-q", "-state", state).want(t, 0, ptr("c\n"))
+	// info and query read a window state too.
+	if r := runBloom(t, "", "info", state); r.code != 0 || !strings.Contains(r.stdout, "window filter") || !strings.Contains(r.stdout, "168h0m0s") {
+		t.Errorf("info of a window state: status %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	runBloom(t, "", "query", state, "a", "zz").want(t, exitAbsent, ptr("a\tpresent\nzz\tabsent\n"))
 	// A scalable state refuses -window.
 	scal := filepath.Join(dir, "all.bf")
 	runBloom(t, "a\n", "dedup", "-q", "-state", scal).want(t, 0, nil)
