@@ -1418,8 +1418,8 @@ func Generations(r int) Option {
 //     ErrorRate. Under Saturate, a time window may break this one, and
 //     EstimatedErrorRate says by how much.
 //
-// It is a ring of r generations, blocked filters of window/(r-1) keys at
-// ErrorRate/r each: keys go into the newest; when the newest is full (or
+// It is a ring of r generations, blocked filters of ceil(window/(r-1)) keys
+// at 1-(1-ErrorRate)^(1/r) (about ErrorRate/r) each: keys go into the newest; when the newest is full (or
 // its time, d/(r-1), is up) the oldest is cleared and becomes the newest.
 // A key is forgotten after at most r*ceil(window/(r-1)) more keys (or
 // d*r/(r-1) of time). At 1% it takes 17.0 bits per window key (r = 7), at
