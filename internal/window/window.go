@@ -202,11 +202,7 @@ func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
 // then tested in full, newest first.
 func (f *Filter) Test(h1, h2 uint64, live int) bool {
 	i := f.block(h1)
-	k := f.K
-	p0, p1 := h2&(blocked.BlockBits-1), h2>>9&(blocked.BlockBits-1)
-	if k == 1 {
-		p1 = p0
-	}
+	p0 := h2 & (blocked.BlockBits - 1)
 	w := f.words
 	// Prefetches of the key's line in every live generation first: unlike
 	// loads, they hold no slot of the load queue while they wait, so all
@@ -223,8 +219,21 @@ func (f *Filter) Test(h1, h2 uint64, live int) bool {
 		}
 	}
 	prefetch.Words(w, idx[:live])
+	return f.probe(h1, h2, live)
+}
+
+// probe is Test without its prefetches, for the batch calls, whose
+// pipeline has prefetched the key's lines.
+func (f *Filter) probe(h1, h2 uint64, live int) bool {
+	i := f.block(h1)
+	k := f.K
+	p0, p1 := h2&(blocked.BlockBits-1), h2>>9&(blocked.BlockBits-1)
+	if k == 1 {
+		p1 = p0
+	}
+	w := f.words
 	var alive uint64 // bit j: the generation j after the newest, backwards
-	g = f.newest
+	g := f.newest
 	for j := range live {
 		b := uint64(g)*f.gw + i
 		alive |= (w[b+p0>>6] >> (p0 & 63) & (w[b+p1>>6] >> (p1 & 63)) & 1) << j
