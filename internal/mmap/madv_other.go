@@ -1,0 +1,8 @@
+//go:build !linux
+
+package mmap
+
+// advise does nothing: the advice is Linux's here. (macOS has madvise, but
+// package syscall does not offer it there, and of the advice only Random
+// and WillNeed would apply.)
+func advise([]byte, Advice) error { return nil }
