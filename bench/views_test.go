@@ -242,6 +242,9 @@ func rollupKiB(tb testing.TB, pid int, field string) int {
 	return 0
 }
 
+// rusageThread is RUSAGE_THREAD: getrusage of the calling thread.
+const rusageThread = 1
+
 // queryKeys returns n random 16-byte keys, about 1% of which a filter of
 // 10^8 keys at 1% reports present.
 func queryKeys(n int) [][]byte {
@@ -331,12 +334,15 @@ func BenchmarkViewVsHeap(b *testing.B) {
 				spent := make([]time.Duration, len(filters))
 				results := make([]bool, round)
 				hits := make([]int, len(filters))
+				faults := make([]int64, len(filters))
 				b.ResetTimer()
 				for i := range b.N {
 					batch := keys[(i*round)%len(keys):][:round]
 					for j := range filters {
 						j = (j + i) % len(filters) // rotate who goes first
 						f := filters[j]
+						var r0, r1 syscall.Rusage
+						syscall.Getrusage(rusageThread, &r0)
 						start := now()
 						if method == "Test" {
 							for k, key := range batch {
@@ -346,6 +352,8 @@ func BenchmarkViewVsHeap(b *testing.B) {
 							f.TestMany(batch, results)
 						}
 						spent[j] += now() - start
+						syscall.Getrusage(rusageThread, &r1)
+						faults[j] += r1.Minflt - r0.Minflt + r1.Majflt - r0.Majflt
 						for _, r := range results {
 							if r {
 								hits[j]++
@@ -358,6 +366,7 @@ func BenchmarkViewVsHeap(b *testing.B) {
 						b.Fatalf("%s answered %d present, heap %d", names[j], hits[j], hits[0])
 					}
 					b.ReportMetric(float64(spent[j].Nanoseconds())/float64(b.N*round), names[j]+"-ns/key")
+					b.ReportMetric(float64(faults[j])/float64(b.N*round), names[j]+"-faults/key")
 					if j > 0 {
 						b.ReportMetric(float64(spent[j])/float64(spent[0]), names[j]+"/heap")
 					}
