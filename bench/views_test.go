@@ -261,7 +261,9 @@ func queryKeys(n int) [][]byte {
 // filter decoded into the heap with Read against a View over the same
 // encoding: in heap bytes (NewView), and in files mapped by Open in the
 // directories of BLOOM_VIEW_DIRS (colon-separated; default /tmp and
-// /dev/shm). Every iteration runs one round of 4096 keys on each, in turn,
+// /dev/shm): twice (file-DIR and file-DIR-2, two files, so two sets of pages
+// of the page cache), and once dropped from the page cache and read back
+// through a mapping advised MADV_HUGEPAGE (file-DIR-huge). Every iteration runs one round of 4096 keys on each, in turn,
 // timed by the CPU time of the benchmarking thread, so that one run gives
 // the ratios under one load of the machine. The mapped files are read
 // through (the body check) before timing, so every page is resident and
@@ -313,18 +315,50 @@ func BenchmarkViewVsHeap(b *testing.B) {
 		}
 		filters = append(filters, view)
 		for _, dir := range dirs {
-			path := filepath.Join(dir, fmt.Sprintf("bloom-viewvsheap-%s.bin", lay.name))
-			if err := writeFile(path, heap); err != nil {
-				b.Fatal(err)
+			for _, kind := range []string{"", "-2", "-huge"} {
+				path := filepath.Join(dir, fmt.Sprintf("bloom-viewvsheap-%s%s.bin", lay.name, kind))
+				if err := writeFile(path, heap); err != nil {
+					b.Fatal(err)
+				}
+				defer os.Remove(path)
+				names = append(names, "file"+strings.ReplaceAll(dir, "/", "-")+kind)
+				if kind != "-huge" {
+					v, err := bloom.Open(path) // the body check maps every page
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer v.Close()
+					filters = append(filters, v)
+					continue
+				}
+				// The same file dropped from the page cache and read back
+				// through a mapping advised MADV_HUGEPAGE (what
+				// mmap.Open(path, mmap.HugePages) does), by the body check:
+				// in 2 MiB folios mapped with 2 MiB pages where the file
+				// system can.
+				evict(b, path)
+				fd, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fi, _ := fd.Stat()
+				data, err := syscall.Mmap(int(fd.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+				fd.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer syscall.Munmap(data)
+				if err := syscall.Madvise(data, syscall.MADV_HUGEPAGE); err != nil {
+					b.Fatal(err)
+				}
+				v, err := bloom.NewView(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				filters = append(filters, v)
+				b.Logf("%s: %d KiB resident, %d KiB of it in 2 MiB pages", path,
+					mappingKiB(b, "self", path, "Rss:"), mappingKiB(b, "self", path, "FilePmdMapped:")+mappingKiB(b, "self", path, "ShmemPmdMapped:"))
 			}
-			defer os.Remove(path)
-			v, err := bloom.Open(path) // the body check maps every page
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer v.Close()
-			names = append(names, "file"+strings.ReplaceAll(dir, "/", "-"))
-			filters = append(filters, v)
 		}
 		for _, method := range []string{"Test", "TestMany"} {
 			b.Run(lay.name+"/"+method, func(b *testing.B) {
