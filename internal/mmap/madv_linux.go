@@ -2,6 +2,7 @@ package mmap
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
@@ -29,4 +30,13 @@ func advise(data []byte, a Advice) error {
 		return nil
 	}
 	return err
+}
+
+// dropCache drops fd's unmapped clean pages from the page cache.
+func dropCache(fd *os.File) error {
+	const fadvDontNeed = 4 // POSIX_FADV_DONTNEED
+	if _, _, errno := syscall.Syscall6(syscall.SYS_FADVISE64, fd.Fd(), 0, 0, fadvDontNeed, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
 }

@@ -328,3 +328,58 @@ func BenchmarkRandomLoads(b *testing.B) {
 		}
 	}
 }
+
+// inCore returns how many pages of data, a mapping, are in the page cache
+// (mincore).
+func inCore(t testing.TB, data []byte) int {
+	page := os.Getpagesize()
+	vec := make([]byte, (len(data)+page-1)/page)
+	if _, _, errno := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&data[0])), uintptr(len(data)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatalf("mincore: %v", errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
+
+// TestDropCache checks that DropCache empties the page cache of a file that
+// was just written and read, except on tmpfs, whose pages are the file.
+func TestDropCache(t *testing.T) {
+	const size = 8 << 20
+	dir := t.TempDir()
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	const tmpfsMagic = 0x01021994
+	if fs.Type == tmpfsMagic {
+		t.Skipf("%s is on tmpfs, which keeps its pages", dir)
+	}
+	path := filepath.Join(dir, "f")
+	if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := inCore(t, f.Data); n != size/os.Getpagesize() {
+		t.Fatalf("%d pages of a file just written in the page cache, want all %d", n, size/os.Getpagesize())
+	}
+	f.Close()
+	if err := DropCache(path); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n := inCore(t, f.Data); n != 0 {
+		t.Errorf("after DropCache, %d pages in the page cache, want 0", n)
+	}
+	if err := DropCache(filepath.Join(dir, "missing")); err == nil {
+		t.Error("DropCache of a missing file succeeded")
+	}
+}
