@@ -235,7 +235,7 @@ func TestV3ScalableWalk(t *testing.T) {
 //	go test -run X -bench VerifyV3 -count 5 ./internal/format
 func BenchmarkVerifyV3(b *testing.B) {
 	rng := rand.New(rand.NewPCG(9, 9))
-	h, words := v3Filter(rng, 256<<20/8, 0)
+	h, words := v3Filter(rng, 256<<20/8, V3SectionSize)
 	enc := AppendV3(nil, h, words, true)
 	for _, parallel := range []uint64{math.MaxUint64, ParallelMin} {
 		name := "serial"
