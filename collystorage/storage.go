@@ -1,7 +1,6 @@
 package collystorage
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/url"
 	"sync"
@@ -133,18 +132,16 @@ func (s *Storage) Bits() uint64 {
 // answer (false for opAdd). Every filter call of Storage goes through it.
 //
 // hashed-calls: requestID is already a 64-bit hash (FNV-64a of the URL and
-// body), yet it is added as an 8-byte key that the filter hashes again with
-// murmur3. Once bloom's types take a hash themselves (AddHash, TestHash,
-// TestAndAddHash(h uint64)), the two calls below become those, with
-// requestID, and the key array goes. That changes which bits an ID sets: the
-// saved format's key encoding (keyRequestID8, file.go) must then get a new
-// value, and files of the old one keep this path.
+// body), so it goes to the filter's hashed calls, which mix it once with
+// murmur3 and the filter's seed. Those set and read the bits that Add and
+// TestAndAdd of its 8 little-endian bytes did before them (bloom's doc of
+// the hashed keys promises it), so the key encoding of saved files,
+// keyRequestID8, is unchanged: TestReadByteKeyGolden reads a file written
+// by the byte-key calls and fails if that ever stops holding.
 func (s *Storage) call(o op, requestID uint64) bool {
-	var key [8]byte
-	binary.LittleEndian.PutUint64(key[:], requestID)
 	if o == opAdd {
-		s.f.Add(key[:])
+		s.f.AddHash(requestID)
 		return false
 	}
-	return s.f.TestAndAdd(key[:])
+	return s.f.TestAndAddHash(requestID)
 }
