@@ -259,7 +259,10 @@ func TestRedisByteKeyState(t *testing.T) {
 //
 // The loops are written out, with b.N: a key array passed through a func
 // value, or to a call in a b.Loop loop (which keeps arguments alive), moves
-// to the heap, which Storage's own calls do not do.
+// to the heap, which Storage's own calls do not do. The hashed form of each
+// pair always runs second: to compare a pair closely, run its two
+// sub-benchmarks in alternating processes (go test -c, then -test.bench
+// 'BenchmarkHashedCalls/visited/TestAndAdd$' and '...TestAndAddHash$').
 func BenchmarkHashedCalls(b *testing.B) {
 	f, err := bloom.NewScalable(10_000, 0.001, bloom.Concurrent())
 	if err != nil {
