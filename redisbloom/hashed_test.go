@@ -141,7 +141,7 @@ func TestHashedParity(t *testing.T) {
 
 // TestScalableHashedParity grows a Redis scalable filter and the in-memory
 // one with the same parameters through the hashed calls, single and batch,
-// from 1,000 to 30,000 hashes (5 sub-filters), and checks the answers, Count
+// from 1,000 to 30,000 hashes (7 sub-filters), and checks the answers, Count
 // and Export against the in-memory filter's hashed calls, and that Test of a
 // hash's 8 little-endian bytes answers as TestHash.
 func TestScalableHashedParity(t *testing.T) {
