@@ -555,10 +555,13 @@ func (f *BloomFilter) AddString(key string) {
 // addKey is TestAndAdd: add written out after the hash, so that the
 // single-key calls of a filter that is not concurrent go straight to the
 // layout's code, one call less per key than through add (which cannot be
-// inlined). It takes a key or (K uint64) a hash, so that AddHash and the
-// other hashed calls share its code at the cost of Add.
-func addKey[K layout.Key](f *BloomFilter, key K) (present bool) {
-	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.seed)
+// inlined). The hashed calls pass it a hash's 8 bytes (hashBytes). It is
+// not generic, as it was for a while: a call to a generic function that a
+// caller in another package inlines, such as Add, made the key escape there
+// (escape analysis had no tags for the instantiation), so Add of a stack
+// array allocated (TestNoAllocsFromOtherPackage).
+func addKey(f *BloomFilter, key []byte) (present bool) {
+	h1, h2 := murmur.Sum128(key, f.seed)
 	switch {
 	case f.conc != nil || f.k == 0:
 		return f.add(h1, h2)
@@ -598,9 +601,9 @@ func (f *BloomFilter) TestString(key string) bool {
 
 // testKey is Test. A blocked filter's test is blocked.Test written out from
 // its parts, which all inline but Rest, taken by few keys: see blocked.Test
-// for what a call per key cost. It takes a key or a hash, like addKey.
-func testKey[K layout.Key](f *BloomFilter, key K) bool {
-	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.seed)
+// for what a call per key cost. It takes bytes only, like addKey.
+func testKey(f *BloomFilter, key []byte) bool {
+	h1, h2 := murmur.Sum128(key, f.seed)
 	switch {
 	case f.conc != nil && f.blocked:
 		return blocked.TestAtomic(f.words, f.m, f.k, h1, h2)
@@ -646,6 +649,13 @@ func (f *BloomFilter) TestAndAddString(key string) bool {
 // in order, with the single-key code. So the cache misses of several keys
 // overlap instead of coming one after another, and the semantics are those
 // of the single calls by construction.
+//
+// The exported batch methods are go:noinline: each is a call to a generic
+// function, and a caller in another package that inlined one called that
+// generic function's instantiation, for which escape analysis has no tags,
+// so the keys escaped: a [][]byte on the caller's stack cost two
+// allocations per call (TestNoAllocsFromOtherPackage). One call per batch
+// is nothing next to the keys.
 
 // batchResults returns results[:n], reusing its storage, if it has room for n
 // answers, and a new slice of n otherwise.
@@ -690,9 +700,13 @@ func addMany[K layout.Key](f *BloomFilter, keys []K, results []bool) {
 // AddMany inserts every key of keys, in order, like calling Add on each. On a
 // filter larger than the caches it overlaps the cache misses of several keys,
 // which makes it faster than that loop. It does not allocate.
+//
+//go:noinline
 func (f *BloomFilter) AddMany(keys [][]byte) { addMany(f, keys, nil) }
 
 // AddManyStrings is AddMany for string keys, without copying them.
+//
+//go:noinline
 func (f *BloomFilter) AddManyStrings(keys []string) { addMany(f, keys, nil) }
 
 // TestMany reports, for every key of keys, whether it may be in the filter,
@@ -708,11 +722,15 @@ func (f *BloomFilter) AddManyStrings(keys []string) { addMany(f, keys, nil) }
 // keys, which makes it faster than a loop of Test, most of all for absent
 // keys. The batch calls are safe for concurrent use wherever their single
 // calls are.
+//
+//go:noinline
 func (f *BloomFilter) TestMany(keys [][]byte, results []bool) []bool {
 	return testMany(f, keys, results)
 }
 
 // TestManyStrings is TestMany for string keys, without copying them.
+//
+//go:noinline
 func (f *BloomFilter) TestManyStrings(keys []string, results []bool) []bool {
 	return testMany(f, keys, results)
 }
@@ -724,6 +742,8 @@ func (f *BloomFilter) TestManyStrings(keys []string, results []bool) []bool {
 // It fills and returns results like TestMany. On a Concurrent filter, of
 // several goroutines adding the same new key at once, by this call or any
 // other, exactly one hears false.
+//
+//go:noinline
 func (f *BloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	addMany(f, keys, results)
@@ -732,6 +752,8 @@ func (f *BloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
 
 // TestAndAddManyStrings is TestAndAddMany for string keys, without copying
 // them.
+//
+//go:noinline
 func (f *BloomFilter) TestAndAddManyStrings(keys []string, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	addMany(f, keys, results)
@@ -1238,41 +1260,6 @@ type Header struct {
 	Blocked bool
 }
 
-// Layout is how a filter places a key's bits: LayoutClassic or LayoutBlocked
-// (see Blocked). The zero Layout states no layout; only a zero BloomFilter
-// or ScalableBloomFilter reports it.
-type Layout uint8
-
-// The layouts.
-const (
-	// LayoutClassic spreads a key's k bits over the whole filter
-	// (AppendLocations). It is the default.
-	LayoutClassic Layout = 1
-
-	// LayoutBlocked keeps a key's k bits in one 512-bit block
-	// (AppendBlockedLocations), made by the Blocked option.
-	LayoutBlocked Layout = 2
-)
-
-// String returns "classic" or "blocked", or "Layout(n)" for any other value.
-func (l Layout) String() string {
-	switch l {
-	case LayoutClassic:
-		return "classic"
-	case LayoutBlocked:
-		return "blocked"
-	}
-	return fmt.Sprintf("Layout(%d)", uint8(l))
-}
-
-// layoutOf returns the layout of a filter that exists, blocked or not.
-func layoutOf(isBlocked bool) Layout {
-	if isBlocked {
-		return LayoutBlocked
-	}
-	return LayoutClassic
-}
-
 // Layout returns the filter's layout, LayoutClassic or LayoutBlocked, or 0
 // for a zero BloomFilter. Filters of different layouts are never combined or
 // Equal, and their bits mean different keys.
@@ -1525,10 +1512,14 @@ func (f *BloomFilter) Blocked() bool { return f.blocked }
 // rate (5e-11 at n = 10^9). They cost less than the calls on keys of 9 bytes
 // or more and never allocate.
 
+// hashBytes returns the 8 little-endian bytes of *h, in place, which the
+// hashed calls hash (see layout.KeyBytes).
+func hashBytes(h *uint64) []byte { return layout.KeyBytes(h) }
+
 // AddHash inserts the key whose 64-bit hash is h: it is Add of the 8
 // little-endian bytes of h (see TestHash). It does not allocate.
 func (f *BloomFilter) AddHash(h uint64) {
-	addKey(f, h)
+	addKey(f, hashBytes(&h))
 }
 
 // TestHash reports whether the key whose 64-bit hash is h may be in the
@@ -1539,21 +1530,25 @@ func (f *BloomFilter) AddHash(h uint64) {
 // which adds about n/2^64 to the rate for n keys and a uniform 64-bit hash.
 // It does not allocate.
 func (f *BloomFilter) TestHash(h uint64) bool {
-	return testKey(f, h)
+	return testKey(f, hashBytes(&h))
 }
 
 // TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
 // TestHash).
 func (f *BloomFilter) TestAndAddHash(h uint64) bool {
-	return addKey(f, h)
+	return addKey(f, hashBytes(&h))
 }
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes: it inserts every
 // hash of hashes, in order, like calling AddHash on each.
+//
+//go:noinline
 func (f *BloomFilter) AddManyHashes(hashes []uint64) { addMany(f, hashes, nil) }
 
 // TestManyHashes is TestMany for keys given as 64-bit hashes: results[i] is
 // TestHash(hashes[i]). It fills and returns results like TestMany.
+//
+//go:noinline
 func (f *BloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
 	return testMany(f, hashes, results)
 }
@@ -1561,6 +1556,8 @@ func (f *BloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
 // TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
 // results[i] is what TestAndAddHash would have returned for hashes[i] had
 // they been added one by one.
+//
+//go:noinline
 func (f *BloomFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
 	results = batchResults(results, len(hashes))
 	addMany(f, hashes, results)
@@ -1655,21 +1652,19 @@ func NewView(data []byte, opts ...ViewOption) (*View, error) {
 		v.f = filters[0]
 		return v, nil
 	}
-	s, err := scalableFrom(e.Params)
-	if err != nil {
+	var k scalableSink
+	if err := k.Params(e.Params); err != nil {
 		return nil, err
 	}
 	for i, f := range filters {
-		if err := s.checkSubFilter(i, f); err != nil {
+		if err := k.add(i, f); err != nil {
 			return nil, err
 		}
 	}
-	s.filters = filters
-	if err := s.finish(); err != nil {
+	if err := k.done(nil); err != nil {
 		return nil, err
 	}
-	s.setFilters(filters)
-	v.s = s
+	v.s = k.d
 	return v, nil
 }
 
@@ -1757,7 +1752,7 @@ func (v *View) TestString(key string) bool { return v.Test(bytesOf(key)) }
 func (v *View) TestHash(h uint64) bool {
 	v.check()
 	if v.f != nil {
-		return testKey(v.f, h)
+		return testKey(v.f, hashBytes(&h))
 	}
 	return v.s.test(murmur.Sum128(layout.KeyBytes(&h), v.s.seed))
 }
@@ -1765,14 +1760,20 @@ func (v *View) TestHash(h uint64) bool {
 // TestMany reports for every key of keys whether it may be in the filter:
 // results[i] is Test(keys[i]). It fills and returns results like
 // BloomFilter.TestMany, and overlaps the cache misses of several keys.
+//
+//go:noinline
 func (v *View) TestMany(keys [][]byte, results []bool) []bool { return viewTestMany(v, keys, results) }
 
 // TestManyStrings is TestMany for string keys, without copying them.
+//
+//go:noinline
 func (v *View) TestManyStrings(keys []string, results []bool) []bool {
 	return viewTestMany(v, keys, results)
 }
 
 // TestManyHashes is TestMany for keys given as 64-bit hashes.
+//
+//go:noinline
 func (v *View) TestManyHashes(hashes []uint64, results []bool) []bool {
 	return viewTestMany(v, hashes, results)
 }
@@ -1796,69 +1797,78 @@ func (v *View) Version() int { return v.ver }
 // they were misaligned or the machine is big-endian (see View).
 func (v *View) Copied() bool { return v.copied }
 
-// Layout returns the layout of the filter, LayoutClassic or LayoutBlocked.
-func (v *View) Layout() Layout {
+// filter returns the filter the View answers with. It panics after Close,
+// like every method of View.
+func (v *View) filter() Filter {
+	v.check()
 	if v.f != nil {
-		return v.f.Layout()
+		return v.f
 	}
-	return v.s.Layout()
+	return v.s
 }
 
+// Layout returns the filter's layout, LayoutClassic or LayoutBlocked.
+func (v *View) Layout() Layout { return v.filter().Layout() }
+
 // Seed returns the filter's murmur3 seed.
-func (v *View) Seed() uint32 {
-	if v.f != nil {
-		return v.f.seed
-	}
-	return v.s.seed
-}
+func (v *View) Seed() uint32 { return v.filter().Seed() }
 
 // Bits returns the size of the filter in bits, all sub-filters together for
 // a ScalableBloomFilter.
-func (v *View) Bits() uint64 {
-	if v.f != nil {
-		return v.f.m
-	}
-	return v.s.Bits()
-}
+func (v *View) Bits() uint64 { return v.filter().Bits() }
 
 // Hashes returns the number of hash functions of a BloomFilter's encoding,
 // and of the newest sub-filter of a ScalableBloomFilter's.
 func (v *View) Hashes() uint {
-	if v.f != nil {
+	if v.filter(); v.f != nil {
 		return v.f.k
 	}
 	return v.s.filters[len(v.s.filters)-1].k
 }
 
 // Count returns the number of keys the encoding records as added.
-func (v *View) Count() uint64 {
-	if v.f != nil {
-		return v.f.count
-	}
-	return v.s.Count()
-}
+func (v *View) Count() uint64 { return v.filter().Count() }
 
 // Capacity returns the filter's capacity in keys: that of the BloomFilter,
 // or of all sub-filters together for a ScalableBloomFilter.
-func (v *View) Capacity() uint64 {
-	if v.f != nil {
+func (v *View) Capacity() uint64 { return v.filter().Capacity() }
+
+// InitialCapacity returns the capacity of a ScalableBloomFilter's first
+// sub-filter, and a BloomFilter's capacity.
+func (v *View) InitialCapacity() uint64 {
+	if v.filter(); v.f != nil {
 		return v.f.capacity
 	}
-	return v.s.Capacity()
+	return v.s.initialCapacity
 }
 
 // ErrorRate returns the filter's target false-positive rate.
-func (v *View) ErrorRate() float64 {
-	if v.f != nil {
-		return v.f.errorRate
-	}
-	return v.s.errorRate
+func (v *View) ErrorRate() float64 { return v.filter().ErrorRate() }
+
+// Saturated reports whether the encoding is of a ScalableBloomFilter that
+// can grow no more (see ScalableBloomFilter.Saturated).
+func (v *View) Saturated() bool {
+	v.check()
+	return v.s != nil && v.s.Saturated()
 }
+
+// FillRatio returns the fraction of the bits that are set, as the filter
+// decoded from the same bytes does. It reads every word, O(m/64), and so
+// every page of a mapped file.
+func (v *View) FillRatio() float64 { return v.filter().FillRatio() }
+
+// EstimatedCount returns the number of distinct keys the filter most likely
+// holds, as the decoded filter does. O(m/64), like FillRatio.
+func (v *View) EstimatedCount() uint64 { return v.filter().EstimatedCount() }
+
+// EstimatedErrorRate returns the false-positive rate at the filter's
+// current fill, as the decoded filter does. O(m/64), like FillRatio.
+func (v *View) EstimatedErrorRate() float64 { return v.filter().EstimatedErrorRate() }
 
 // NumFilters returns the number of sub-filters of a ScalableBloomFilter's
 // encoding, and 1 for a BloomFilter's.
 func (v *View) NumFilters() int {
-	if v.f != nil {
+	if v.filter(); v.f != nil {
 		return 1
 	}
 	return len(v.s.filters)

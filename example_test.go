@@ -2,12 +2,14 @@ package bloom_test
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"sync"
 	"sync/atomic"
+	"testing"
 
 	"github.com/bloomfilters/bloom"
 )
@@ -315,4 +317,93 @@ func ExampleFromWords() {
 	// 10240 7 1 160 words
 	// true true
 	// bloom: invalid parameter: Count 100 exceeds the 7 set bits
+}
+
+// A filter embedded in the program with go:embed, here one of 1,000 keys
+// "embed-0" to "embed-999" that grew to several sub-filters.
+//
+//go:embed testdata/v3/embed-scalable-n100-p0.01.bin
+var embeddedFilter string
+
+// NewViewString answers from a filter embedded in the program, where it
+// lies: it checks every checksum once and copies nothing (unless the string
+// is misaligned: see View).
+func ExampleNewViewString() {
+	v, err := bloom.NewViewString(embeddedFilter)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(v.TestString("embed-999"), v.TestString("embed-1000"), v.NumFilters(), "sub-filters")
+	// Output:
+	// true false 5 sub-filters
+}
+
+// Open maps a filter file read-only: it reads the pages that its checks
+// and its answers touch, and processes that open the same file share them.
+// SkipBodyCheck opens even a 1 GB file in milliseconds, at a risk (see it).
+func ExampleOpen() {
+	v, err := bloom.Open("testdata/v3/embed-blocked-n1000-p0.01.bin")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer v.Close()
+	fmt.Println(v.TestString("embed-1"), v.TestString("embed-5000"), v.Version(), v.Layout())
+	// Output:
+	// true false 3 blocked
+}
+
+// TestNoAllocsFromOtherPackage checks, from another package as users call
+// them, that the single-key, hashed and batch calls of every filter type
+// allocate nothing, even for keys on the caller's stack: a call to a generic
+// function inlined into the caller made such keys escape (1 allocation per
+// Add or Test of a stack array, 2 per batch), which the tests inside the
+// package could not see.
+func TestNoAllocsFromOtherPackage(t *testing.T) {
+	var sink bool
+	for _, layout := range []bloom.Option{bloom.Classic(), bloom.Blocked()} {
+		f, err := bloom.New(1000, 0.01, layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := bloom.NewScalable(1000, 0.01, layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := bloom.NewView(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := []byte("a stack key")
+		results := make([]bool, 2)
+		for name, call := range map[string]func(){
+			"Test":                   func() { var k [8]byte; sink = f.Test(k[:]) },
+			"TestString":             func() { sink = f.TestString(string(b)) },
+			"Add":                    func() { var k [8]byte; f.Add(k[:]) },
+			"AddString":              func() { f.AddString(string(b)) },
+			"TestAndAdd":             func() { var k [8]byte; sink = f.TestAndAdd(k[:]) },
+			"TestHash":               func() { sink = f.TestHash(1) },
+			"AddHash":                func() { f.AddHash(2) },
+			"TestMany":               func() { var k [8]byte; f.TestMany([][]byte{k[:], b}, results) },
+			"AddMany":                func() { var k [8]byte; f.AddMany([][]byte{k[:], b}) },
+			"TestAndAddManyStrings":  func() { f.TestAndAddManyStrings([]string{"x", string(b)}, results) },
+			"TestManyHashes":         func() { f.TestManyHashes([]uint64{1, 2}, results) },
+			"Scalable.Test":          func() { var k [8]byte; sink = s.Test(k[:]) },
+			"Scalable.TestAndAdd":    func() { var k [8]byte; sink = s.TestAndAdd(k[:]) },
+			"Scalable.TestHash":      func() { sink = s.TestHash(3) },
+			"Scalable.TestMany":      func() { var k [8]byte; s.TestMany([][]byte{k[:], b}, results) },
+			"Scalable.AddManyHashes": func() { s.AddManyHashes([]uint64{4, 5}) },
+			"View.Test":              func() { var k [8]byte; sink = v.Test(k[:]) },
+			"View.TestHash":          func() { sink = v.TestHash(6) },
+			"View.TestMany":          func() { var k [8]byte; v.TestMany([][]byte{k[:], b}, results) },
+		} {
+			if n := testing.AllocsPerRun(100, call); n != 0 {
+				t.Errorf("%v %s: %v allocations per call, want 0", f.Layout(), name, n)
+			}
+		}
+	}
+	_ = sink
 }

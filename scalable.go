@@ -1,11 +1,8 @@
 package bloom
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -600,9 +597,13 @@ func scalableAddManyBlocked[K layout.Key](s *ScalableBloomFilter, keys []K, resu
 // filter grows where that loop would make it grow, and keys that test
 // present, including repeats within keys, are not inserted again. It does
 // not allocate unless it adds a sub-filter.
+//
+//go:noinline
 func (s *ScalableBloomFilter) AddMany(keys [][]byte) { scalableAddMany(s, keys, nil) }
 
 // AddManyStrings is AddMany for string keys, without copying them.
+//
+//go:noinline
 func (s *ScalableBloomFilter) AddManyStrings(keys []string) { scalableAddMany(s, keys, nil) }
 
 // TestMany reports, for every key of keys, whether it may be in the filter,
@@ -611,11 +612,15 @@ func (s *ScalableBloomFilter) AddManyStrings(keys []string) { scalableAddMany(s,
 // results when cap(results) is at least len(keys) (then it does not
 // allocate) and allocating a new slice otherwise, like every batch call of
 // this package.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestMany(keys [][]byte, results []bool) []bool {
 	return scalableTestMany(s, keys, results)
 }
 
 // TestManyStrings is TestMany for string keys, without copying them.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestManyStrings(keys []string, results []bool) []bool {
 	return scalableTestMany(s, keys, results)
 }
@@ -627,6 +632,8 @@ func (s *ScalableBloomFilter) TestManyStrings(keys []string, results []bool) []b
 // on. It fills and returns results like TestMany, and grows the filter like
 // AddMany. On a Concurrent filter, of several goroutines adding the same new
 // key at once, by this call or any other, exactly one hears false.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	scalableAddMany(s, keys, results)
@@ -635,6 +642,8 @@ func (s *ScalableBloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bo
 
 // TestAndAddManyStrings is TestAndAddMany for string keys, without copying
 // them.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestAndAddManyStrings(keys []string, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	scalableAddMany(s, keys, results)
@@ -891,17 +900,6 @@ func (s *ScalableBloomFilter) MarshalBinary() ([]byte, error) {
 	return s.AppendBinary(make([]byte, 0, s.EncodedSize()))
 }
 
-// parseScalableHeader validates the fixed header and returns an empty filter
-// with its parameters and the number of sub-filters that follow.
-func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
-	h, err := format.ParseScalableHeader(b)
-	if err != nil {
-		return nil, 0, err
-	}
-	s, err := scalableFrom(h)
-	return s, h.N, err
-}
-
 // scalableFrom returns an empty filter with the parameters of a decoded
 // header, of any version, if they can grow a filter.
 func scalableFrom(h format.ScalableHeader) (*ScalableBloomFilter, error) {
@@ -923,26 +921,6 @@ func scalableFrom(h format.ScalableHeader) (*ScalableBloomFilter, error) {
 		return nil, format.Corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
 	}
 	return s, nil
-}
-
-// walkV3 validates the structure of data as a version-3 encoding (see
-// format.WalkV3Scalable) and its parameters, and returns an empty filter with
-// them and where its sub-filters lie.
-func walkV3(data []byte) (*ScalableBloomFilter, []format.V3Sub, error) {
-	if len(data) >= format.V3HeaderSize {
-		// The parameters first, so that hostile ones cost no walk.
-		if h, err := format.ParseV3ScalableHeader(data); err == nil {
-			if _, err := scalableFrom(h.ScalableHeader); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	h, subs, err := format.WalkV3Scalable(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := scalableFrom(h.ScalableHeader)
-	return d, subs, err
 }
 
 // finish validates the decoded filter as a whole.
@@ -968,62 +946,67 @@ func (s *ScalableBloomFilter) finish() error {
 // validates before it allocates, never panics, and leaves s unchanged on
 // error. It must not run concurrently with any other call.
 func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
-	if len(data) >= 6 && format.IsV3(data) {
-		d, subs, err := walkV3(data)
-		if err != nil {
-			return err
-		}
-		d.filters = make([]*BloomFilter, 0, len(subs))
-		for i, sub := range subs {
-			h, words, err := format.DecodeV3(data[sub.Off : sub.Off+sub.H.Size()])
-			if err != nil {
-				return fmt.Errorf("sub-filter %d: %w", i, err)
-			}
-			f := fromHeader(h.Header, words)
-			if err := d.checkSubFilter(i, f); err != nil {
-				return err
-			}
-			d.filters = append(d.filters, f)
-		}
-		if err := d.finish(); err != nil {
-			return err
-		}
-		d.setFilters(d.filters)
-		s.replace(d)
-		return nil
+	var k scalableSink
+	if err := format.DecodeScalable(data, &k); err != nil {
+		return err
 	}
-	if len(data) < format.ScalableHeaderSize+format.CRCSize {
-		return io.ErrUnexpectedEOF
-	}
-	d, n, err := parseScalableHeader(data)
+	return k.done(s)
+}
+
+// scalableSink builds a filter from what a decoder finds
+// (format.ScalableSink): it checks the parameters, against opts if set, and
+// each sub-filter's size as they come.
+type scalableSink struct {
+	opts *settings
+	d    *ScalableBloomFilter
+}
+
+func (k *scalableSink) Params(h format.ScalableHeader) error {
+	d, err := scalableFrom(h)
 	if err != nil {
 		return err
 	}
-	// The sub-filter headers first, to check the length before anything
-	// else, so that a truncated input is io.ErrUnexpectedEOF and nothing
-	// is allocated for sizes the input does not hold.
-	sizes, err := format.SubFilterSizes(data, n)
-	if err != nil {
+	if s := k.opts; s != nil {
+		switch {
+		case s.seedSet && s.seed != d.seed:
+			return paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, d.seed)
+		case s.growth != growthNone && (s.growth != d.growth || s.scale != d.scale):
+			return paramError("growth option contradicts the encoded growth (%s %v)", growthName(d.growth), d.scale)
+		case s.tightening != 0 && s.tightening != d.tightening:
+			return paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
+		case s.blocked && !d.blocked:
+			return paramError("Blocked contradicts the encoded classic layout")
+		case s.classic && d.blocked:
+			return paramError("Classic contradicts the encoded blocked layout")
+		}
+	}
+	k.d = d
+	return nil
+}
+
+func (k *scalableSink) Sub(i int, h format.Header, words []uint64) error {
+	return k.add(i, fromHeader(h, words))
+}
+
+// add appends f, the decoded sub-filter i, after checking its size.
+func (k *scalableSink) add(i int, f *BloomFilter) error {
+	if err := k.d.checkSubFilter(i, f); err != nil {
 		return err
 	}
-	d.filters = make([]*BloomFilter, 0, n)
-	rest := data[format.ScalableHeaderSize:]
-	for i, size := range sizes {
-		f, err := decode(rest[:size])
-		if err != nil {
-			return err
-		}
-		if err := d.checkSubFilter(i, f); err != nil {
-			return err
-		}
-		d.filters = append(d.filters, f)
-		rest = rest[size:]
-	}
-	if err := d.finish(); err != nil {
+	k.d.filters = append(k.d.filters, f)
+	return nil
+}
+
+// done validates the decoded filter as a whole and, if s is not nil, replaces
+// s with it, keeping the mode of s.
+func (k *scalableSink) done(s *ScalableBloomFilter) error {
+	if err := k.d.finish(); err != nil {
 		return err
 	}
-	d.setFilters(d.filters)
-	s.replace(d)
+	k.d.setFilters(k.d.filters)
+	if s != nil {
+		s.replace(k.d)
+	}
 	return nil
 }
 
@@ -1075,87 +1058,12 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 
 // readFrom is ReadFrom from r, which passes src through (see readFilter).
 func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
-	cr := &format.CRCReader{R: r}
-	var hb [format.V3HeaderSize]byte
-	if _, err := io.ReadFull(cr, hb[:format.ScalableHeaderSize]); err != nil {
-		return cr.N, format.NoEOF(err)
+	var k scalableSink
+	n, err := format.ReadScalable(r, src, nil, &k)
+	if err == nil {
+		err = k.done(s)
 	}
-	if format.IsV3(hb[:]) {
-		cr.NoCRC = true
-		return s.readV3(cr, src, &hb)
-	}
-	d, n, err := parseScalableHeader(hb[:format.ScalableHeaderSize])
-	if err != nil {
-		return cr.N, err
-	}
-	for i := range n {
-		f, _, err := readFilter(cr, src, format.V1or2)
-		if err != nil {
-			return cr.N, err
-		}
-		if err := d.checkSubFilter(i, f); err != nil {
-			return cr.N, err
-		}
-		d.filters = append(d.filters, f)
-	}
-	want := cr.CRC
-	var cb [format.CRCSize]byte
-	if _, err := io.ReadFull(cr, cb[:]); err != nil {
-		return cr.N, format.NoEOF(err)
-	}
-	if binary.LittleEndian.Uint32(cb[:]) != want {
-		return cr.N, format.Corrupt("checksum mismatch")
-	}
-	if err := d.finish(); err != nil {
-		return cr.N, err
-	}
-	d.setFilters(d.filters)
-	s.replace(d)
-	return cr.N, nil
-}
-
-// readV3 is readFrom for a version-3 encoding, whose first
-// format.ScalableHeaderSize bytes are in hb, from cr.
-func (s *ScalableBloomFilter) readV3(cr *format.CRCReader, src io.Reader, hb *[format.V3HeaderSize]byte) (int64, error) {
-	if _, err := io.ReadFull(cr, hb[format.ScalableHeaderSize:]); err != nil {
-		return cr.N, format.NoEOF(err)
-	}
-	h, err := format.ParseV3ScalableHeader(hb[:])
-	if err != nil {
-		return cr.N, err
-	}
-	d, err := scalableFrom(h.ScalableHeader)
-	if err != nil {
-		return cr.N, err
-	}
-	offsets, _, err := format.ReadV3Table(cr, h)
-	if err != nil {
-		return cr.N, err
-	}
-	for i, off := range offsets {
-		// Each sub-filter starts on the next cache line: offsets[i] must
-		// be where the previous one ends, rounded up.
-		if want := format.AlignV3(uint64(cr.N)); off != want {
-			return cr.N, format.Corrupt("sub-filter %d at offset %d, want %d", i, off, want)
-		}
-		if _, err := format.ReadV3Padding(cr, off-uint64(cr.N)); err != nil {
-			return cr.N, err
-		}
-		f, _, err := readFilter(cr, src, format.V3)
-		if err != nil {
-			return cr.N, err
-		}
-		if err := d.checkSubFilter(i, f); err != nil {
-			return cr.N, err
-		}
-		d.filters = append(d.filters, f)
-	}
-	if err := d.finish(); err != nil {
-		return cr.N, err
-	}
-	d.setFilters(d.filters)
-	s.replace(d)
-	return cr.N, nil
+	return n, format.NoEOF(err)
 }
 
 // Filter is what BloomFilter and ScalableBloomFilter have in common, for
@@ -1181,6 +1089,7 @@ type Filter interface {
 	ErrorRate() float64
 	Seed() uint32
 	Bits() uint64
+	Layout() Layout
 	FillRatio() float64
 	EstimatedCount() uint64
 	EstimatedErrorRate() float64
@@ -1255,50 +1164,17 @@ func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
 
 // readScalable is ReadScalable, after prefix has been read from r.
 func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter, error) {
-	var buf [format.V3HeaderSize]byte
-	hb := buf[:format.ScalableHeaderSize]
-	if err := format.ReadHeader(r, prefix, hb); err != nil {
+	k := scalableSink{opts: &s}
+	if _, err := format.ReadScalable(r, r, prefix, &k); err != nil {
 		return nil, err
 	}
-	var d *ScalableBloomFilter
-	if format.IsV3(hb) {
-		hb = buf[:]
-		if _, err := io.ReadFull(r, hb[format.ScalableHeaderSize:]); err != nil {
-			return nil, format.NoEOF(err)
-		}
-		h, err := format.ParseV3ScalableHeader(hb)
-		if err != nil {
-			return nil, err
-		}
-		if d, err = scalableFrom(h.ScalableHeader); err != nil {
-			return nil, err
-		}
-	} else {
-		var err error
-		if d, _, err = parseScalableHeader(hb); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case s.seedSet && s.seed != d.seed:
-		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, d.seed)
-	case s.growth != growthNone && (s.growth != d.growth || s.scale != d.scale):
-		return nil, paramError("growth option contradicts the encoded growth (%s %v)", growthName(d.growth), d.scale)
-	case s.tightening != 0 && s.tightening != d.tightening:
-		return nil, paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
-	case s.blocked && !d.blocked:
-		return nil, paramError("Blocked contradicts the encoded classic layout")
-	case s.classic && d.blocked:
-		return nil, paramError("Classic contradicts the encoded blocked layout")
-	}
-	var g ScalableBloomFilter
-	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb), r), r); err != nil {
+	if err := k.done(nil); err != nil {
 		return nil, err
 	}
 	if s.concurrent {
-		g.makeConcurrent(newScalableLocks())
+		k.d.makeConcurrent(newScalableLocks())
 	}
-	return &g, nil
+	return k.d, nil
 }
 
 func growthName(g growth) string {
@@ -1340,7 +1216,11 @@ func (s *ScalableBloomFilter) UnmarshalText(text []byte) error {
 			// header and a word.
 			return format.AlignV3(format.V3HeaderSize+8*uint64(h.N)) + uint64(h.N)*(format.V3HeaderSize+8+4), err
 		}
-		_, n, err := parseScalableHeader(hdr)
+		h, err := format.ParseScalableHeader(hdr)
+		if err == nil {
+			_, err = scalableFrom(h)
+		}
+		n := h.N
 		// At least the header, n sub-filter headers and two checksums
 		// each: an exact length needs the sub-filter headers.
 		return format.ScalableHeaderSize + uint64(n)*(format.HeaderSize+8+format.CRCSize) + format.CRCSize, err
@@ -1390,10 +1270,14 @@ func (s *ScalableBloomFilter) TestAndAddHash(h uint64) bool {
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes, growing the
 // filter like the loop of AddHash.
+//
+//go:noinline
 func (s *ScalableBloomFilter) AddManyHashes(hashes []uint64) { scalableAddMany(s, hashes, nil) }
 
 // TestManyHashes is TestMany for keys given as 64-bit hashes: results[i] is
 // TestHash(hashes[i]). It fills and returns results like TestMany.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
 	return scalableTestMany(s, hashes, results)
 }
@@ -1401,6 +1285,8 @@ func (s *ScalableBloomFilter) TestManyHashes(hashes []uint64, results []bool) []
 // TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
 // results[i] is what TestAndAddHash would have returned for hashes[i] had
 // they been added one by one.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
 	results = batchResults(results, len(hashes))
 	scalableAddMany(s, hashes, results)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomfilters/bloom/internal/blocked"
 	"github.com/bloomfilters/bloom/internal/classic"
 	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/layout"
@@ -1534,7 +1535,7 @@ func randomHostileHeader(rng *rand.Rand, blocked bool) []byte {
 // per process. The machine it runs on may be slower than that one, or busy
 // (this one often runs several test binaries on its 2 vCPUs), so each decode
 // is timed against a piece of reference work done just after it, as long:
-// the rates blockedRate works out in headerWork units. The worst header must
+// the rates blocked.Rate works out in headerWork units. The worst header must
 // take at most 3 times that, to leave room for such load (a header over it
 // gets ten more tries); on a quiet machine it takes about as long, and before
 // the fix it took 30 times as long.
@@ -1543,14 +1544,14 @@ func TestHostileHeaderCost(t *testing.T) {
 	if testing.Short() {
 		n = 300
 	}
-	// The reference work: calls of blockedRate that add up to headerWork
+	// The reference work: calls of blocked.Rate that add up to headerWork
 	// units.
 	var ref []uint64
 	for units := int64(0); units < headerWork; {
-		w := &workMeter{left: math.MaxInt64}
+		w := layout.NewMeter(math.MaxInt64)
 		j := uint64(len(ref))
-		blockedRate(512*1000, 3, 500_000+j, w)
-		units += math.MaxInt64 - w.left
+		blocked.Rate(512*1000, 3, 500_000+j, &w)
+		units += math.MaxInt64 - w.Left()
 		ref = append(ref, 500_000+j)
 	}
 	reference := func() time.Duration {
