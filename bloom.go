@@ -557,10 +557,13 @@ func (f *BloomFilter) AddString(key string) {
 // addKey is TestAndAdd: add written out after the hash, so that the
 // single-key calls of a filter that is not concurrent go straight to the
 // layout's code, one call less per key than through add (which cannot be
-// inlined). It takes a key or (K uint64) a hash, so that AddHash and the
-// other hashed calls share its code at the cost of Add.
-func addKey[K layout.Key](f *BloomFilter, key K) (present bool) {
-	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.seed)
+// inlined). The hashed calls pass it a hash's 8 bytes (hashBytes). It is
+// not generic, as it was for a while: a call to a generic function that a
+// caller in another package inlines, such as Add, made the key escape there
+// (escape analysis had no tags for the instantiation), so Add of a stack
+// array allocated (TestNoAllocsFromOtherPackage).
+func addKey(f *BloomFilter, key []byte) (present bool) {
+	h1, h2 := murmur.Sum128(key, f.seed)
 	switch {
 	case f.conc != nil || f.k == 0:
 		return f.add(h1, h2)
@@ -600,9 +603,9 @@ func (f *BloomFilter) TestString(key string) bool {
 
 // testKey is Test. A blocked filter's test is blocked.Test written out from
 // its parts, which all inline but Rest, taken by few keys: see blocked.Test
-// for what a call per key cost. It takes a key or a hash, like addKey.
-func testKey[K layout.Key](f *BloomFilter, key K) bool {
-	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.seed)
+// for what a call per key cost. It takes bytes only, like addKey.
+func testKey(f *BloomFilter, key []byte) bool {
+	h1, h2 := murmur.Sum128(key, f.seed)
 	switch {
 	case f.conc != nil && f.blocked:
 		return blocked.TestAtomic(f.words, f.m, f.k, h1, h2)
@@ -648,6 +651,13 @@ func (f *BloomFilter) TestAndAddString(key string) bool {
 // in order, with the single-key code. So the cache misses of several keys
 // overlap instead of coming one after another, and the semantics are those
 // of the single calls by construction.
+//
+// The exported batch methods are go:noinline: each is a call to a generic
+// function, and a caller in another package that inlined one called that
+// generic function's instantiation, for which escape analysis has no tags,
+// so the keys escaped: a [][]byte on the caller's stack cost two
+// allocations per call (TestNoAllocsFromOtherPackage). One call per batch
+// is nothing next to the keys.
 
 // batchResults returns results[:n], reusing its storage, if it has room for n
 // answers, and a new slice of n otherwise.
@@ -692,9 +702,13 @@ func addMany[K layout.Key](f *BloomFilter, keys []K, results []bool) {
 // AddMany inserts every key of keys, in order, like calling Add on each. On a
 // filter larger than the caches it overlaps the cache misses of several keys,
 // which makes it faster than that loop. It does not allocate.
+//
+//go:noinline
 func (f *BloomFilter) AddMany(keys [][]byte) { addMany(f, keys, nil) }
 
 // AddManyStrings is AddMany for string keys, without copying them.
+//
+//go:noinline
 func (f *BloomFilter) AddManyStrings(keys []string) { addMany(f, keys, nil) }
 
 // TestMany reports, for every key of keys, whether it may be in the filter,
@@ -710,11 +724,15 @@ func (f *BloomFilter) AddManyStrings(keys []string) { addMany(f, keys, nil) }
 // keys, which makes it faster than a loop of Test, most of all for absent
 // keys. The batch calls are safe for concurrent use wherever their single
 // calls are.
+//
+//go:noinline
 func (f *BloomFilter) TestMany(keys [][]byte, results []bool) []bool {
 	return testMany(f, keys, results)
 }
 
 // TestManyStrings is TestMany for string keys, without copying them.
+//
+//go:noinline
 func (f *BloomFilter) TestManyStrings(keys []string, results []bool) []bool {
 	return testMany(f, keys, results)
 }
@@ -726,6 +744,8 @@ func (f *BloomFilter) TestManyStrings(keys []string, results []bool) []bool {
 // It fills and returns results like TestMany. On a Concurrent filter, of
 // several goroutines adding the same new key at once, by this call or any
 // other, exactly one hears false.
+//
+//go:noinline
 func (f *BloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	addMany(f, keys, results)
@@ -734,6 +754,8 @@ func (f *BloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
 
 // TestAndAddManyStrings is TestAndAddMany for string keys, without copying
 // them.
+//
+//go:noinline
 func (f *BloomFilter) TestAndAddManyStrings(keys []string, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	addMany(f, keys, results)
@@ -1492,10 +1514,14 @@ func (f *BloomFilter) Blocked() bool { return f.blocked }
 // rate (5e-11 at n = 10^9). They cost less than the calls on keys of 9 bytes
 // or more and never allocate.
 
+// hashBytes returns the 8 little-endian bytes of *h, in place, which the
+// hashed calls hash (see layout.KeyBytes).
+func hashBytes(h *uint64) []byte { return layout.KeyBytes(h) }
+
 // AddHash inserts the key whose 64-bit hash is h: it is Add of the 8
 // little-endian bytes of h (see TestHash). It does not allocate.
 func (f *BloomFilter) AddHash(h uint64) {
-	addKey(f, h)
+	addKey(f, hashBytes(&h))
 }
 
 // TestHash reports whether the key whose 64-bit hash is h may be in the
@@ -1506,21 +1532,25 @@ func (f *BloomFilter) AddHash(h uint64) {
 // which adds about n/2^64 to the rate for n keys and a uniform 64-bit hash.
 // It does not allocate.
 func (f *BloomFilter) TestHash(h uint64) bool {
-	return testKey(f, h)
+	return testKey(f, hashBytes(&h))
 }
 
 // TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
 // TestHash).
 func (f *BloomFilter) TestAndAddHash(h uint64) bool {
-	return addKey(f, h)
+	return addKey(f, hashBytes(&h))
 }
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes: it inserts every
 // hash of hashes, in order, like calling AddHash on each.
+//
+//go:noinline
 func (f *BloomFilter) AddManyHashes(hashes []uint64) { addMany(f, hashes, nil) }
 
 // TestManyHashes is TestMany for keys given as 64-bit hashes: results[i] is
 // TestHash(hashes[i]). It fills and returns results like TestMany.
+//
+//go:noinline
 func (f *BloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
 	return testMany(f, hashes, results)
 }
@@ -1528,6 +1558,8 @@ func (f *BloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
 // TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
 // results[i] is what TestAndAddHash would have returned for hashes[i] had
 // they been added one by one.
+//
+//go:noinline
 func (f *BloomFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
 	results = batchResults(results, len(hashes))
 	addMany(f, hashes, results)
@@ -1588,6 +1620,16 @@ type ViewOption struct{ skipBody bool }
 // after download, or on a file system that checksums its blocks.
 func SkipBodyCheck() ViewOption { return ViewOption{skipBody: true} }
 
+// skipBody reports whether opts hold SkipBodyCheck.
+func skipBody(opts []ViewOption) bool {
+	for _, o := range opts {
+		if o.skipBody {
+			return true
+		}
+	}
+	return false
+}
+
 const errClosedView = "bloom: use of a View after Close"
 
 // littleEndian reports whether words can be read where they lie in an
@@ -1599,12 +1641,16 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // one encoding; the View reads it for as long as it is used, so data must
 // not change. It returns an error wrapping ErrCorrupt, or
 // io.ErrUnexpectedEOF, for anything else, and never panics.
+//
+// A View answers at the speed of the memory that holds data. At 10^8 keys,
+// bytes in 2 MiB pages answered Test and TestMany within 1.03x of the
+// filter decoded with Read (which asks for such pages); a large []byte from
+// make sits in 4 KiB pages where the system gives huge pages only on
+// request (Linux's transparent_hugepage=madvise, the Go heap does not ask),
+// and answered 1.3 to 1.5x slower. For a big filter queried at random,
+// prefer Open on a file, or Read (docs/mapping.md).
 func NewView(data []byte, opts ...ViewOption) (*View, error) {
-	var o ViewOption
-	for _, opt := range opts {
-		o.skipBody = o.skipBody || opt.skipBody
-	}
-	e, err := format.Locate(data, !o.skipBody)
+	e, err := format.Locate(data, !skipBody(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -1670,8 +1716,23 @@ func NewViewString(data string, opts ...ViewOption) (*View, error) {
 // the pages it touches, and processes that open the same file share its
 // pages in the page cache. Elsewhere it reads the file into memory. Close
 // unmaps it.
+//
+// Queries cost what the pages that hold the file cost: on Linux a file the
+// kernel caches in 2 MiB pages (ext4 does for a file read back from disk,
+// tmpfs mounted with huge=always) answers as fast as a filter loaded with
+// Read, one this machine has just written, cached in small pages, about 2
+// to 4 times slower per query until it is read back (docs/mapping.md has the
+// measurements and what to do). With SkipBodyCheck, Open asks for 2 MiB
+// pages (MADV_HUGEPAGE): the first answer from a cold 1.2 GB file then took
+// 1.6 ms instead of 14.7 ms.
 func Open(path string, opts ...ViewOption) (*View, error) {
-	file, err := mmap.Open(path)
+	var advice []mmap.Advice
+	if skipBody(opts) {
+		// Not with the body check: huge pages made a cold check slower
+		// (675 ms instead of 295 ms, bench's BenchmarkOpenFirstQuery).
+		advice = append(advice, mmap.HugePages)
+	}
+	file, err := mmap.Open(path, advice...)
 	if err != nil {
 		return nil, err
 	}
@@ -1722,7 +1783,7 @@ func (v *View) TestString(key string) bool { return v.Test(bytesOf(key)) }
 func (v *View) TestHash(h uint64) bool {
 	v.check()
 	if v.f != nil {
-		return testKey(v.f, h)
+		return testKey(v.f, hashBytes(&h))
 	}
 	return v.s.test(murmur.Sum128(layout.KeyBytes(&h), v.s.seed))
 }
@@ -1730,14 +1791,20 @@ func (v *View) TestHash(h uint64) bool {
 // TestMany reports for every key of keys whether it may be in the filter:
 // results[i] is Test(keys[i]). It fills and returns results like
 // BloomFilter.TestMany, and overlaps the cache misses of several keys.
+//
+//go:noinline
 func (v *View) TestMany(keys [][]byte, results []bool) []bool { return viewTestMany(v, keys, results) }
 
 // TestManyStrings is TestMany for string keys, without copying them.
+//
+//go:noinline
 func (v *View) TestManyStrings(keys []string, results []bool) []bool {
 	return viewTestMany(v, keys, results)
 }
 
 // TestManyHashes is TestMany for keys given as 64-bit hashes.
+//
+//go:noinline
 func (v *View) TestManyHashes(hashes []uint64, results []bool) []bool {
 	return viewTestMany(v, hashes, results)
 }

@@ -9,6 +9,7 @@ import (
 	"log"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/bloomfilters/bloom"
@@ -350,6 +351,62 @@ func ExampleOpen() {
 	fmt.Println(v.TestString("embed-1"), v.TestString("embed-5000"), v.Version(), v.Layout())
 	// Output:
 	// true false 3 blocked
+}
+
+// TestNoAllocsFromOtherPackage checks, from another package as users call
+// them, that the single-key, hashed and batch calls of every filter type
+// allocate nothing, even for keys on the caller's stack: a call to a generic
+// function inlined into the caller made such keys escape (1 allocation per
+// Add or Test of a stack array, 2 per batch), which the tests inside the
+// package could not see.
+func TestNoAllocsFromOtherPackage(t *testing.T) {
+	var sink bool
+	for _, layout := range []bloom.Option{bloom.Classic(), bloom.Blocked()} {
+		f, err := bloom.New(1000, 0.01, layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := bloom.NewScalable(1000, 0.01, layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := bloom.NewView(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := []byte("a stack key")
+		results := make([]bool, 2)
+		for name, call := range map[string]func(){
+			"Test":                   func() { var k [8]byte; sink = f.Test(k[:]) },
+			"TestString":             func() { sink = f.TestString(string(b)) },
+			"Add":                    func() { var k [8]byte; f.Add(k[:]) },
+			"AddString":              func() { f.AddString(string(b)) },
+			"TestAndAdd":             func() { var k [8]byte; sink = f.TestAndAdd(k[:]) },
+			"TestHash":               func() { sink = f.TestHash(1) },
+			"AddHash":                func() { f.AddHash(2) },
+			"TestMany":               func() { var k [8]byte; f.TestMany([][]byte{k[:], b}, results) },
+			"AddMany":                func() { var k [8]byte; f.AddMany([][]byte{k[:], b}) },
+			"TestAndAddManyStrings":  func() { f.TestAndAddManyStrings([]string{"x", string(b)}, results) },
+			"TestManyHashes":         func() { f.TestManyHashes([]uint64{1, 2}, results) },
+			"Scalable.Test":          func() { var k [8]byte; sink = s.Test(k[:]) },
+			"Scalable.TestAndAdd":    func() { var k [8]byte; sink = s.TestAndAdd(k[:]) },
+			"Scalable.TestHash":      func() { sink = s.TestHash(3) },
+			"Scalable.TestMany":      func() { var k [8]byte; s.TestMany([][]byte{k[:], b}, results) },
+			"Scalable.AddManyHashes": func() { s.AddManyHashes([]uint64{4, 5}) },
+			"View.Test":              func() { var k [8]byte; sink = v.Test(k[:]) },
+			"View.TestHash":          func() { sink = v.TestHash(6) },
+			"View.TestMany":          func() { var k [8]byte; v.TestMany([][]byte{k[:], b}, results) },
+		} {
+			if n := testing.AllocsPerRun(100, call); n != 0 {
+				t.Errorf("%v %s: %v allocations per call, want 0", f.Layout(), name, n)
+			}
+		}
+	}
+	_ = sink
 }
 
 // NewWindow keeps the recent past only: here the last 3 keys added, and

@@ -602,9 +602,13 @@ func scalableAddManyBlocked[K layout.Key](s *ScalableBloomFilter, keys []K, resu
 // filter grows where that loop would make it grow, and keys that test
 // present, including repeats within keys, are not inserted again. It does
 // not allocate unless it adds a sub-filter.
+//
+//go:noinline
 func (s *ScalableBloomFilter) AddMany(keys [][]byte) { scalableAddMany(s, keys, nil) }
 
 // AddManyStrings is AddMany for string keys, without copying them.
+//
+//go:noinline
 func (s *ScalableBloomFilter) AddManyStrings(keys []string) { scalableAddMany(s, keys, nil) }
 
 // TestMany reports, for every key of keys, whether it may be in the filter,
@@ -613,11 +617,15 @@ func (s *ScalableBloomFilter) AddManyStrings(keys []string) { scalableAddMany(s,
 // results when cap(results) is at least len(keys) (then it does not
 // allocate) and allocating a new slice otherwise, like every batch call of
 // this package.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestMany(keys [][]byte, results []bool) []bool {
 	return scalableTestMany(s, keys, results)
 }
 
 // TestManyStrings is TestMany for string keys, without copying them.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestManyStrings(keys []string, results []bool) []bool {
 	return scalableTestMany(s, keys, results)
 }
@@ -629,6 +637,8 @@ func (s *ScalableBloomFilter) TestManyStrings(keys []string, results []bool) []b
 // on. It fills and returns results like TestMany, and grows the filter like
 // AddMany. On a Concurrent filter, of several goroutines adding the same new
 // key at once, by this call or any other, exactly one hears false.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	scalableAddMany(s, keys, results)
@@ -637,6 +647,8 @@ func (s *ScalableBloomFilter) TestAndAddMany(keys [][]byte, results []bool) []bo
 
 // TestAndAddManyStrings is TestAndAddMany for string keys, without copying
 // them.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestAndAddManyStrings(keys []string, results []bool) []bool {
 	results = batchResults(results, len(keys))
 	scalableAddMany(s, keys, results)
@@ -1274,10 +1286,14 @@ func (s *ScalableBloomFilter) TestAndAddHash(h uint64) bool {
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes, growing the
 // filter like the loop of AddHash.
+//
+//go:noinline
 func (s *ScalableBloomFilter) AddManyHashes(hashes []uint64) { scalableAddMany(s, hashes, nil) }
 
 // TestManyHashes is TestMany for keys given as 64-bit hashes: results[i] is
 // TestHash(hashes[i]). It fills and returns results like TestMany.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
 	return scalableTestMany(s, hashes, results)
 }
@@ -1285,6 +1301,8 @@ func (s *ScalableBloomFilter) TestManyHashes(hashes []uint64, results []bool) []
 // TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
 // results[i] is what TestAndAddHash would have returned for hashes[i] had
 // they been added one by one.
+//
+//go:noinline
 func (s *ScalableBloomFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
 	results = batchResults(results, len(hashes))
 	scalableAddMany(s, hashes, results)

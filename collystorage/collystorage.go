@@ -56,9 +56,12 @@ const (
 	opTestAndAdd           // report whether it was present, and add it
 )
 
-// keyRequestID8 is the only key encoding there is: a request ID is added to
-// the filter as its 8 bytes in little-endian order, which the filter hashes
-// with murmur3 like any key (see call in storage.go and redis.go).
+// keyRequestID8 is the only key encoding there is: a request ID goes to the
+// filter's hashed calls (AddHash, TestAndAddHash), which hash its 8 bytes in
+// little-endian order with murmur3 and the filter's seed, as Add of those
+// bytes does (see call in storage.go and redis.go). Releases before the
+// hashed calls made those Add calls themselves, with the same bits, under
+// the same value.
 const keyRequestID8 = 1
 
 var errZero = errors.New("collystorage: use of a zero Storage (create one with New, Open or Read)")

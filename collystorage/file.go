@@ -19,8 +19,9 @@ import (
 //	offset size field
 //	0      8    magic "colly-bf"
 //	8      1    version, 1
-//	9      1    key encoding, 1: a request ID is the filter key of its 8 bytes
-//	            in little-endian order
+//	9      1    key encoding, 1: a request ID h is the filter's hashed key h
+//	            (bloom's AddHash and TestHash), which is the key of h's 8
+//	            bytes in little-endian order
 //	10     2    zero
 //
 // Read refuses other magic, versions and key encodings, and nonzero bytes 10

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/collystorage"
 	"github.com/gocolly/colly/v2/storage"
 )
@@ -35,7 +36,8 @@ func requestIDs(n int, f func(uint64)) {
 // TestMemoryPerURL measures the heap that 10^6 visited URLs take in colly's
 // default storage (storage.InMemoryStorage, a map) and in Storage at several
 // error rates, growing from a small first sub-filter and sized for 10^6 from
-// the start, and checks that Storage takes less than a third of the map's.
+// the start (at p = 0.01 in both layouts), and checks that Storage takes
+// less than a third of the map's.
 // Run it with -v to see the figures:
 //
 //	go test -run TestMemoryPerURL -v
@@ -62,15 +64,23 @@ func TestMemoryPerURL(t *testing.T) {
 	for _, tc := range []struct {
 		initial uint64
 		rate    float64
+		classic bool // bloom.Classic(): at p = 0.01 the default is blocked
 	}{
-		{10_000, 0.01}, {10_000, 0.001}, {10_000, 1e-6},
-		{memoryURLs, 0.01}, {memoryURLs, 0.001}, {memoryURLs, 1e-6},
+		{10_000, 0.01, false}, {10_000, 0.001, false}, {10_000, 1e-6, false},
+		{memoryURLs, 0.01, false}, {memoryURLs, 0.001, false}, {memoryURLs, 1e-6, false},
+		{10_000, 0.01, true}, {memoryURLs, 0.01, true},
 	} {
-		t.Run(fmt.Sprintf("initial=%d/p=%g", tc.initial, tc.rate), func(t *testing.T) {
+		name := fmt.Sprintf("initial=%d/p=%g", tc.initial, tc.rate)
+		var opts []bloom.Option
+		if tc.classic {
+			name += "/classic"
+			opts = append(opts, bloom.Classic())
+		}
+		t.Run(name, func(t *testing.T) {
 			var filterBytes float64
 			var count uint64
 			bytes := measure(func() any {
-				s, err := collystorage.New(tc.initial, tc.rate)
+				s, err := collystorage.New(tc.initial, tc.rate, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}

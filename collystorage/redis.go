@@ -2,7 +2,6 @@ package collystorage
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/url"
@@ -51,7 +50,9 @@ type RedisStorage struct {
 	claimed [64]atomic.Uint64
 }
 
-// keyEncodingValue is what {name}:collystorage holds (keyRequestID8).
+// keyEncodingValue is what {name}:collystorage holds (keyRequestID8): the
+// request ID as the filter's hashed key, the key of its 8 little-endian
+// bytes.
 const keyEncodingValue = "request-id/le64"
 
 var errZeroRedis = errors.New("collystorage: use of a zero RedisStorage (create one with NewRedis)")
@@ -172,17 +173,14 @@ func (s *RedisStorage) Delete(ctx context.Context) error {
 // answer (false for opAdd). Every filter call of RedisStorage goes through
 // it.
 //
-// hashed-calls: as Storage.call (storage.go): requestID is already a 64-bit
-// hash, added as an 8-byte key that is hashed again with murmur3. Once
-// redisbloom's ScalableFilter takes a hash itself (AddHash,
-// TestAndAddHash(ctx, h uint64)), the two calls below become those, and
-// keyEncodingValue must change, so that processes of this release and the
-// next refuse to share a filter.
+// hashed-calls: as Storage.call (storage.go): requestID goes to the
+// filter's hashed calls, whose positions are those of the byte calls on its
+// 8 little-endian bytes that releases before them made, so
+// keyEncodingValue is unchanged and processes of both share a filter
+// (TestRedisByteKeyState checks it).
 func (s *RedisStorage) call(o op, requestID uint64) (bool, error) {
-	var key [8]byte
-	binary.LittleEndian.PutUint64(key[:], requestID)
 	if o == opAdd {
-		return false, s.f.Add(context.Background(), key[:])
+		return false, s.f.AddHash(context.Background(), requestID)
 	}
-	return s.f.TestAndAdd(context.Background(), key[:])
+	return s.f.TestAndAddHash(context.Background(), requestID)
 }

@@ -1,0 +1,228 @@
+package redisbloom_test
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/bloomfilters/bloom/redisbloom"
+)
+
+// hashRange returns the hashes lo, lo+1, ..., hi-1: sequential integers, the
+// weakest hash there is, which the hashed calls must spread as well as keys.
+func hashRange(lo, hi uint64) []uint64 {
+	h := make([]uint64, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		h = append(h, i)
+	}
+	return h
+}
+
+// le8 returns the 8 little-endian bytes of h.
+func le8(h uint64) []byte { return binary.LittleEndian.AppendUint64(nil, h) }
+
+// TestHashedParity adds 20,000 hashes to a Redis filter and to the in-memory
+// filter with the same parameters through every hashed call, single and
+// batch, on a plain and a Coalesced handle, and checks that the answers are
+// the in-memory hashed calls', that Export equals the in-memory filter (the
+// same bits: the positions of bloom.BloomFilter.AddHash), that the byte calls
+// on a hash's 8 little-endian bytes answer alike, and that an in-memory
+// filter filled by AddHash imports to one whose TestHash finds every hash.
+func TestHashedParity(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	const n = 20_000
+	f, mem := newPair(t, rdb, n, 0.01, 0x5eed)
+	co := f.Coalesced()
+	present, absent := hashRange(0, n), hashRange(1<<40, 1<<40+n)
+
+	for i, h := range present[:600] {
+		var got, want bool
+		var err error
+		switch i % 4 {
+		case 0:
+			err = f.AddHash(ctx, h)
+			mem.AddHash(h)
+			continue
+		case 1:
+			got, err = f.TestAndAddHash(ctx, h)
+		case 2:
+			got, err = co.TestAndAddHash(ctx, h)
+		case 3:
+			err = co.AddHash(ctx, h)
+			mem.AddHash(h)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want = mem.TestAndAddHash(h); got != want {
+			t.Fatalf("TestAndAddHash(%d) = %v, in memory %v", h, got, want)
+		}
+	}
+	// The rest in batches of 1,000 overlapping by 100, alternating
+	// AddManyHashes and TestAndAddManyHashes.
+	for lo := 500; lo < n; lo += 900 {
+		batch := present[lo:min(lo+1000, n)]
+		if lo/900%2 == 0 {
+			if err := f.AddManyHashes(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			mem.AddManyHashes(batch)
+			continue
+		}
+		got, err := f.TestAndAddManyHashes(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mem.TestAndAddManyHashes(batch, nil)
+		for i := range batch {
+			if got[i] != want[i] {
+				t.Fatalf("TestAndAddManyHashes: hash %d: %v, in memory %v", batch[i], got[i], want[i])
+			}
+		}
+	}
+	checkExport(t, f, mem)
+
+	fp := 0
+	for _, hashes := range [][]uint64{present, absent} {
+		got, err := f.TestManyHashes(ctx, hashes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range hashes {
+			if want := mem.TestHash(h); got[i] != want {
+				t.Fatalf("TestManyHashes: hash %d: %v, in memory %v", h, got[i], want)
+			}
+			if h < n && !got[i] {
+				t.Fatalf("added hash %d absent", h)
+			}
+			if h >= n && got[i] {
+				fp++
+			}
+		}
+	}
+	if fp > 2*n/100 {
+		t.Errorf("%d false positives in %d absent hashes, target rate 0.01", fp, n)
+	}
+	for _, h := range []uint64{present[0], present[n-1], absent[0], absent[1], absent[2]} {
+		for name, handle := range map[string]*redisbloom.Filter{"plain": f, "coalesced": co} {
+			got, err := handle.TestHash(ctx, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asBytes, err := handle.Test(ctx, le8(h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := mem.TestHash(h); got != want || asBytes != want {
+				t.Fatalf("%s: TestHash(%d) = %v, Test of its bytes %v, in memory %v", name, h, got, asBytes, want)
+			}
+		}
+	}
+
+	// Import of a filter filled through AddHash.
+	g, mem2 := newPair(t, rdb, n, 0.01, 0x5eed)
+	mem2.AddManyHashes(absent)
+	if err := g.Import(ctx, mem2); err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.TestManyHashes(ctx, absent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range got {
+		if !ok {
+			t.Fatalf("hash %d added in memory is absent after Import", absent[i])
+		}
+	}
+}
+
+// TestScalableHashedParity grows a Redis scalable filter and the in-memory
+// one with the same parameters through the hashed calls, single and batch,
+// from 1,000 to 30,000 hashes (7 sub-filters), and checks the answers, Count
+// and Export against the in-memory filter's hashed calls, and that Test of a
+// hash's 8 little-endian bytes answers as TestHash.
+func TestScalableHashedParity(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	const initial, p, n = 1000, 0.01, 30_000
+	s, err := redisbloom.NewScalable(ctx, rdb, scalableName(t, rdb), initial, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := bloom.NewScalable(initial, p, bloom.Classic())
+	if err != nil {
+		t.Fatal(err)
+	}
+	present, absent := hashRange(0, n), hashRange(1<<40, 1<<40+n)
+	for i, h := range present[:300] {
+		if i%2 == 0 {
+			if err := s.AddHash(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			mem.AddHash(h)
+			continue
+		}
+		got, err := s.TestAndAddHash(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := mem.TestAndAddHash(h); got != want {
+			t.Fatalf("TestAndAddHash(%d) = %v, in memory %v", h, got, want)
+		}
+	}
+	for lo, step := 300, 0; lo < n; step++ {
+		batch := present[lo:min(lo+1500, n)]
+		lo += len(batch)
+		if step%2 == 0 {
+			if err := s.AddManyHashes(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			mem.AddManyHashes(batch)
+			continue
+		}
+		got, err := s.TestAndAddManyHashes(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mem.TestAndAddManyHashes(batch, nil)
+		for i := range batch {
+			if got[i] != want[i] {
+				t.Fatalf("TestAndAddManyHashes: hash %d: %v, in memory %v", batch[i], got[i], want[i])
+			}
+		}
+	}
+	if s.NumFilters() != mem.NumFilters() || mem.NumFilters() < 4 {
+		t.Fatalf("%d sub-filters, in memory %d (want the same, at least 4)", s.NumFilters(), mem.NumFilters())
+	}
+	checkScalableExport(t, s, mem)
+	if cnt, err := s.Count(ctx); err != nil || cnt != mem.Count() {
+		t.Fatalf("Count = %d, %v; in memory %d", cnt, err, mem.Count())
+	}
+	for _, hashes := range [][]uint64{present, absent} {
+		got, err := s.TestManyHashes(ctx, hashes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range hashes {
+			if want := mem.TestHash(h); got[i] != want || (h < n && !got[i]) {
+				t.Fatalf("TestManyHashes: hash %d: %v, in memory %v", h, got[i], want)
+			}
+		}
+	}
+	for _, h := range []uint64{present[0], present[n-1], absent[0], absent[1], absent[2]} {
+		got, err := s.TestHash(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asBytes, err := s.Test(ctx, le8(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := mem.TestHash(h); got != want || asBytes != want {
+			t.Fatalf("TestHash(%d) = %v, Test of its bytes %v, in memory %v", h, got, asBytes, want)
+		}
+	}
+}
