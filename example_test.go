@@ -431,3 +431,40 @@ func ExampleNewWindow() {
 	// true
 	// false
 }
+
+// TestWindowNoAllocsFromOtherPackage is TestNoAllocsFromOtherPackage for
+// WindowFilter: its single-key, hashed and batch calls allocate nothing
+// from another package, even for keys on the caller's stack.
+func TestWindowNoAllocsFromOtherPackage(t *testing.T) {
+	var sink bool
+	now := time.Unix(0, 0)
+	for _, opts := range [][]bloom.Option{nil, {bloom.Concurrent()}, {bloom.Every(time.Hour), bloom.Clock(func() time.Time { return now })}} {
+		w, err := bloom.NewWindow(1000, 0.01, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := []byte("a stack key")
+		results := make([]bool, 2)
+		for name, call := range map[string]func(){
+			"Test":                 func() { var k [8]byte; sink = w.Test(k[:]) },
+			"TestString":           func() { sink = w.TestString(string(b)) },
+			"Add":                  func() { var k [8]byte; w.Add(k[:]) },
+			"AddString":            func() { w.AddString(string(b)) },
+			"TestAndAdd":           func() { var k [8]byte; sink = w.TestAndAdd(k[:]) },
+			"TestHash":             func() { sink = w.TestHash(1) },
+			"AddHash":              func() { w.AddHash(2) },
+			"TestAndAddHash":       func() { sink = w.TestAndAddHash(2) },
+			"TestMany":             func() { var k [8]byte; w.TestMany([][]byte{k[:], b}, results) },
+			"AddMany":              func() { var k [8]byte; w.AddMany([][]byte{k[:], b}) },
+			"TestAndAddMany":       func() { var k [8]byte; w.TestAndAddMany([][]byte{k[:], b}, results) },
+			"TestManyStrings":      func() { w.TestManyStrings([]string{"x", string(b)}, results) },
+			"AddManyHashes":        func() { w.AddManyHashes([]uint64{4, 5}) },
+			"TestAndAddManyHashes": func() { w.TestAndAddManyHashes([]uint64{4, 5}, results) },
+		} {
+			if n := testing.AllocsPerRun(100, call); n != 0 {
+				t.Errorf("%d options, %s: %v allocations per call, want 0", len(opts), name, n)
+			}
+		}
+	}
+	_ = sink
+}

@@ -1554,10 +1554,14 @@ func (w *WindowFilter) ring() *window.Filter {
 	return w.f
 }
 
-// windowAdd is Add and TestAndAdd (test) for a key or a hash.
-func windowAdd[K layout.Key](w *WindowFilter, key K, test bool) (present bool) {
+// windowAdd is Add and TestAndAdd (test). It is not generic (the hashed
+// calls pass a hash's 8 bytes, hashBytes), as a generic function called
+// from an inlined method made the caller's key escape: see addKey and
+// TestWindowNoAllocsFromOtherPackage (1 allocation per Add of a stack
+// array, 2 per batch, before).
+func windowAdd(w *WindowFilter, key []byte, test bool) (present bool) {
 	f := w.ring()
-	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.Seed)
+	h1, h2 := murmur.Sum128(key, f.Seed)
 	if w.mu != nil {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -1574,10 +1578,10 @@ func windowAdd[K layout.Key](w *WindowFilter, key K, test bool) (present bool) {
 	return present
 }
 
-// windowTest is Test for a key or a hash.
-func windowTest[K layout.Key](w *WindowFilter, key K) bool {
+// windowTest is Test, not generic, as windowAdd.
+func windowTest(w *WindowFilter, key []byte) bool {
 	f := w.ring()
-	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.Seed)
+	h1, h2 := murmur.Sum128(key, f.Seed)
 	if w.mu != nil {
 		w.mu.RLock()
 		defer w.mu.RUnlock()
@@ -1601,7 +1605,7 @@ func (w *WindowFilter) AddString(key string) { windowAdd(w, bytesOf(key), false)
 
 // AddHash is Add for the key whose 64-bit hash is h: Add of its 8
 // little-endian bytes (see BloomFilter.TestHash).
-func (w *WindowFilter) AddHash(h uint64) { windowAdd(w, h, false) }
+func (w *WindowFilter) AddHash(h uint64) { windowAdd(w, hashBytes(&h), false) }
 
 // Test reports whether key may be among the keys the window keeps: false
 // means it is not (it was never added, or was forgotten); true means it
@@ -1613,7 +1617,7 @@ func (w *WindowFilter) Test(key []byte) bool { return windowTest(w, key) }
 func (w *WindowFilter) TestString(key string) bool { return windowTest(w, bytesOf(key)) }
 
 // TestHash is Test for the key whose 64-bit hash is h (see AddHash).
-func (w *WindowFilter) TestHash(h uint64) bool { return windowTest(w, h) }
+func (w *WindowFilter) TestHash(h uint64) bool { return windowTest(w, hashBytes(&h)) }
 
 // TestAndAdd reports whether key may be among the keys kept (as Test) and
 // adds it (as Add), in one call: under Concurrent, one of several
@@ -1625,9 +1629,12 @@ func (w *WindowFilter) TestAndAdd(key []byte) bool { return windowAdd(w, key, tr
 func (w *WindowFilter) TestAndAddString(key string) bool { return windowAdd(w, bytesOf(key), true) }
 
 // TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h.
-func (w *WindowFilter) TestAndAddHash(h uint64) bool { return windowAdd(w, h, true) }
+func (w *WindowFilter) TestAndAddHash(h uint64) bool { return windowAdd(w, hashBytes(&h), true) }
 
-// windowAddMany is the batch add, with results for TestAndAddMany.
+// windowAddMany is the batch add, with results for TestAndAddMany. The
+// exported batch methods are go:noinline, as BloomFilter's are: a caller in
+// another package that inlined one called this generic function's
+// instantiation, and its keys escaped.
 func windowAddMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []bool {
 	f := w.ring()
 	if results != nil {
@@ -1658,44 +1665,62 @@ func windowTestMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []b
 // AddMany adds every key of keys, in order, like calling Add on each (with
 // one reading of the clock for the whole batch), overlapping the cache
 // misses of several keys.
+//
+//go:noinline
 func (w *WindowFilter) AddMany(keys [][]byte) { windowAddMany(w, keys, nil) }
 
 // AddManyStrings is AddMany for string keys, without copying them.
+//
+//go:noinline
 func (w *WindowFilter) AddManyStrings(keys []string) { windowAddMany(w, keys, nil) }
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes (see AddHash).
+//
+//go:noinline
 func (w *WindowFilter) AddManyHashes(hashes []uint64) { windowAddMany(w, hashes, nil) }
 
 // TestMany reports, for every key of keys, whether it may be among the keys
 // kept, as Test does: it fills results[:len(keys)] (allocating it if
 // shorter) and returns it. It hashes and prefetches keys rounds ahead of
 // those it tests, in every generation.
+//
+//go:noinline
 func (w *WindowFilter) TestMany(keys [][]byte, results []bool) []bool {
 	return windowTestMany(w, keys, results)
 }
 
 // TestManyStrings is TestMany for string keys, without copying them.
+//
+//go:noinline
 func (w *WindowFilter) TestManyStrings(keys []string, results []bool) []bool {
 	return windowTestMany(w, keys, results)
 }
 
 // TestManyHashes is TestMany for keys given as 64-bit hashes.
+//
+//go:noinline
 func (w *WindowFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
 	return windowTestMany(w, hashes, results)
 }
 
 // TestAndAddMany adds every key of keys in order and reports for each what
 // TestAndAdd would have, filling and returning results like TestMany.
+//
+//go:noinline
 func (w *WindowFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
 	return windowAddMany(w, keys, batchResults(results, len(keys)))
 }
 
 // TestAndAddManyStrings is TestAndAddMany for string keys.
+//
+//go:noinline
 func (w *WindowFilter) TestAndAddManyStrings(keys []string, results []bool) []bool {
 	return windowAddMany(w, keys, batchResults(results, len(keys)))
 }
 
 // TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes.
+//
+//go:noinline
 func (w *WindowFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
 	return windowAddMany(w, hashes, batchResults(results, len(hashes)))
 }
