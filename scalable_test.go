@@ -2908,3 +2908,57 @@ func BenchmarkWindowRatio(b *testing.B) {
 		})
 	}
 }
+
+// goldenWindows builds the windows of testdata/window: one of the last 100
+// keys and one of the keys of the last hour (sized for 100 keys in it) at
+// 1%, seed 23, fed the keys "window-0" to "window-299", the time window one
+// key a minute from a fixed clock.
+func goldenWindows(t testing.TB) map[string]*WindowFilter {
+	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	count := mustWindow(t, 100, 0.01, Seed(23))
+	timed := mustWindow(t, 100, 0.01, Seed(23), Every(time.Hour), Clock(clock))
+	for i := range 300 {
+		key := "window-" + strconv.Itoa(i)
+		count.AddString(key)
+		timed.AddString(key)
+		now = now.Add(time.Minute)
+	}
+	return map[string]*WindowFilter{
+		"testdata/window/count-n100-p0.01.bin":   count,
+		"testdata/window/time-1h-n100-p0.01.bin": timed,
+	}
+}
+
+// TestWindowGolden pins the encoding, the sizing and the positions of
+// windows: the files of testdata/window are what MarshalBinary writes for
+// goldenWindows, byte for byte, and they decode to windows that hold the
+// last keys added (the time window read with a clock at its last add; by
+// the real clock, later, it has forgotten them).
+func TestWindowGolden(t *testing.T) {
+	for path, w := range goldenWindows(t) {
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := w.MarshalBinary()
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: MarshalBinary of the same window differs from the file (%d bytes, file %d)", path, len(got), len(want))
+		}
+		// Read at the time of the last add (the clock is not in the
+		// encoding).
+		end := time.Date(2026, 12, 4, 5, 0, 0, 0, time.UTC)
+		d, err := ReadWindow(bytes.NewReader(want), Clock(func() time.Time { return end }))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for i := 250; i < 300; i++ {
+			if !d.TestString("window-" + strconv.Itoa(i)) {
+				t.Errorf("%s: window-%d absent", path, i)
+			}
+		}
+		if u, _ := ReadWindow(bytes.NewReader(want)); u.Duration() != 0 && u.TestString("window-299") {
+			t.Errorf("%s: by the real clock, long after, window-299 is still present", path)
+		}
+	}
+}
