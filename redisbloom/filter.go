@@ -650,7 +650,8 @@ func (f *Filter) wrap(err error) error {
 // ErrLost, ErrFormat), so that New can create it again. It deletes the keys
 // {name}:meta and {name}:bits, whatever they hold, and those of a
 // ScalableFilter's sub-filters, {name}:s:0, {name}:s:1, ..., as far as its
-// metadata counts them or they exist. Handles on the filter get
+// metadata counts them or they exist, and those of a WindowFilter's
+// generations, {name}:w:0 .. {name}:w:63. Handles on the filter get
 // ErrNotFound afterwards. Destroying a filter that does not exist is not an
 // error. It returns an error wrapping bloom.ErrInvalidParameter for a name
 // New refuses: one that is empty or starts with '}' (its two keys would have
@@ -660,7 +661,7 @@ func Destroy(ctx context.Context, rdb redis.UniversalClient, name string) error 
 		return err
 	}
 	keys := append(keysOf(name), "{"+name+"}:s:0")
-	if err := destroyScript.Run(ctx, rdb, keys, "{"+name+"}:s:").Err(); err != nil {
+	if err := destroyScript.Run(ctx, rdb, keys, "{"+name+"}:s:", windowSlotPrefix(name), maxWindowGens).Err(); err != nil {
 		return fmt.Errorf("redisbloom: filter %q: %w", name, err)
 	}
 	return nil
