@@ -48,6 +48,10 @@ type windowParams struct {
 	policy    byte          // a time window's overflow policy
 }
 
+// periodMicros is the period on the server's clock, which keeps
+// microseconds (TIME): the period rounded up to a whole microsecond.
+func (p *windowParams) periodMicros() int64 { return (int64(p.period) + 999) / 1000 }
+
 // onCount reports whether the newest generation rotates when it holds
 // genCap keys: in a count window, and in a time window that rotates early.
 func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == policyRotateEarly }
@@ -143,7 +147,7 @@ func newWindowHandle(rdb redis.UniversalClient, name, id string, p windowParams)
 		strconv.FormatUint(p.genCap, 10),
 		strconv.FormatUint(p.m/8, 10),
 		strconv.FormatUint(uint64(p.k), 10),
-		strconv.FormatInt(p.period.Microseconds(), 10),
+		strconv.FormatInt(p.periodMicros(), 10),
 		onCount,
 	}
 	w.view = newChainView(0, 0)
@@ -168,24 +172,21 @@ func (w *WindowFilter) metaFields() []any {
 		"bits", strconv.FormatUint(w.p.m, 10),
 		"hashes", strconv.FormatUint(uint64(w.p.k), 10),
 		"period", strconv.FormatInt(int64(w.p.period), 10),
-		"period_us", strconv.FormatInt(w.p.period.Microseconds(), 10),
+		"period_us", strconv.FormatInt(w.p.periodMicros(), 10),
 		"policy", policy,
 	}
 }
 
 // checkWindowParams returns an error wrapping bloom.ErrInvalidParameter
 // for parameters a Redis window cannot keep: a generation of more than
-// MaxBits bits (one Redis string), or a period that is not a whole number
-// of microseconds (the server's clock, TIME) or too long for the scripts'
-// arithmetic.
+// MaxBits bits (one Redis string), or a period too long for the scripts'
+// arithmetic (2^50 microseconds for the whole ring, some 35 years).
 func checkWindowParams(p windowParams) error {
 	switch {
 	case p.m > MaxBits:
 		return fmt.Errorf("%w: a window of %d keys at error rate %v needs generations of %d bits, more than MaxBits (%d), the most one Redis string holds",
 			bloom.ErrInvalidParameter, p.window, p.errorRate, p.m, MaxBits)
-	case p.period%time.Microsecond != 0:
-		return fmt.Errorf("%w: period %v: a Redis window keeps the server's time, in whole microseconds", bloom.ErrInvalidParameter, p.period)
-	case p.period.Microseconds() > maxWindowPeriodMicros/int64(p.gens):
+	case p.periodMicros() > maxWindowPeriodMicros/int64(p.gens):
 		return fmt.Errorf("%w: period %v: %d generations would span more than 2^50 microseconds", bloom.ErrInvalidParameter, p.period, p.gens)
 	}
 	return nil

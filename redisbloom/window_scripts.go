@@ -203,11 +203,12 @@ end
 // (Advance), then for each key a rotation if the newest generation holds
 // GenCap keys and the window rotates on count (the oldest is emptied and
 // becomes the newest, started now), then its positions set in the newest.
-// A key's answer is '1' if it was in any generation before it was added:
-// its bits all set in the newest (BITFIELD SET returns the old bits), or in
-// an older one, read before the keys are set (older generations do not
-// change; a rotation during the call adds the former newest to them and
-// takes the oldest away). Keys are set in runs of at most the newest's
+// A key's answer is '1' if it was in any generation before it was added
+// (the oldest included when that key's add rotates it out, as
+// bloom.WindowFilter tests before it adds): its bits all set in the newest
+// (BITFIELD SET returns the old bits), or in an older one, read before the
+// keys are set (older generations do not change; a rotation during the
+// call adds the former newest to them and takes the oldest away). Keys are set in runs of at most the newest's
 // remaining room, so that a run cannot overfill it. It returns
 // "gen:rotations:answers".
 var windowAddScript = redis.NewScript(`#!lua
@@ -251,12 +252,15 @@ find(all, 1, r - 1)
 local out = {}
 local per = math.max(1, math.floor(1800 / k))
 local i = 1
+-- inDropped: the key i, which made the oldest generation go, was in it.
+local inDropped = 0
 while i <= N do
   if onCount and counts[head] >= cap then
     -- The oldest (slot head+1) is emptied and becomes the newest; the keys
     -- found only there are looked for in the other older generations,
     -- and the keys not found anywhere in the former newest.
     local dropped = (head + 1) % r
+    if foundIn[i] == dropped then inDropped = i end
     local lost, fresh = {}, {}
     for x = i, N do
       if foundIn[x] == dropped then
@@ -303,7 +307,7 @@ while i <= N do
       counts[head] = counts[head] + 1
       changed = true
     end
-    if was or foundIn[x] then out[x] = '1' else out[x] = '0' end
+    if was or foundIn[x] or inDropped == x then out[x] = '1' else out[x] = '0' end
   end
 end
 if changed then

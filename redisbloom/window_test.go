@@ -1,0 +1,735 @@
+package redisbloom_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/bloomfilters/bloom/redisbloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// windowName returns a name no other test uses, whose keys are destroyed
+// when the test ends.
+func windowName(t testing.TB, rdb redis.UniversalClient) string {
+	t.Helper()
+	name := filterName(t, rdb)
+	t.Cleanup(func() { redisbloom.Destroy(context.Background(), rdb, name) })
+	return name
+}
+
+// checkWindowExport fails the test unless w exports to a window Equal to
+// want.
+func checkWindowExport(t *testing.T, w *redisbloom.WindowFilter, want *bloom.WindowFilter) {
+	t.Helper()
+	got, err := w.Export(context.Background())
+	if err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	if !got.Equal(want) {
+		t.Fatalf("Export (count %d, %d rotations) differs from the in-memory window (count %d, %d rotations)",
+			got.Count(), got.Rotations(), want.Count(), want.Rotations())
+	}
+}
+
+// TestWindowParity feeds a Redis window and the in-memory one with the same
+// parameters the same keys, in the same order, in single calls and batches
+// of every size (duplicates and keys of forgotten generations included),
+// across many rotations: every TestAndAdd answer, every Test answer, Count
+// and Rotations agree, and Export is Equal to the in-memory window after
+// every step.
+func TestWindowParity(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		window uint64
+		rate   float64
+		opts   []bloom.Option
+	}{
+		{1000, 0.01, nil},
+		{500, 0.001, []bloom.Option{bloom.Generations(2), bloom.Seed(7)}},
+		{300, 0.05, []bloom.Option{bloom.Generations(16)}},
+		{1, 0.01, nil},
+	} {
+		t.Run(fmt.Sprintf("window=%d/p=%v/opts=%d", c.window, c.rate, len(c.opts)), func(t *testing.T) {
+			w, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), c.window, c.rate, c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem, err := bloom.NewWindow(c.window, c.rate, c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Generations() != mem.Generations() || w.GenerationCapacity() != mem.GenerationCapacity() ||
+				w.Hashes() != mem.Hashes() || w.Seed() != mem.Seed() || uint64(w.Generations())*w.GenerationBits() != mem.Bits() {
+				t.Fatalf("Redis window of %d x %d bits, %d hashes, %d keys each, seed %d; in memory %d bits in all, %d, %d, %d",
+					w.Generations(), w.GenerationBits(), w.Hashes(), w.GenerationCapacity(), w.Seed(),
+					mem.Bits(), mem.Hashes(), mem.GenerationCapacity(), mem.Seed())
+			}
+			rng := rand.New(rand.NewPCG(uint64(c.window), 1))
+			total := int(3*c.window) + 50
+			next := 0
+			for step := 0; next < total; step++ {
+				// Mostly new keys, some recent ones, some long forgotten.
+				n := 1 + rng.IntN(int(c.window)/3+2)
+				if step%5 == 0 {
+					n = 1
+				}
+				keys := make([][]byte, n)
+				for i := range keys {
+					switch x := rng.IntN(10); {
+					case x == 0 && next > 0:
+						keys[i] = keyOf("p-", rng.IntN(next))
+					default:
+						keys[i] = keyOf("p-", next)
+						next++
+					}
+				}
+				var got []bool
+				if n == 1 {
+					p, err := w.TestAndAdd(ctx, keys[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = []bool{p}
+				} else if got, err = w.TestAndAddMany(ctx, keys); err != nil {
+					t.Fatal(err)
+				}
+				want := mem.TestAndAddMany(keys, nil)
+				for i := range keys {
+					if got[i] != want[i] {
+						t.Fatalf("step %d, key %q: TestAndAdd %v in Redis, %v in memory", step, keys[i], got[i], want[i])
+					}
+				}
+				if step%7 == 0 {
+					probe := keyRange("p-", max(0, next-2*int(c.window)), next+20)
+					got, err := w.TestMany(ctx, probe)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := mem.TestMany(probe, nil)
+					for i := range probe {
+						if got[i] != want[i] {
+							t.Fatalf("step %d, key %q: Test %v in Redis, %v in memory", step, probe[i], got[i], want[i])
+						}
+					}
+					checkWindowExport(t, w, mem)
+				}
+			}
+			checkWindowExport(t, w, mem)
+			cnt, err := w.Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cnt != mem.Count() || w.Rotations() != mem.Rotations() {
+				t.Fatalf("Count %d, %d rotations in Redis; %d, %d in memory", cnt, w.Rotations(), mem.Count(), mem.Rotations())
+			}
+			if mem.Rotations() < uint64(2*mem.Generations()) && c.window > 1 {
+				t.Fatalf("only %d rotations of %d generations", mem.Rotations(), mem.Generations())
+			}
+			// The last window keys added are all present.
+			last := keyRange("p-", next-int(c.window), next)
+			present, err := w.TestMany(ctx, last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, ok := range present {
+				if !ok {
+					t.Fatalf("key %q, one of the last %d added, absent", last[i], c.window)
+				}
+			}
+			t.Logf("%d keys, %d rotations, count %d", next, w.Rotations(), cnt)
+		})
+	}
+}
+
+// TestWindowConcurrentRotation has 8 clients, each with its own
+// connection, TestAndAdd the same keys, in the same order, in batches of
+// different sizes and single calls, across some 50 rotations: every key is
+// reported new exactly once (by one client; by none for a false positive);
+// every generation but the newest holds exactly GenerationCapacity keys,
+// so no fill was rotated twice and none early; and no key added just before
+// a rotation is lost: a key lands in the generation that is newest when it
+// is added, at least the one the client saw before its call (Rotations),
+// and is kept while fewer than r rotations follow, so every key of a call
+// made at rotation R tests present whenever the window has made at most
+// R+r-1 rotations: checked after every call and at the end.
+func TestWindowConcurrentRotation(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	name := windowName(t, rdb)
+	const window, gens = 2000, 5
+	w, err := redisbloom.NewWindow(ctx, rdb, name, window, 0.01, bloom.Generations(gens))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := keyRange("race-", 0, 25_000)
+	const clients = 8
+	type call struct {
+		lo, hi int
+		before uint64 // rotations the handle had seen before the call
+	}
+	news := make([][]bool, clients)
+	calls := make([][]call, clients)
+	checked := make([]int, clients)
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// No retries by go-redis: a resent call whose first attempt
+			// was applied would report its new keys as present.
+			own := newClient(t, serverAddr(t), func(o *redis.Options) {
+				o.PoolSize, o.MaxRetries, o.ReadTimeout = 1, -1, 30*time.Second
+			})
+			h, err := redisbloom.OpenWindow(ctx, own, name)
+			if err != nil {
+				errs <- err
+				return
+			}
+			news[c] = make([]bool, len(keys))
+			step := 50 + 37*c
+			for lo := 0; lo < len(keys); lo += step {
+				hi := min(len(keys), lo+step)
+				before := h.Rotations()
+				var present []bool
+				if c%2 == 0 {
+					present, err = h.TestAndAddMany(ctx, keys[lo:hi])
+				} else {
+					present = make([]bool, hi-lo)
+					for i := range present {
+						if present[i], err = h.TestAndAdd(ctx, keys[lo+i]); err != nil {
+							break
+						}
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i, ok := range present {
+					news[c][lo+i] = !ok
+				}
+				calls[c] = append(calls[c], call{lo, hi, before})
+				after, err := h.TestMany(ctx, keys[lo:hi])
+				if err != nil {
+					errs <- err
+					return
+				}
+				if h.Rotations() > before+gens-1 {
+					continue // the window may have moved past them
+				}
+				checked[c] += hi - lo
+				for i, ok := range after {
+					if !ok {
+						errs <- fmt.Errorf("client %d: key %q absent right after it was added (rotations %d, then %d)", c, keys[lo+i], before, h.Rotations())
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	newKeys := 0
+	for i := range keys {
+		n := 0
+		for c := range clients {
+			if news[c][i] {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Fatalf("key %q reported new %d times", keys[i], n)
+		}
+		newKeys += n
+	}
+	if newKeys < len(keys)*97/100 {
+		t.Fatalf("only %d of %d keys reported new", newKeys, len(keys))
+	}
+	mem, err := w.Export(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity := mem.GenerationCapacity()
+	rot := mem.Rotations()
+	if rot < 4*gens {
+		t.Fatalf("%d rotations: the race crossed too few", rot)
+	}
+	meta := "{" + name + "}:meta"
+	head := int(rot % gens)
+	var newest uint64
+	for s := range gens {
+		c, err := rdb.HGet(ctx, meta, "c"+strconv.Itoa(s)).Uint64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == head {
+			newest = c
+		} else if c != capacity {
+			t.Errorf("generation in slot %d holds %d keys, want its capacity %d: a rotation before it was full, or two for one fill", s, c, capacity)
+		}
+	}
+	// Each rotation follows exactly one full generation; the counts are the
+	// keys reported new plus those a lagging client added again after they
+	// left the newest generation (counted again, reported present).
+	counted := rot*capacity + newest
+	if counted < uint64(newKeys) {
+		t.Fatalf("%d rotations of %d keys and %d in the newest: %d counted, fewer than the %d keys reported new",
+			rot, capacity, newest, counted, newKeys)
+	}
+	kept := 0
+	for c := range clients {
+		for _, k := range calls[c] {
+			if k.before+gens-1 < rot {
+				continue
+			}
+			present, err := w.TestMany(ctx, keys[k.lo:k.hi])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, ok := range present {
+				if !ok {
+					t.Fatalf("client %d: key %q added at rotation %d or later absent after %d rotations", c, keys[k.lo+i], k.before, rot)
+				}
+			}
+			kept += k.hi - k.lo
+		}
+	}
+	if kept < window {
+		t.Fatalf("only %d keys were added within the last %d rotations", kept, gens-1)
+	}
+	after := 0
+	for _, n := range checked {
+		after += n
+	}
+	t.Logf("8 clients: %d keys new once, %d rotations of %d keys, %d counted; %d keys checked right after their call, %d at the end",
+		newKeys, rot, capacity, counted, after, kept)
+}
+
+// TestWindowTimeExpiry: a time window of 4 generations of 150 ms on the
+// server's clock keeps what was added within the last 450 ms and forgets it
+// after at most 600 ms; each generation's key has a PEXPIRE; once nobody
+// used the window for its whole span its bitmaps are gone from Redis, its
+// metadata stays, and the window works again, empty; under Saturate a burst
+// beyond a generation's capacity does not rotate; a live generation that is
+// deleted gives ErrNotFound.
+func TestWindowTimeExpiry(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	name := windowName(t, rdb)
+	const d = 450 * time.Millisecond
+	w, err := redisbloom.NewWindow(ctx, rdb, name, 1000, 0.01, bloom.Generations(4), bloom.Every(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Period() != d/3 {
+		t.Fatalf("Period %v, want %v", w.Period(), d/3)
+	}
+	keys := keyRange("t-", 0, 300)
+	if err := w.AddMany(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	slots := make([]string, 4)
+	for s := range slots {
+		slots[s] = "{" + name + "}:w:" + strconv.Itoa(s)
+		ttl, err := rdb.PTTL(ctx, slots[s]).Result()
+		if err != nil || ttl <= 0 || ttl > 4*d/3+time.Second {
+			t.Fatalf("slot %d: PTTL %v, %v; want in (0, %v]", s, ttl, err, 4*d/3+time.Second)
+		}
+	}
+	// Within d of the adds every key is present.
+	for time.Since(start) < d-50*time.Millisecond {
+		present, err := w.TestMany(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) >= d-50*time.Millisecond {
+			break
+		}
+		for i, ok := range present {
+			if !ok {
+				t.Fatalf("key %q absent %v after it was added, within the window's %v", keys[i], time.Since(start), d)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// After d*r/(r-1) (and the add's own delay) every key is gone.
+	time.Sleep(time.Until(start.Add(4*d/3 + 20*time.Millisecond)))
+	present, err := w.TestMany(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range present {
+		if ok {
+			t.Fatalf("key %q present %v after it was added: the window keeps at most %v", keys[i], time.Since(start), 4*d/3)
+		}
+	}
+	// Idle for the whole span and the expiry's second: the bitmaps expired.
+	time.Sleep(time.Until(start.Add(4*d/3 + 1200*time.Millisecond)))
+	if n, err := rdb.Exists(ctx, slots...).Result(); err != nil || n != 0 {
+		t.Fatalf("%d of the 4 bitmaps left after the window was idle past its span (%v)", n, err)
+	}
+	if n, err := rdb.Exists(ctx, "{"+name+"}:meta").Result(); err != nil || n != 1 {
+		t.Fatalf("metadata gone (%d, %v)", n, err)
+	}
+	if _, err := redisbloom.OpenWindow(ctx, rdb, name); err != nil {
+		t.Fatalf("OpenWindow of an idle window: %v", err)
+	}
+	if again, err := w.TestAndAdd(ctx, keys[0]); err != nil || again {
+		t.Fatalf("TestAndAdd after the idle span: %v, %v; want false, nil", again, err)
+	}
+	if ok, err := w.Test(ctx, keys[0]); err != nil || !ok {
+		t.Fatalf("Test after the idle span: %v, %v; want true, nil", ok, err)
+	}
+	// A live generation deleted: ErrNotFound, not "absent".
+	if err := rdb.Del(ctx, slots[int(w.Rotations()%4)]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Test(ctx, keys[0]); !errors.Is(err, redisbloom.ErrNotFound) {
+		t.Fatalf("Test with the newest generation deleted: %v, want ErrNotFound", err)
+	}
+
+	// Saturate: a burst of 5 generations' worth within one period is one
+	// generation, and every key of it stays until its time is up.
+	sat, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 100, 0.01, bloom.Generations(4), bloom.Every(3*time.Second), bloom.OnOverflow(bloom.Saturate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	burst := keyRange("s-", 0, 5*int(sat.GenerationCapacity()))
+	if err := sat.AddMany(ctx, burst); err != nil {
+		t.Fatal(err)
+	}
+	if sat.Rotations() != 0 {
+		t.Fatalf("Saturate: %d rotations during a burst within one period", sat.Rotations())
+	}
+	if present, err := sat.TestMany(ctx, burst); err != nil {
+		t.Fatal(err)
+	} else {
+		for i, ok := range present {
+			if !ok {
+				t.Fatalf("Saturate: key %q of the burst absent", burst[i])
+			}
+		}
+	}
+	// RotateEarly: the same burst rotates, and keeps the last window keys.
+	early, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 100, 0.01, bloom.Generations(4), bloom.Every(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := early.AddMany(ctx, burst); err != nil {
+		t.Fatal(err)
+	}
+	if early.Rotations() < 4 {
+		t.Fatalf("RotateEarly: %d rotations during a burst of 5 generations", early.Rotations())
+	}
+	if present, err := early.TestMany(ctx, burst[len(burst)-100:]); err != nil {
+		t.Fatal(err)
+	} else {
+		for i, ok := range present {
+			if !ok {
+				t.Fatalf("RotateEarly: key %q of the last window absent", burst[len(burst)-100+i])
+			}
+		}
+	}
+	mem, err := early.Export(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem.Rotations() != early.Rotations() || !mem.TestMany(burst[len(burst)-100:], nil)[99] {
+		t.Fatalf("Export of a time window: %d rotations, want %d", mem.Rotations(), early.Rotations())
+	}
+}
+
+// TestWindowCorrupt: metadata or bitmaps changed behind the package's back
+// give ErrCorrupt or ErrNotFound from every method, never answers; other
+// parameters ErrIncompatible; another filter's keys ErrFormat; rotations
+// that went back ErrCorrupt, a write generation that went back ErrLost;
+// Destroy removes every generation so that NewWindow starts again.
+func TestWindowCorrupt(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	keys := keyRange("c-", 0, 450)
+	cases := []struct {
+		desc   string
+		tamper func(name string, w *redisbloom.WindowFilter) error
+		want   error
+	}{
+		{"window changed", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.HSet(ctx, "{"+name+"}:meta", "window", "201").Err()
+		}, redisbloom.ErrCorrupt},
+		{"check changed", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.HSet(ctx, "{"+name+"}:meta", "check", "0123456789abcdef").Err()
+		}, redisbloom.ErrCorrupt},
+		{"head moved", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.HIncrBy(ctx, "{"+name+"}:meta", "head", 1).Err()
+		}, redisbloom.ErrCorrupt},
+		{"rotations went back", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.HSet(ctx, "{"+name+"}:meta", "rotations", strconv.FormatUint(w.Rotations()-4, 10)).Err()
+		}, redisbloom.ErrCorrupt},
+		{"count past capacity", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.HSet(ctx, "{"+name+"}:meta", "c0", strconv.FormatUint(w.GenerationCapacity()+1, 10)).Err()
+		}, redisbloom.ErrCorrupt},
+		{"count not a number", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.HSet(ctx, "{"+name+"}:meta", "c1", "x").Err()
+		}, redisbloom.ErrCorrupt},
+		{"bitmap truncated", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.Set(ctx, "{"+name+"}:w:1", "x", 0).Err()
+		}, redisbloom.ErrCorrupt},
+		{"bitmap extended", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.Append(ctx, "{"+name+"}:w:2", "\x00").Err()
+		}, redisbloom.ErrCorrupt},
+		{"older bitmap deleted", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.Del(ctx, "{"+name+"}:w:"+strconv.FormatUint((w.Rotations()+1)%4, 10)).Err()
+		}, redisbloom.ErrNotFound},
+		{"metadata deleted", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.Del(ctx, "{"+name+"}:meta").Err()
+		}, redisbloom.ErrNotFound},
+		{"write generation went back", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.HIncrBy(ctx, "{"+name+"}:meta", "gen", -3).Err()
+		}, redisbloom.ErrLost},
+	}
+	for _, c := range cases {
+		t.Run(c.desc, func(t *testing.T) {
+			name := windowName(t, rdb)
+			w, err := redisbloom.NewWindow(ctx, rdb, name, 200, 0.01, bloom.Generations(4))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.AddMany(ctx, keys); err != nil {
+				t.Fatal(err)
+			}
+			if w.Rotations() < 6 {
+				t.Fatalf("%d rotations", w.Rotations())
+			}
+			if err := c.tamper(name, w); err != nil {
+				t.Fatal(err)
+			}
+			last := keys[len(keys)-200:]
+			for method, err := range everyWindow(ctx, w, last) {
+				if !errors.Is(err, c.want) {
+					t.Errorf("%s: %v, want %v", method, err, c.want)
+				}
+			}
+			if c.want != redisbloom.ErrLost {
+				if _, err := redisbloom.OpenWindow(ctx, rdb, name); err == nil {
+					// Open reads the parameters only; the first call
+					// checks the generations.
+					t.Logf("OpenWindow succeeded")
+				}
+			}
+			if err := redisbloom.Destroy(ctx, rdb, name); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := rdb.Exists(ctx, "{"+name+"}:w:0", "{"+name+"}:w:1", "{"+name+"}:w:2", "{"+name+"}:w:3").Result(); err != nil || n != 0 {
+				t.Fatalf("Destroy left %d generations (%v)", n, err)
+			}
+			again, err := redisbloom.NewWindow(ctx, rdb, name, 200, 0.01, bloom.Generations(4))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := again.Test(ctx, keys[len(keys)-1]); err != nil || ok {
+				t.Fatalf("Test in the new window: %v, %v; want false, nil", ok, err)
+			}
+			if _, err := w.Test(ctx, keys[0]); !errors.Is(err, redisbloom.ErrNotFound) {
+				t.Fatalf("old handle on the new window: %v, want ErrNotFound", err)
+			}
+		})
+	}
+
+	t.Run("other parameters", func(t *testing.T) {
+		name := windowName(t, rdb)
+		if _, err := redisbloom.NewWindow(ctx, rdb, name, 200, 0.01); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range [][]bloom.Option{{bloom.Generations(3)}, {bloom.Seed(1)}, {bloom.Every(time.Hour)}} {
+			if _, err := redisbloom.NewWindow(ctx, rdb, name, 200, 0.01, o...); !errors.Is(err, bloom.ErrIncompatible) {
+				t.Errorf("NewWindow with other options: %v, want ErrIncompatible", err)
+			}
+		}
+		if _, err := redisbloom.NewWindow(ctx, rdb, name, 201, 0.01); !errors.Is(err, bloom.ErrIncompatible) {
+			t.Errorf("NewWindow with another window: %v, want ErrIncompatible", err)
+		}
+		if _, err := redisbloom.New(ctx, rdb, name, 200, 0.01); !errors.Is(err, redisbloom.ErrFormat) {
+			t.Errorf("New on a window's keys: %v, want ErrFormat", err)
+		}
+		fixed := windowName(t, rdb)
+		if _, err := redisbloom.New(ctx, rdb, fixed, 200, 0.01); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := redisbloom.NewWindow(ctx, rdb, fixed, 200, 0.01); !errors.Is(err, redisbloom.ErrFormat) {
+			t.Errorf("NewWindow on a Filter's keys: %v, want ErrFormat", err)
+		}
+		if _, err := redisbloom.OpenWindow(ctx, rdb, fixed); !errors.Is(err, redisbloom.ErrFormat) {
+			t.Errorf("OpenWindow on a Filter's keys: %v, want ErrFormat", err)
+		}
+		if _, err := redisbloom.OpenWindow(ctx, rdb, windowName(t, rdb)); !errors.Is(err, redisbloom.ErrNotFound) {
+			t.Errorf("OpenWindow of nothing: %v, want ErrNotFound", err)
+		}
+		if _, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 0, 0.01); !errors.Is(err, bloom.ErrInvalidParameter) {
+			t.Errorf("NewWindow of 0 keys: %v, want ErrInvalidParameter", err)
+		}
+	})
+}
+
+// everyWindow calls every method of w that reads or writes the window and
+// returns their errors by name.
+func everyWindow(ctx context.Context, w *redisbloom.WindowFilter, keys [][]byte) map[string]error {
+	errs := map[string]error{}
+	_, errs["Test"] = w.Test(ctx, keys[0])
+	_, errs["TestMany"] = w.TestMany(ctx, keys)
+	_, errs["Count"] = w.Count(ctx)
+	_, errs["Export"] = w.Export(ctx)
+	_, errs["TestAndAdd"] = w.TestAndAdd(ctx, []byte("new key"))
+	errs["AddMany"] = w.AddMany(ctx, keys[:10])
+	return errs
+}
+
+// TestWindowImport: Import of an in-memory window makes Export Equal to it;
+// a handle that saw the window before the Import catches up (the import
+// epoch) and keeps answering as the in-memory window does; a window of
+// other parameters is refused.
+func TestWindowImport(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	name := windowName(t, rdb)
+	w, err := redisbloom.NewWindow(ctx, rdb, name, 300, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := redisbloom.OpenWindow(ctx, rdb, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.AddMany(ctx, keyRange("before-", 0, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := bloom.NewWindow(300, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.AddMany(keyRange("i-", 0, 500))
+	if err := w.Import(ctx, mem); err != nil {
+		t.Fatal(err)
+	}
+	checkWindowExport(t, w, mem)
+	more := keyRange("after-", 0, 400)
+	got, err := other.TestAndAddMany(ctx, more)
+	if err != nil {
+		t.Fatalf("the other handle after the Import: %v", err)
+	}
+	want := mem.TestAndAddMany(more, nil)
+	for i := range more {
+		if got[i] != want[i] {
+			t.Fatalf("key %q: %v in Redis, %v in memory", more[i], got[i], want[i])
+		}
+	}
+	checkWindowExport(t, other, mem)
+	small, err := bloom.NewWindow(299, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Import(ctx, small); !errors.Is(err, bloom.ErrIncompatible) {
+		t.Fatalf("Import of another window: %v, want ErrIncompatible", err)
+	}
+}
+
+// TestWindowCluster: on the 3-master Cluster, the generations and the
+// metadata share one slot; racing clients and a parity run behave as on
+// one server (Export Equal to the in-memory window).
+func TestWindowCluster(t *testing.T) {
+	rdb := clusterClient(t)
+	ctx := context.Background()
+	name := windowName(t, rdb)
+	w, err := redisbloom.NewWindow(ctx, rdb, name, 500, 0.01, bloom.Generations(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := bloom.NewWindow(500, 0.01, bloom.Generations(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := keyRange("cl-", 0, 3000)
+	for lo := 0; lo < len(keys); lo += 250 {
+		got, err := w.TestAndAddMany(ctx, keys[lo:lo+250])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mem.TestAndAddMany(keys[lo:lo+250], nil)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("key %q: %v on the Cluster, %v in memory", keys[lo+i], got[i], want[i])
+			}
+		}
+	}
+	checkWindowExport(t, w, mem)
+	slot, err := rdb.ClusterKeySlot(ctx, "{"+name+"}:meta").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range 6 {
+		key := "{" + name + "}:w:" + strconv.Itoa(s)
+		if got, err := rdb.ClusterKeySlot(ctx, key).Result(); err != nil || got != slot {
+			t.Fatalf("%s in slot %d (%v), the metadata in %d", key, got, err, slot)
+		}
+		if n, err := rdb.Exists(ctx, key).Result(); err != nil || n != 1 {
+			t.Fatalf("%s: exists %d, %v", key, n, err)
+		}
+	}
+	// Four handles on their own connections race one rotation after
+	// another: each key new exactly once.
+	race := keyRange("clr-", 0, 2000)
+	news := make([][]bool, 4)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for c := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := redisbloom.OpenWindow(ctx, rdb, name)
+			if err != nil {
+				errs <- err
+				return
+			}
+			news[c] = make([]bool, len(race))
+			for lo := 0; lo < len(race); lo += 40 + 10*c {
+				hi := min(len(race), lo+40+10*c)
+				p, err := h.TestAndAddMany(ctx, race[lo:hi])
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i, ok := range p {
+					news[c][lo+i] = !ok
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i := range race {
+		n := 0
+		for c := range 4 {
+			if news[c][i] {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Fatalf("key %q reported new %d times", race[i], n)
+		}
+	}
+}
