@@ -1,0 +1,384 @@
+package window
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"math"
+
+	"github.com/bloomfilters/bloom/internal/format"
+)
+
+// The binary encoding of a window, in the style of format version 3 (the
+// root package's doc writes it out, which is the compatibility promise):
+// a 64-byte header with its own CRC-32C, a table of the generations with
+// its CRC-32C padded to a cache line, the words of the generations oldest
+// first (so that each starts a cache line of the encoding), and the CRC-32C
+// of each section of the words. All integers little-endian.
+const (
+	Magic   = "BLMW"
+	Version = 3
+
+	HeaderSize  = 64
+	SectionSize = 1 << 20 // bytes of words per checksum, as written
+
+	crcOffset = HeaderSize - 4
+)
+
+// header is what the 64-byte header holds.
+type header struct {
+	Config
+	section uint64
+}
+
+// tableSize returns the bytes of the table of a window of gens generations,
+// padding included: period, rotations, a count and a start per generation,
+// and the table's CRC-32C.
+func tableSize(gens int) uint64 { return format.AlignV3(16 + 16*uint64(gens) + 4) }
+
+func (h *header) words() uint64 { return uint64(h.Gens) * (h.M / 64) }
+
+func (h *header) sections() uint64 { return (8*h.words() + h.section - 1) / h.section }
+
+// size returns the length of the encoding; no overflow for a parsed header.
+func (h *header) size() uint64 {
+	return HeaderSize + tableSize(h.Gens) + 8*h.words() + 4*h.sections()
+}
+
+// EncodedSize returns the length in bytes of f's encoding.
+func (f *Filter) EncodedSize() uint64 {
+	h := header{f.Config, SectionSize}
+	return h.size()
+}
+
+func appendHeader(b []byte, c Config) []byte {
+	start := len(b)
+	b = append(b, Magic...)
+	b = binary.LittleEndian.AppendUint16(b, Version)
+	b = append(b, byte(c.Policy), 0)
+	b = binary.LittleEndian.AppendUint32(b, c.Seed)
+	b = binary.LittleEndian.AppendUint32(b, uint32(c.K))
+	b = binary.LittleEndian.AppendUint64(b, c.M)
+	b = binary.LittleEndian.AppendUint64(b, c.Window)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.ErrorRate))
+	b = binary.LittleEndian.AppendUint64(b, c.GenCap)
+	b = binary.LittleEndian.AppendUint16(b, uint16(c.Gens))
+	b = append(b, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, SectionSize)
+	b = append(b, 0, 0, 0, 0)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], format.Castagnoli))
+}
+
+// oldest returns the index of the generation j after the oldest.
+func (f *Filter) nth(j int) int { return (f.newest + 1 + j) % f.Gens }
+
+func (f *Filter) appendTable(b []byte) []byte {
+	start := len(b)
+	b = binary.LittleEndian.AppendUint64(b, uint64(f.Period))
+	b = binary.LittleEndian.AppendUint64(b, f.rotations)
+	for j := range f.Gens {
+		g := f.nth(j)
+		b = binary.LittleEndian.AppendUint64(b, f.counts[g])
+		b = binary.LittleEndian.AppendUint64(b, uint64(f.starts[g]))
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], format.Castagnoli))
+	return append(b, make([]byte, tableSize(f.Gens)-uint64(len(b)-start))...)
+}
+
+// AppendBinary appends the encoding of f to b.
+func (f *Filter) AppendBinary(b []byte) []byte {
+	b = appendHeader(b, f.Config)
+	b = f.appendTable(b)
+	body := len(b)
+	for j := range f.Gens {
+		for _, x := range f.gen(f.nth(j)) {
+			b = binary.LittleEndian.AppendUint64(b, x)
+		}
+	}
+	data := b[body:]
+	for off := 0; off < len(data); off += SectionSize {
+		b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(data[off:min(off+SectionSize, len(data))], format.Castagnoli))
+	}
+	return b
+}
+
+// WriteTo writes the encoding of f to w through a buffer of at most 64 KiB
+// and returns the bytes written.
+func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	const chunk = 1 << 13 // words per write
+	var total int64
+	write := func(p []byte) error {
+		n, err := w.Write(p)
+		total += int64(n)
+		return err
+	}
+	if err := write(f.appendTable(appendHeader(nil, f.Config))); err != nil {
+		return total, err
+	}
+	buf := make([]byte, 0, 8*chunk)
+	var table []byte
+	var crc uint32
+	fill := uint64(0)
+	flush := func() error {
+		for p := buf; len(p) > 0; {
+			n := min(uint64(len(p)), SectionSize-fill)
+			crc = crc32.Update(crc, format.Castagnoli, p[:n])
+			if fill += n; fill == SectionSize {
+				table = binary.LittleEndian.AppendUint32(table, crc)
+				crc, fill = 0, 0
+			}
+			p = p[n:]
+		}
+		err := write(buf)
+		buf = buf[:0]
+		return err
+	}
+	for j := range f.Gens {
+		for _, x := range f.gen(f.nth(j)) {
+			buf = binary.LittleEndian.AppendUint64(buf, x)
+			if len(buf) == cap(buf) {
+				if err := flush(); err != nil {
+					return total, err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return total, err
+	}
+	if fill != 0 {
+		table = binary.LittleEndian.AppendUint32(table, crc)
+	}
+	return total, write(table)
+}
+
+// parseHeader validates the header at the start of b, which holds at least
+// HeaderSize bytes. It allocates nothing.
+func parseHeader(b []byte) (header, error) {
+	var h header
+	if string(b[:4]) != Magic {
+		return h, format.Corrupt("bad magic %q", b[:4])
+	}
+	if v := binary.LittleEndian.Uint16(b[4:]); v != Version {
+		return h, format.Corrupt("window format version %d, want %d", v, Version)
+	}
+	if crc32.Checksum(b[:crcOffset], format.Castagnoli) != binary.LittleEndian.Uint32(b[crcOffset:]) {
+		return h, format.Corrupt("header checksum mismatch")
+	}
+	h.Policy = Policy(b[6])
+	h.Seed = binary.LittleEndian.Uint32(b[8:])
+	k := binary.LittleEndian.Uint32(b[12:])
+	h.K = uint(k)
+	h.M = binary.LittleEndian.Uint64(b[16:])
+	h.Window = binary.LittleEndian.Uint64(b[24:])
+	h.ErrorRate = math.Float64frombits(binary.LittleEndian.Uint64(b[32:]))
+	h.GenCap = binary.LittleEndian.Uint64(b[40:])
+	h.Gens = int(binary.LittleEndian.Uint16(b[48:]))
+	h.section = uint64(binary.LittleEndian.Uint32(b[52:]))
+	switch {
+	case h.Policy >= numPolicies:
+		return h, format.Corrupt("unknown overflow policy %d", b[6])
+	case b[7] != 0 || b[50] != 0 || b[51] != 0 || binary.LittleEndian.Uint32(b[56:]) != 0:
+		return h, format.Corrupt("non-zero reserved bytes")
+	case k < 1 || uint64(k) > uint64(format.MaxHashes):
+		return h, format.Corrupt("hash count %d not in [1, %d]", k, format.MaxHashes)
+	case h.Gens < 2 || h.Gens > MaxGens:
+		return h, format.Corrupt("%d generations, not in [2, %d]", h.Gens, MaxGens)
+	case h.M == 0 || h.M%format.BlockBits != 0 || h.M > format.MaxBits/uint64(h.Gens) || h.words() > format.MaxWords:
+		return h, format.Corrupt("generation size %d bits not a positive multiple of %d with %d of them within %d bits", h.M, format.BlockBits, h.Gens, format.MaxBits)
+	case h.Window == 0:
+		return h, format.Corrupt("window of 0 keys")
+	case !(h.ErrorRate > 0 && h.ErrorRate < 1):
+		return h, format.Corrupt("error rate %v not in (0, 1)", h.ErrorRate)
+	case h.GenCap != GenCapFor(h.Window, h.Gens):
+		return h, format.Corrupt("generation capacity %d, want %d for a window of %d keys in %d generations", h.GenCap, GenCapFor(h.Window, h.Gens), h.Window, h.Gens)
+	case h.section < format.V3MinSection || h.section > format.V3MaxSection || h.section&(h.section-1) != 0:
+		return h, format.Corrupt("section size %d not a power of two in [%d, %d]", h.section, format.V3MinSection, format.V3MaxSection)
+	}
+	return h, nil
+}
+
+// parseTable validates the table that follows header h in b (tableSize
+// bytes) and returns a filter of h with the table's state, its words not
+// yet allocated.
+func parseTable(h header, b []byte) (*Filter, error) {
+	n := 16 + 16*h.Gens
+	if crc32.Checksum(b[:n], format.Castagnoli) != binary.LittleEndian.Uint32(b[n:]) {
+		return nil, format.Corrupt("checksum mismatch in the table of generations")
+	}
+	for _, c := range b[n+4 : tableSize(h.Gens)] {
+		if c != 0 {
+			return nil, format.Corrupt("non-zero padding after the table of generations")
+		}
+	}
+	period := int64(binary.LittleEndian.Uint64(b))
+	switch {
+	case period < 0:
+		return nil, format.Corrupt("negative period %d", period)
+	case period == 0 && h.Policy != RotateEarly:
+		return nil, format.Corrupt("overflow policy %d on a count window", h.Policy)
+	}
+	f := &Filter{
+		Config:    h.Config,
+		gw:        h.M / 64,
+		counts:    make([]uint64, h.Gens),
+		starts:    make([]int64, h.Gens),
+		newest:    h.Gens - 1,
+		rotations: binary.LittleEndian.Uint64(b[8:]),
+	}
+	f.Period = period
+	for j := range h.Gens {
+		f.counts[j] = binary.LittleEndian.Uint64(b[16+16*j:])
+		f.starts[j] = int64(binary.LittleEndian.Uint64(b[24+16*j:]))
+		if f.counts[j] > f.GenCap && (period == 0 || h.Policy == RotateEarly) {
+			return nil, format.Corrupt("generation %d counts %d keys, more than its capacity %d", j, f.counts[j], f.GenCap)
+		}
+	}
+	return f, nil
+}
+
+// Decode decodes data, exactly one encoding of a window, checking every
+// checksum. It validates the header and the table before it allocates the
+// words, and never panics.
+func Decode(data []byte) (*Filter, error) {
+	if len(data) < HeaderSize {
+		return nil, io.ErrUnexpectedEOF
+	}
+	h, err := parseHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	switch size := h.size(); {
+	case uint64(len(data)) < size:
+		return nil, io.ErrUnexpectedEOF
+	case uint64(len(data)) > size:
+		return nil, format.Corrupt("%d trailing bytes", uint64(len(data))-size)
+	}
+	f, err := parseTable(h, data[HeaderSize:])
+	if err != nil {
+		return nil, err
+	}
+	body := data[HeaderSize+tableSize(h.Gens):][:8*h.words()]
+	table := data[HeaderSize+tableSize(h.Gens)+8*h.words():]
+	for i := uint64(0); i < h.sections(); i++ {
+		lo := i * h.section
+		if crc32.Checksum(body[lo:min(lo+h.section, uint64(len(body)))], format.Castagnoli) != binary.LittleEndian.Uint32(table[4*i:]) {
+			return nil, format.Corrupt("checksum mismatch in section %d of the generations", i)
+		}
+	}
+	f.words = alignedWords(h.words())
+	for i := range f.words {
+		f.words[i] = binary.LittleEndian.Uint64(body[8*i:])
+	}
+	return f, nil
+}
+
+// HeaderLen is the bytes of an encoding that Least needs.
+const HeaderLen = HeaderSize
+
+// Least validates the header at the start of hdr (HeaderLen bytes) and
+// returns the length of the encoding it declares, for text decoding.
+func Least(hdr []byte) (uint64, error) {
+	h, err := parseHeader(hdr)
+	if err != nil {
+		return 0, err
+	}
+	return h.size(), nil
+}
+
+// readChunk is the words Read allocates at a time while the input has not
+// shown that it holds them.
+const readChunk = 1 << 13
+
+// Read reads one encoding of a window from r, whose first len(prefix)
+// bytes have been read into prefix, and returns it with the number of bytes
+// it read from r. It reads no byte past the encoding. If src, the reader
+// under r, shows that it holds the words (format.Holds), they go into one
+// slice; otherwise they are kept in chunks as they arrive, so that a header
+// that lies about the size costs no more than what arrived.
+func Read(r, src io.Reader, prefix []byte) (*Filter, int64, error) {
+	var hb [HeaderSize]byte
+	n := copy(hb[:], prefix)
+	got, err := io.ReadFull(r, hb[n:])
+	read := int64(got)
+	if err != nil {
+		return nil, read, format.NoEOF(err)
+	}
+	h, err := parseHeader(hb[:])
+	if err != nil {
+		return nil, read, err
+	}
+	tb := make([]byte, tableSize(h.Gens))
+	got, err = io.ReadFull(r, tb)
+	read += int64(got)
+	if err != nil {
+		return nil, read, format.NoEOF(err)
+	}
+	f, err := parseTable(h, tb)
+	if err != nil {
+		return nil, read, err
+	}
+	total := h.words()
+	buf := make([]byte, 8*min(total, readChunk))
+	var sums []uint32
+	var crc uint32
+	var fillSec uint64
+	fill := func(words []uint64) error {
+		part := buf[:8*len(words)]
+		n, err := io.ReadFull(r, part)
+		read += int64(n)
+		if err != nil {
+			return format.NoEOF(err)
+		}
+		for p := part; len(p) > 0; {
+			c := min(uint64(len(p)), h.section-fillSec)
+			crc = crc32.Update(crc, format.Castagnoli, p[:c])
+			if fillSec += c; fillSec == h.section {
+				sums = append(sums, crc)
+				crc, fillSec = 0, 0
+			}
+			p = p[c:]
+		}
+		for i := range words {
+			words[i] = binary.LittleEndian.Uint64(part[8*i:])
+		}
+		return nil
+	}
+	if total <= readChunk || format.Holds(src, 8*total+4*h.sections()) {
+		f.words = alignedWords(total)
+		for lo := uint64(0); lo < total; lo += readChunk {
+			if err := fill(f.words[lo:min(lo+readChunk, total)]); err != nil {
+				return nil, read, err
+			}
+		}
+	} else {
+		var chunks [][]uint64
+		for lo := uint64(0); lo < total; lo += readChunk {
+			c := make([]uint64, min(total-lo, readChunk))
+			if err := fill(c); err != nil {
+				return nil, read, err
+			}
+			chunks = append(chunks, c)
+		}
+		f.words = alignedWords(total)[:0]
+		for i, c := range chunks {
+			f.words = append(f.words, c...)
+			chunks[i] = nil
+		}
+	}
+	if fillSec != 0 {
+		sums = append(sums, crc)
+	}
+	var cb [4]byte
+	for i, want := range sums {
+		got, err := io.ReadFull(r, cb[:])
+		read += int64(got)
+		if err != nil {
+			return nil, read, format.NoEOF(err)
+		}
+		if binary.LittleEndian.Uint32(cb[:]) != want {
+			return nil, read, format.Corrupt("checksum mismatch in section %d of the generations", i)
+		}
+	}
+	return f, read, nil
+}

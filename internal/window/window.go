@@ -1,0 +1,345 @@
+// Package window is the window filter of bloom.WindowFilter: a ring of
+// generations, each a blocked filter (internal/blocked) of the same m bits
+// and k hash functions, keys added to the newest, the oldest cleared and
+// made the newest when the newest holds its share of the window (or, with
+// a period, when its time is up). A test probes the key's block in every
+// generation side by side: the block index is the same in every
+// generation, as they have the same size, so one hash gives r independent
+// cache misses, issued together.
+//
+// The two promises and why they hold (the root package's doc states them):
+//
+//   - No false negative among the last Window keys added. A generation is
+//     rotated out only when the newest holds GenCap counted keys, and every
+//     generation between them does too; the r-1 older generations and the
+//     newest so hold the last (r-1)*GenCap >= Window counted additions.
+//     An addition is counted when it sets a bit in the newest generation;
+//     one that sets none changes no bit, and the key tests present there.
+//   - A false-positive rate at or below ErrorRate at every moment: each
+//     generation holds at most GenCap keys and is sized for them at
+//     ErrorRate/r (m, k from the blocked sizing of the root package), and a
+//     key absent from all r is reported present with probability at most
+//     1-(1-ErrorRate/r)^r <= ErrorRate.
+//
+// This file holds the state, rotation and the single-key add and test;
+// batch.go the batch pipelines; encoding.go the binary format.
+package window
+
+import (
+	"math/bits"
+
+	"github.com/bloomfilters/bloom/internal/blocked"
+)
+
+// Policy is what a time window does when its newest generation holds GenCap
+// keys before its period is over.
+type Policy uint8
+
+// The policies.
+const (
+	// RotateEarly rotates on count as a count window does: the rate is
+	// kept, the time the window retains shrinks (Filter.OldestStart says
+	// from when it retains keys).
+	RotateEarly Policy = iota
+	// Saturate keeps adding to the newest generation until its period is
+	// over: the time is kept, the rate rises (Filter.ErrorRate measures it).
+	Saturate
+
+	numPolicies
+)
+
+// MaxGens is the largest number of generations a window has.
+const MaxGens = 64
+
+// Config is what a Filter is built from. The root package computes M and K
+// with its blocked sizing for GenCap keys at ErrorRate/Gens.
+type Config struct {
+	Window    uint64  // keys the window promises to keep
+	ErrorRate float64 // the target rate, at every moment
+	Gens      int     // r, in [2, MaxGens]
+	GenCap    uint64  // keys per generation, ceil(Window/(Gens-1))
+	M         uint64  // bits per generation, a positive multiple of BlockBits
+	K         uint    // hash functions
+	Seed      uint32
+	Period    int64  // nanoseconds a generation lasts; 0 for a count window
+	Policy    Policy // for a time window
+}
+
+// GenCapFor returns the keys per generation of a window of r generations:
+// ceil(window/(r-1)).
+func GenCapFor(window uint64, r int) uint64 {
+	q, rem := bits.Div64(0, window, uint64(r-1))
+	if rem != 0 {
+		q++
+	}
+	return q
+}
+
+// Filter is a window filter. It is not safe for concurrent use; the root
+// package locks around it for Concurrent windows.
+type Filter struct {
+	Config
+	gw        uint64   // words per generation, M/64, a multiple of 8
+	words     []uint64 // Gens generations of gw words, cache-line aligned
+	counts    []uint64 // keys counted in each generation
+	starts    []int64  // when each generation started (unix ns; time windows)
+	newest    int      // index of the newest generation
+	rotations uint64   // rotations since the filter was made or cleared
+}
+
+// New returns an empty window of c, whose fields the caller has checked;
+// now is the time it starts (unix ns; any value for a count window).
+func New(c Config, now int64) *Filter {
+	gw := c.M / 64
+	f := &Filter{
+		Config: c,
+		gw:     gw,
+		words:  alignedWords(uint64(c.Gens) * gw),
+		counts: make([]uint64, c.Gens),
+		starts: make([]int64, c.Gens),
+	}
+	for i := range f.starts {
+		f.starts[i] = now
+	}
+	return f
+}
+
+// gen returns the words of generation g.
+func (f *Filter) gen(g int) []uint64 {
+	lo := uint64(g) * f.gw
+	return f.words[lo : lo+f.gw : lo+f.gw]
+}
+
+// block returns the index of the first word, within a generation, of the
+// block of a key whose hash has h1 as its first half.
+func (f *Filter) block(h1 uint64) uint64 {
+	b, _ := bits.Mul64(h1, f.gw/8)
+	return b * 8
+}
+
+// rotate clears the oldest generation and makes it the newest, started at
+// start.
+func (f *Filter) rotate(start int64) {
+	f.newest++
+	if f.newest == f.Gens {
+		f.newest = 0
+	}
+	clear(f.gen(f.newest))
+	f.counts[f.newest] = 0
+	f.starts[f.newest] = start
+	f.rotations++
+}
+
+// Advance rotates a time window for the time now (unix ns): once for every
+// period that has passed since the newest generation started, each new one
+// starting a period after the one before, so that generations keep their
+// length whenever the calls come. It does nothing for a count window.
+func (f *Filter) Advance(now int64) {
+	if f.Period == 0 {
+		return
+	}
+	e := f.elapsed(now)
+	if e == 0 {
+		return
+	}
+	start := f.starts[f.newest]
+	for i := range min(e, int64(f.Gens)) {
+		f.rotate(start + (i+1)*f.Period)
+	}
+	f.starts[f.newest] = start + e*f.Period
+}
+
+// elapsed returns how many whole periods of a time window have passed, at
+// now, since its newest generation started: the rotations Advance makes.
+// Never negative, even for a clock that went back.
+func (f *Filter) elapsed(now int64) int64 {
+	d := now - f.starts[f.newest]
+	if d < f.Period || f.Period == 0 {
+		return 0
+	}
+	return d / f.Period
+}
+
+// Live returns how many of the newest generations hold keys a test must
+// see at now: all of them, less those a time window's Advance would drop.
+func (f *Filter) Live(now int64) int {
+	if f.Period == 0 {
+		return f.Gens
+	}
+	return f.Gens - int(min(f.elapsed(now), int64(f.Gens)))
+}
+
+// full reports whether the next key that sets a bit must go to a new
+// generation: the newest holds GenCap keys, and the window rotates on count
+// (every count window; a time window under RotateEarly).
+func (f *Filter) full() bool {
+	return f.counts[f.newest] >= f.GenCap && (f.Period == 0 || f.Policy == RotateEarly)
+}
+
+// Add adds the key hashed to (h1, h2) at now (unix ns) and reports whether
+// it was already in the newest generation (then it changed nothing). The
+// caller has called Advance.
+func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
+	if f.full() {
+		// A key already in the newest generation needs no room, but
+		// finding out costs a test: rotating now is as good for both
+		// promises (the r-1 older generations are full).
+		f.rotate(now)
+	}
+	w := f.gen(f.newest)
+	if present = blocked.Add(w, f.M, f.K, h1, h2); !present {
+		f.counts[f.newest]++
+	}
+	return present
+}
+
+// Test reports whether any of the newest live generations (see Live) holds
+// the key hashed to (h1, h2). A first pass reads the key's first two
+// in-block candidates in every generation, with no branch between them, so
+// that their cache misses overlap; the generations still in the running are
+// then tested in full, newest first.
+func (f *Filter) Test(h1, h2 uint64, live int) bool {
+	i := f.block(h1)
+	k := f.K
+	p0, p1 := h2&(blocked.BlockBits-1), h2>>9&(blocked.BlockBits-1)
+	if k == 1 {
+		p1 = p0
+	}
+	w := f.words
+	var alive uint64 // bit j: the generation j after the newest, backwards
+	g := f.newest
+	for j := range live {
+		b := uint64(g)*f.gw + i
+		alive |= (w[b+p0>>6] >> (p0 & 63) & (w[b+p1>>6] >> (p1 & 63)) & 1) << j
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	for ; alive != 0; alive &= alive - 1 {
+		g := f.newest - bits.TrailingZeros64(alive)
+		if g < 0 {
+			g += f.Gens
+		}
+		if f.holds((*[8]uint64)(w[uint64(g)*f.gw+i:]), h2) {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether blk holds the key whose second half of hash is h2,
+// the first two candidates aside (Test's first pass read them): the test
+// of internal/blocked after its FirstTwo.
+func (f *Filter) holds(blk *[8]uint64, h2 uint64) bool {
+	k := f.K
+	if blocked.Later3(blk, h2, k)&blocked.Later6(blk, h2, k)&1 == 0 {
+		return false
+	}
+	return k <= blocked.FieldsPerWord && blocked.DistinctFields(h2&blocked.FieldBits, k) || blocked.Rest(blk, h2, k)
+}
+
+// Count returns the keys counted in the live generations at now: an upper
+// bound on the distinct keys the window holds (a key added again after it
+// left the newest generation counts again).
+func (f *Filter) Count(now int64) uint64 {
+	var n uint64
+	g := f.newest
+	for range f.Live(now) {
+		n += f.counts[g]
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	return n
+}
+
+// NewestCount returns the keys counted in the newest generation.
+func (f *Filter) NewestCount() uint64 { return f.counts[f.newest] }
+
+// Rotations returns the rotations since the filter was made or cleared.
+func (f *Filter) Rotations() uint64 { return f.rotations }
+
+// OldestStart returns when the oldest live generation at now started (unix
+// ns): a time window holds every key added since then.
+func (f *Filter) OldestStart(now int64) int64 {
+	g := f.newest - f.Live(now) + 1
+	if g < 0 {
+		g += f.Gens
+	}
+	if f.Live(now) == 0 {
+		return now
+	}
+	return f.starts[g]
+}
+
+// ErrorRate returns the false-positive rate of the live generations at now
+// as their bits stand: 1 - prod(1 - rate_g), each generation's rate from its
+// blocks (blocked.ErrorRate). O(Gens*M/64).
+func (f *Filter) ErrorRate(now int64) float64 {
+	miss := 1.0
+	g := f.newest
+	for range f.Live(now) {
+		miss *= 1 - blocked.ErrorRate(f.bitsOf(g), false)
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	return 1 - miss
+}
+
+// SetBits returns the bits set in the live generations at now.
+func (f *Filter) SetBits(now int64) uint64 {
+	var n int
+	g := f.newest
+	for range f.Live(now) {
+		for _, x := range f.gen(g) {
+			n += bits.OnesCount64(x)
+		}
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	return uint64(n)
+}
+
+// Clear empties every generation, restarting them at now.
+func (f *Filter) Clear(now int64) {
+	clear(f.words)
+	clear(f.counts)
+	for i := range f.starts {
+		f.starts[i] = now
+	}
+	f.newest, f.rotations = 0, 0
+}
+
+// Clone returns an independent copy of f.
+func (f *Filter) Clone() *Filter {
+	c := *f
+	c.words = alignedWords(uint64(len(f.words)))
+	copy(c.words, f.words)
+	c.counts = append([]uint64(nil), f.counts...)
+	c.starts = append([]int64(nil), f.starts...)
+	return &c
+}
+
+// Equal reports whether f and o have the same configuration and state:
+// what the encoding holds. Generations are compared oldest first, so that
+// two windows fed the same keys are equal whatever slot is their newest.
+func (f *Filter) Equal(o *Filter) bool {
+	if f.Config != o.Config || f.rotations != o.rotations {
+		return false
+	}
+	for j := range f.Gens {
+		g, h := (f.newest+1+j)%f.Gens, (o.newest+1+j)%o.Gens
+		if f.counts[g] != o.counts[h] || f.starts[g] != o.starts[h] {
+			return false
+		}
+		a, b := f.gen(g), o.gen(h)
+		for i := range a {
+			if a[i] != b[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
