@@ -228,6 +228,8 @@ type settings struct {
 	concurrent bool    // Concurrent was given
 	blocked    bool    // Blocked was given
 	classic    bool    // Classic was given
+
+	win windowSettings // Every, Clock, OnOverflow, Generations (scalable.go)
 }
 
 func newSettings(opts []Option) (settings, error) {
@@ -443,7 +445,7 @@ func (s *settings) plainOnly() error {
 	if s.growth != growthNone || s.tightening != 0 {
 		return paramError("Linear, Exponential and Tightening apply only to NewScalable")
 	}
-	return nil
+	return s.win.none()
 }
 
 // newFilter is the one path that allocates a filter; m and k are valid.

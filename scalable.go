@@ -11,12 +11,14 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bloomfilters/bloom/internal/blocked"
 	"github.com/bloomfilters/bloom/internal/classic"
 	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/bloomfilters/bloom/internal/murmur"
+	"github.com/bloomfilters/bloom/internal/window"
 )
 
 // growth says how a ScalableBloomFilter sizes each new sub-filter.
@@ -1249,6 +1251,12 @@ func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
 			return nil, err
 		}
 		return f, nil
+	case window.Magic:
+		f, err := readWindow(r, m[:], s)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
 	}
 	return nil, format.Corrupt("bad magic %q", m[:])
 }
@@ -1406,3 +1414,652 @@ func (s *ScalableBloomFilter) TestAndAddManyHashes(hashes []uint64, results []bo
 	scalableAddMany(s, hashes, results)
 	return results
 }
+
+// Window filters.
+
+// windowSettings collects the options that only NewWindow and ReadWindow
+// take.
+type windowSettings struct {
+	every     time.Duration    // Every; 0 for a count window
+	clock     func() time.Time // Clock; nil for time.Now
+	policy    Overflow         // OnOverflow
+	policySet bool
+	gens      int // Generations; 0 to let NewWindow choose
+}
+
+// none returns an error if a window option was given to another
+// constructor.
+func (w *windowSettings) none() error {
+	if w.every != 0 || w.clock != nil || w.policySet || w.gens != 0 {
+		return paramError("Every, Clock, OnOverflow and Generations apply only to NewWindow and ReadWindow")
+	}
+	return nil
+}
+
+// Every makes NewWindow build a time window: every key added within the
+// last d is kept (Test reports it present), whatever the calls in between,
+// and a key is forgotten at most d*r/(r-1) after it was added, r being the
+// number of generations; window, NewWindow's first argument, is then the
+// number of keys expected within d, for which the window is sized. d must be
+// positive and given at most once. See OnOverflow for what happens when
+// more keys come.
+func Every(d time.Duration) Option {
+	return Option{func(s *settings) error {
+		if s.win.every != 0 {
+			return paramError("Every may be given only once")
+		}
+		if d <= 0 {
+			return paramError("Every needs a positive duration, got %v", d)
+		}
+		s.win.every = d
+		return nil
+	}}
+}
+
+// Clock makes a time window read the time from now instead of time.Now,
+// for tests and for replaying logs. It applies to NewWindow with Every and to
+// ReadWindow; the clock is not part of the encoding. A clock that goes back
+// does not rotate the window back: its generations stay as they are until
+// the clock passes the newest one's end again.
+func Clock(now func() time.Time) Option {
+	return Option{func(s *settings) error {
+		if s.win.clock != nil {
+			return paramError("Clock may be given only once")
+		}
+		if now == nil {
+			return paramError("Clock needs a function, got nil")
+		}
+		s.win.clock = now
+		return nil
+	}}
+}
+
+// Overflow is what a time window does when more keys come within a
+// generation's time than the generation was sized for (window/(r-1) keys
+// in d/(r-1)): then no bounded memory keeps both of its promises.
+type Overflow uint8
+
+// The overflow policies.
+const (
+	// RotateEarly, the default, starts a new generation when the newest is
+	// full, as a count window does: the false-positive rate stays at or
+	// below the target, and the window keeps at least its last window keys
+	// but may keep less than its duration (RetainedSince reports from
+	// when it keeps every key).
+	RotateEarly Overflow = iota
+
+	// Saturate keeps adding to the newest generation until its time is
+	// up: every key of the duration is kept, and the false-positive rate
+	// rises above the target (EstimatedErrorRate reports it).
+	Saturate
+)
+
+// OnOverflow sets the overflow policy of a time window (default
+// RotateEarly). It needs Every and may be given at most once.
+func OnOverflow(p Overflow) Option {
+	return Option{func(s *settings) error {
+		if s.win.policySet {
+			return paramError("OnOverflow may be given only once")
+		}
+		if p != RotateEarly && p != Saturate {
+			return paramError("OnOverflow needs RotateEarly or Saturate, got %d", p)
+		}
+		s.win.policy, s.win.policySet = p, true
+		return nil
+	}}
+}
+
+// Generations sets the number r of generations of a window, in [2, 64]
+// (default: the r in [2, 16] that takes the fewest bits, 7 or 8 at 1%). More
+// generations waste less memory on the generation being filled and forget
+// keys closer to the end of the window, at the cost of a probe per
+// generation in Test.
+func Generations(r int) Option {
+	return Option{func(s *settings) error {
+		if s.win.gens != 0 {
+			return paramError("Generations may be given only once")
+		}
+		if r < 2 || r > window.MaxGens {
+			return paramError("Generations must be in [2, %d], got %d", window.MaxGens, r)
+		}
+		s.win.gens = r
+		return nil
+	}}
+}
+
+// WindowFilter is a filter of the recent past: of the last window keys
+// added (NewWindow), or of the keys added within the last d (with Every).
+// It keeps two promises at every moment:
+//
+//   - No false negative for any of the last window keys added: Test reports
+//     each of them present. (A key added again counts again, unless it was
+//     already in the newest generation; keys added once each, as a
+//     deduplicator adds them, are the last window distinct keys.) A time
+//     window also keeps every key added within its duration, unless
+//     RotateEarly had to rotate early (see OnOverflow).
+//   - A false-positive rate at or below ErrorRate: Test reports a key that
+//     is not among the keys kept present with probability at most
+//     ErrorRate. Under Saturate, a time window may break this one, and
+//     EstimatedErrorRate says by how much.
+//
+// It is a ring of r generations, blocked filters of window/(r-1) keys at
+// ErrorRate/r each: keys go into the newest; when the newest is full (or
+// its time, d/(r-1), is up) the oldest is cleared and becomes the newest.
+// A key is forgotten after at most r*window/(r-1) more keys (or
+// d*r/(r-1) of time). At 1% it takes 17.0 bits per window key (r = 7), at
+// 0.1% 24.3 (r = 8). Test reads the key's cache line in every generation at
+// once; Add writes the newest one's.
+//
+// A zero WindowFilter is not usable: create one with NewWindow or
+// ReadWindow; its methods panic. Without the Concurrent option it is not
+// safe for concurrent use, though concurrent Test calls are safe. With
+// Concurrent, every method may be called from any number of goroutines:
+// adds, rotation included, are serialized by a lock and tests share it as
+// readers.
+//
+// The binary encoding (all integers little-endian), in the style of format
+// version 3: a 64-byte header: magic "BLMW", version uint16 (3), overflow
+// policy uint8, a zero byte, seed uint32, k uint32, bits per generation
+// uint64 (a multiple of 512), window uint64, error rate float64, keys per
+// generation uint64 (ceil(window/(r-1))), r uint16, two zero bytes,
+// section size uint32 (a power of two, 2^20 as written), four zero bytes,
+// and the CRC-32C (Castagnoli) of the 60 bytes before it. Then a table:
+// the generation period in nanoseconds int64 (0 for a count window), the
+// rotations uint64, and for each generation oldest first its key count
+// uint64 and its start int64 (Unix nanoseconds), then the table's CRC-32C,
+// zeros up to a multiple of 64 bytes. Then the generations' words, oldest
+// first, and the CRC-32C of each section of those words. The text encoding
+// is the standard base64 of the binary one.
+type WindowFilter struct {
+	f     *window.Filter
+	mu    *sync.RWMutex    // Concurrent
+	clock func() time.Time // Clock's; nil for time.Now
+}
+
+const errZeroWindow = "bloom: use of a zero WindowFilter (create one with NewWindow)"
+
+// NewWindow returns an empty window filter that keeps the last window keys
+// added at a false-positive rate of at most errorRate (see WindowFilter),
+// or with Every(d) the keys of the last d, sized for window keys in d.
+// Options: Seed, Concurrent, Blocked (the only layout), Generations,
+// Every, OnOverflow, Clock. It returns an error wrapping
+// ErrInvalidParameter for a window of 0, an errorRate not in (0, 1), a
+// ring of more than MaxBits bits, Classic, growth options, and OnOverflow
+// or Clock without Every.
+func NewWindow(window uint64, errorRate float64, opts ...Option) (*WindowFilter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.windowOnly(); err != nil {
+		return nil, err
+	}
+	if s.win.every == 0 && (s.win.policySet || s.win.clock != nil) {
+		return nil, paramError("OnOverflow and Clock need Every")
+	}
+	if window == 0 {
+		return nil, paramError("window must be at least 1 key, got 0")
+	}
+	if !(errorRate > 0 && errorRate < 1) {
+		return nil, paramError("errorRate must be in (0, 1), got %v", errorRate)
+	}
+	r, m, k, err := windowSize(window, errorRate, s.win.gens)
+	if err != nil {
+		return nil, err
+	}
+	c := windowConfig(window, errorRate, r, m, k, s)
+	w := &WindowFilter{clock: s.win.clock}
+	w.f = newWindowRing(c, w.now(c.Period))
+	if s.concurrent {
+		w.mu = new(sync.RWMutex)
+	}
+	return w, nil
+}
+
+// windowConfig is the configuration of NewWindow's ring.
+func windowConfig(keys uint64, errorRate float64, r int, m uint64, k uint, s settings) window.Config {
+	c := window.Config{Window: keys, ErrorRate: errorRate, Gens: r, GenCap: window.GenCapFor(keys, r), M: m, K: k, Seed: s.seed}
+	if s.win.every != 0 {
+		// A period rounded up, so that r-1 of them cover d.
+		c.Period = (int64(s.win.every) + int64(r-2)) / int64(r-1)
+		c.Policy = window.Policy(s.win.policy)
+	}
+	return c
+}
+
+func newWindowRing(c window.Config, now int64) *window.Filter { return window.New(c, now) }
+
+// windowOnly returns an error for options that do not apply to windows.
+func (s *settings) windowOnly() error {
+	switch {
+	case s.growth != growthNone || s.tightening != 0:
+		return paramError("Linear, Exponential and Tightening apply only to NewScalable")
+	case s.classic:
+		return paramError("a WindowFilter's generations are blocked: Classic does not apply")
+	}
+	return nil
+}
+
+// now returns the time of a time window (period > 0) in Unix nanoseconds,
+// and 0 for a count window, which reads no clock.
+func (w *WindowFilter) now(period int64) int64 {
+	if period == 0 {
+		return 0
+	}
+	if w.clock != nil {
+		return w.clock().UnixNano()
+	}
+	return time.Now().UnixNano()
+}
+
+func (w *WindowFilter) ring() *window.Filter {
+	if w.f == nil {
+		panic(errZeroWindow)
+	}
+	return w.f
+}
+
+// windowAdd is Add and TestAndAdd (test) for a key or a hash.
+func windowAdd[K layout.Key](w *WindowFilter, key K, test bool) (present bool) {
+	f := w.ring()
+	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.Seed)
+	if w.mu != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+	}
+	var now int64
+	if f.Period != 0 {
+		now = w.now(f.Period)
+		f.Advance(now)
+	}
+	if test {
+		present = f.Test(h1, h2, f.Gens)
+	}
+	f.Add(h1, h2, now)
+	return present
+}
+
+// windowTest is Test for a key or a hash.
+func windowTest[K layout.Key](w *WindowFilter, key K) bool {
+	f := w.ring()
+	h1, h2 := murmur.Sum128(layout.KeyBytes(&key), f.Seed)
+	if w.mu != nil {
+		w.mu.RLock()
+		defer w.mu.RUnlock()
+	}
+	live := f.Gens
+	if f.Period != 0 {
+		live = f.Live(w.now(f.Period))
+	}
+	return f.Test(h1, h2, live)
+}
+
+// Add inserts key into the newest generation: afterwards Test(key) reports
+// true for at least the next window keys added (or the window's duration).
+// It hashes key once and writes one cache line; when the newest generation
+// is full it first clears the oldest, O(bits per generation/64) once per
+// window/(r-1) keys.
+func (w *WindowFilter) Add(key []byte) { windowAdd(w, key, false) }
+
+// AddString is Add for a string key, without copying or allocating.
+func (w *WindowFilter) AddString(key string) { windowAdd(w, bytesOf(key), false) }
+
+// AddHash is Add for the key whose 64-bit hash is h: Add of its 8
+// little-endian bytes (see BloomFilter.TestHash).
+func (w *WindowFilter) AddHash(h uint64) { windowAdd(w, h, false) }
+
+// Test reports whether key may be among the keys the window keeps: false
+// means it is not (it was never added, or was forgotten); true means it
+// probably is (wrong with a probability of at most ErrorRate). It reads the
+// key's cache line in every generation, all at once.
+func (w *WindowFilter) Test(key []byte) bool { return windowTest(w, key) }
+
+// TestString is Test for a string key, without copying or allocating.
+func (w *WindowFilter) TestString(key string) bool { return windowTest(w, bytesOf(key)) }
+
+// TestHash is Test for the key whose 64-bit hash is h (see AddHash).
+func (w *WindowFilter) TestHash(h uint64) bool { return windowTest(w, h) }
+
+// TestAndAdd reports whether key may be among the keys kept (as Test) and
+// adds it (as Add), in one call: under Concurrent, one of several
+// goroutines adding the same new key at once sees it absent.
+func (w *WindowFilter) TestAndAdd(key []byte) bool { return windowAdd(w, key, true) }
+
+// TestAndAddString is TestAndAdd for a string key, without copying or
+// allocating.
+func (w *WindowFilter) TestAndAddString(key string) bool { return windowAdd(w, bytesOf(key), true) }
+
+// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h.
+func (w *WindowFilter) TestAndAddHash(h uint64) bool { return windowAdd(w, h, true) }
+
+// windowAddMany is the batch add, with results for TestAndAddMany.
+func windowAddMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []bool {
+	f := w.ring()
+	if results != nil {
+		results = batchResults(results, len(keys))
+	}
+	if w.mu != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+	}
+	now := w.now(f.Period)
+	f.Advance(now)
+	window.AddMany(f, keys, results, now)
+	return results
+}
+
+// windowTestMany is the batch test.
+func windowTestMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []bool {
+	f := w.ring()
+	results = batchResults(results, len(keys))
+	if w.mu != nil {
+		w.mu.RLock()
+		defer w.mu.RUnlock()
+	}
+	window.TestMany(f, keys, results, f.Live(w.now(f.Period)))
+	return results
+}
+
+// AddMany adds every key of keys, in order, like calling Add on each (with
+// one reading of the clock for the whole batch), overlapping the cache
+// misses of several keys.
+func (w *WindowFilter) AddMany(keys [][]byte) { windowAddMany(w, keys, nil) }
+
+// AddManyStrings is AddMany for string keys, without copying them.
+func (w *WindowFilter) AddManyStrings(keys []string) { windowAddMany(w, keys, nil) }
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes (see AddHash).
+func (w *WindowFilter) AddManyHashes(hashes []uint64) { windowAddMany(w, hashes, nil) }
+
+// TestMany reports, for every key of keys, whether it may be among the keys
+// kept, as Test does: it fills results[:len(keys)] (allocating it if
+// shorter) and returns it. It hashes and prefetches keys rounds ahead of
+// those it tests, in every generation.
+func (w *WindowFilter) TestMany(keys [][]byte, results []bool) []bool {
+	return windowTestMany(w, keys, results)
+}
+
+// TestManyStrings is TestMany for string keys, without copying them.
+func (w *WindowFilter) TestManyStrings(keys []string, results []bool) []bool {
+	return windowTestMany(w, keys, results)
+}
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes.
+func (w *WindowFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
+	return windowTestMany(w, hashes, results)
+}
+
+// TestAndAddMany adds every key of keys in order and reports for each what
+// TestAndAdd would have, filling and returning results like TestMany.
+func (w *WindowFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
+	return windowAddMany(w, keys, batchResults(results, len(keys)))
+}
+
+// TestAndAddManyStrings is TestAndAddMany for string keys.
+func (w *WindowFilter) TestAndAddManyStrings(keys []string, results []bool) []bool {
+	return windowAddMany(w, keys, batchResults(results, len(keys)))
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes.
+func (w *WindowFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
+	return windowAddMany(w, hashes, batchResults(results, len(hashes)))
+}
+
+// read runs fn on the ring at the window's time under the read lock.
+func (w *WindowFilter) read(fn func(f *window.Filter, now int64)) {
+	f := w.ring()
+	if w.mu != nil {
+		w.mu.RLock()
+		defer w.mu.RUnlock()
+	}
+	fn(f, w.now(f.Period))
+}
+
+// Window returns the number of keys the window keeps (NewWindow's window).
+func (w *WindowFilter) Window() uint64 { return w.ring().Window }
+
+// Capacity returns Window, for the Filter interface.
+func (w *WindowFilter) Capacity() uint64 { return w.Window() }
+
+// ErrorRate returns the target false-positive rate, kept at every moment.
+func (w *WindowFilter) ErrorRate() float64 { return w.ring().Config.ErrorRate }
+
+// Seed returns the murmur3 seed.
+func (w *WindowFilter) Seed() uint32 { return w.ring().Seed }
+
+// Generations returns r, the number of generations.
+func (w *WindowFilter) Generations() int { return w.ring().Gens }
+
+// GenerationCapacity returns the keys of one generation, window/(r-1)
+// rounded up.
+func (w *WindowFilter) GenerationCapacity() uint64 { return w.ring().GenCap }
+
+// Hashes returns k, the bit positions each key sets in a generation.
+func (w *WindowFilter) Hashes() uint { return w.ring().K }
+
+// Bits returns the size of the window in bits, all generations: it takes
+// Bits()/8 bytes, plus 16 bytes per generation.
+func (w *WindowFilter) Bits() uint64 { f := w.ring(); return uint64(f.Gens) * f.M }
+
+// Duration returns how long a time window keeps keys, (r-1) times the
+// period of a generation (at least Every's d), and 0 for a count window.
+func (w *WindowFilter) Duration() time.Duration {
+	f := w.ring()
+	return time.Duration(f.Period * int64(f.Gens-1))
+}
+
+// Count returns the keys counted in the generations that are still in the
+// window: those whose Add set a bit in the newest generation. It is at
+// least the number of distinct keys the window keeps, less the false
+// positives of the newest generation, and counts a key added again in a
+// later generation again. O(r).
+func (w *WindowFilter) Count() (n uint64) {
+	w.read(func(f *window.Filter, now int64) { n = f.Count(now) })
+	return n
+}
+
+// Rotations returns the number of times the window dropped its oldest
+// generation since it was made or cleared.
+func (w *WindowFilter) Rotations() (n uint64) {
+	w.read(func(f *window.Filter, now int64) { n = f.Rotations() })
+	return n
+}
+
+// RetainedSince returns the time from which a time window keeps every key
+// added: the start of its oldest generation, at most Duration ago unless
+// RotateEarly rotated early. It returns the zero Time for a count window.
+func (w *WindowFilter) RetainedSince() (t time.Time) {
+	w.read(func(f *window.Filter, now int64) {
+		if f.Period != 0 {
+			t = time.Unix(0, f.OldestStart(now))
+		}
+	})
+	return t
+}
+
+// FillRatio returns the fraction of the window's bits that are set, in
+// [0, 1]. O(Bits/64).
+func (w *WindowFilter) FillRatio() (r float64) {
+	w.read(func(f *window.Filter, now int64) { r = float64(f.SetBits(now)) / float64(uint64(f.Gens)*f.M) })
+	return r
+}
+
+// EstimatedCount returns the number of distinct keys the window most
+// likely holds, from the bits of each generation (EstimateBlockedCount),
+// summed: a key in two generations counts twice. O(Bits/64).
+func (w *WindowFilter) EstimatedCount() uint64 {
+	var n float64
+	w.read(func(f *window.Filter, now int64) {
+		for g := range f.Live(now) {
+			n += EstimateBlockedCount(f.M, f.K, f.GenSetBits(g))
+		}
+	})
+	if n >= math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return uint64(math.Round(n))
+}
+
+// EstimatedErrorRate returns the probability that Test reports an absent
+// key present, from the bits of the generations as they stand: at most
+// ErrorRate unless a time window Saturates. O(Bits/64).
+func (w *WindowFilter) EstimatedErrorRate() (p float64) {
+	w.read(func(f *window.Filter, now int64) { p = f.ErrorRate(now) })
+	return p
+}
+
+// Clear empties the window, keeping its size; a time window restarts at
+// the current time. O(Bits/64).
+func (w *WindowFilter) Clear() {
+	f := w.ring()
+	if w.mu != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+	}
+	f.Clear(w.now(f.Period))
+}
+
+// Clone returns an independent copy of the window, with its mode and clock.
+func (w *WindowFilter) Clone() *WindowFilter {
+	c := &WindowFilter{clock: w.clock}
+	w.read(func(f *window.Filter, _ int64) { c.f = f.Clone() })
+	if w.mu != nil {
+		c.mu = new(sync.RWMutex)
+	}
+	return c
+}
+
+// Equal reports whether w and other hold the same window: the same
+// parameters, generations, counts and generation start times, whatever
+// their mode and clock. Two windows built alike and fed the same keys at
+// the same times are equal.
+func (w *WindowFilter) Equal(other *WindowFilter) (eq bool) {
+	if w == other {
+		return true
+	}
+	if w.f == nil || other.f == nil {
+		return w.f == other.f
+	}
+	w.read(func(f *window.Filter, _ int64) {
+		other.read(func(g *window.Filter, _ int64) { eq = f.Equal(g) })
+	})
+	return eq
+}
+
+// EncodedSize returns the length in bytes of the binary encoding.
+func (w *WindowFilter) EncodedSize() int { return int(w.ring().EncodedSize()) }
+
+// AppendBinary appends the binary encoding of the window (see
+// WindowFilter) to b (encoding.BinaryAppender).
+func (w *WindowFilter) AppendBinary(b []byte) ([]byte, error) {
+	w.read(func(f *window.Filter, _ int64) { b = f.AppendBinary(b) })
+	return b, nil
+}
+
+// MarshalBinary returns the binary encoding of the window.
+func (w *WindowFilter) MarshalBinary() ([]byte, error) {
+	return w.AppendBinary(make([]byte, 0, w.EncodedSize()))
+}
+
+// UnmarshalBinary decodes a window encoded by MarshalBinary into w, keeping
+// w's mode and clock (a zero WindowFilter becomes a plain one reading
+// time.Now). It validates the header, the table and the length before it
+// allocates, checks every checksum, never panics, and leaves w unchanged
+// on error, which wraps ErrCorrupt or is io.ErrUnexpectedEOF. It must not
+// run concurrently with other calls.
+func (w *WindowFilter) UnmarshalBinary(data []byte) error {
+	f, err := window.Decode(data)
+	if err != nil {
+		return err
+	}
+	w.f = f
+	return nil
+}
+
+// WriteTo writes the binary encoding of the window to w (io.WriterTo)
+// through a buffer of at most 64 KiB.
+func (w *WindowFilter) WriteTo(dst io.Writer) (n int64, err error) {
+	w.read(func(f *window.Filter, _ int64) { n, err = f.WriteTo(dst) })
+	return n, err
+}
+
+// ReadFrom decodes one window written by WriteTo or MarshalBinary from r
+// into w (io.ReaderFrom), with the guarantees of UnmarshalBinary, reading
+// no byte past it and allocating only what r has supplied or shown that it
+// holds.
+func (w *WindowFilter) ReadFrom(r io.Reader) (int64, error) {
+	f, n, err := window.Read(r, r, nil)
+	if err != nil {
+		return n, err
+	}
+	w.f = f
+	return n, nil
+}
+
+// ReadWindow reads one window written by WriteTo or MarshalBinary from r,
+// with the guarantees of ReadFrom, built with opts: Concurrent, Clock, and
+// Seed if it agrees with the encoded one. A stream that ends before the
+// first byte gives io.EOF.
+func ReadWindow(r io.Reader, opts ...Option) (*WindowFilter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	return readWindow(r, nil, s)
+}
+
+// readWindow is ReadWindow after prefix has been read from r.
+func readWindow(r io.Reader, prefix []byte, s settings) (*WindowFilter, error) {
+	if err := s.windowOnly(); err != nil {
+		return nil, err
+	}
+	if s.win.every != 0 || s.win.policySet || s.win.gens != 0 {
+		return nil, paramError("Every, OnOverflow and Generations contradict an encoded window")
+	}
+	if len(prefix) == 0 {
+		var b [1]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return nil, err // io.EOF before the first byte
+		}
+		prefix = b[:]
+	}
+	f, _, err := window.Read(r, r, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if s.seedSet && s.seed != f.Seed {
+		return nil, paramError("Seed %#x contradicts the encoded seed %#x", s.seed, f.Seed)
+	}
+	w := &WindowFilter{f: f, clock: s.win.clock}
+	if s.concurrent {
+		w.mu = new(sync.RWMutex)
+	}
+	return w, nil
+}
+
+// AppendText appends the text encoding of the window, the standard base64
+// of its binary encoding, to b (encoding.TextAppender).
+func (w *WindowFilter) AppendText(b []byte) ([]byte, error) {
+	data, err := w.MarshalBinary()
+	if err != nil {
+		return b, err
+	}
+	return base64.StdEncoding.AppendEncode(b, data), nil
+}
+
+// MarshalText returns the text encoding of the window
+// (encoding.TextMarshaler).
+func (w *WindowFilter) MarshalText() ([]byte, error) { return w.AppendText(nil) }
+
+// UnmarshalText decodes a window encoded by MarshalText into w, with the
+// guarantees of UnmarshalBinary: the header is checked before the decoded
+// bytes are allocated.
+func (w *WindowFilter) UnmarshalText(text []byte) error {
+	data, err := format.DecodeText(text, window.HeaderLen, window.Least)
+	if err != nil {
+		return err
+	}
+	return w.UnmarshalBinary(data)
+}
+
+func (*WindowFilter) isFilter() {}

@@ -2266,3 +2266,541 @@ func TestDecodeIntoConcurrentSizesLocks(t *testing.T) {
 		t.Errorf("decoded 64 bits into a large concurrent filter: %d locks, want %d", n, layout.MinStripes)
 	}
 }
+
+// Window filters.
+
+func mustWindow(t testing.TB, n uint64, p float64, opts ...Option) *WindowFilter {
+	t.Helper()
+	w, err := NewWindow(n, p, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// windowKey is the i-th key of a test of windows: 16 bytes, distinct for
+// distinct (tag, i).
+func windowKey(buf *[16]byte, tag, i uint64) []byte {
+	binary.LittleEndian.PutUint64(buf[:8], tag)
+	binary.LittleEndian.PutUint64(buf[8:], i)
+	return buf[:]
+}
+
+// TestWindowRate is the second promise, measured: a window of 20,000 keys
+// (2,000 with -short)
+// at p is fed 50 generations of distinct keys, and after every tenth of a
+// generation the rate of absent keys is measured. Every sample must be
+// within 4 standard deviations of p; the mean at the worst moment, the
+// newest generation full, over the 50 generations, must be within 3, which
+// the test checks is below 1.2p: a ring 1.2x over its rate fails it.
+// For r = 2..16 at p = 0.01, and a few r at p = 0.001 unless -short. The
+// first promise is checked on the way: the last window keys test present.
+func TestWindowRate(t *testing.T) {
+	type cfg struct {
+		r int
+		p float64
+	}
+	var cfgs []cfg
+	for r := 2; r <= 16; r++ {
+		cfgs = append(cfgs, cfg{r, 0.01})
+	}
+	if !testing.Short() {
+		cfgs = append(cfgs, cfg{3, 0.001}, cfg{8, 0.001}, cfg{16, 0.001})
+	}
+	const gens = 50
+	window := uint64(20_000)
+	if testing.Short() {
+		window = 2000 // -race -short on CI
+	}
+	for _, c := range cfgs {
+		t.Run(fmt.Sprintf("r=%d/p=%g", c.r, c.p), func(t *testing.T) {
+			w := mustWindow(t, window, c.p, Generations(c.r), Seed(uint32(c.r)))
+			step := max(w.GenerationCapacity()/10, 1)
+			sample := int(50 / c.p)         // absent keys per sample: 50 expected positives
+			worst := int(2000 / c.p / gens) // per worst moment: 2000 in all
+			sd := math.Sqrt(c.p / float64(worst*gens))
+			if limit := c.p + 3*sd; limit >= 1.2*c.p {
+				t.Fatalf("test too weak: limit %v does not rule out 1.2p", limit)
+			}
+			var buf [16]byte
+			probe := uint64(0)
+			rate := func(n int) float64 {
+				fp := 0
+				for range n {
+					probe++
+					if w.Test(windowKey(&buf, 2, probe)) {
+						fp++
+					}
+				}
+				return float64(fp) / float64(n)
+			}
+			var worstSum float64
+			added := uint64(0)
+			for range gens {
+				for s := uint64(0); s < w.GenerationCapacity(); s += step {
+					for range min(step, w.GenerationCapacity()-s) {
+						w.Add(windowKey(&buf, 1, added))
+						added++
+					}
+					if got, sd := rate(sample), math.Sqrt(c.p/float64(sample)); got > c.p+4*sd {
+						t.Fatalf("after %d keys: rate %v above %v + 4 sd", added, got, c.p)
+					}
+				}
+				// The newest generation is full: the worst moment.
+				worstSum += rate(worst)
+				for i := added - min(added, window); i < added; i++ {
+					if !w.Test(windowKey(&buf, 1, i)) {
+						t.Fatalf("key %d of the last %d added (of %d) absent", i, window, added)
+					}
+				}
+			}
+			if got := worstSum / gens; got > c.p+3*sd {
+				t.Errorf("mean rate at the worst moment %v above %v + 3 sd (%v)", got, c.p, sd)
+			} else {
+				t.Logf("mean rate at the worst moment %.5f (target %g, %.2fx)", got, c.p, got/c.p)
+			}
+			if w.Rotations() < uint64(gens-c.r-1) {
+				t.Fatalf("%d rotations in %d generations' keys", w.Rotations(), gens)
+			}
+		})
+	}
+}
+
+// TestWindowLastKeys checks the first promise through the public API with
+// the real sizing, after every addition: windows of 1 to 300 keys, r chosen
+// and forced, keys distinct or repeated.
+func TestWindowLastKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []uint64{1, 2, 17, 300} {
+		for _, r := range []int{0, 2, 5, 16} {
+			for _, pool := range []uint64{0, n + 1} {
+				opts := []Option{}
+				if r != 0 {
+					opts = append(opts, Generations(r))
+				}
+				w := mustWindow(t, n, 0.01, opts...)
+				var last []uint64
+				var buf [16]byte
+				for i := range 3*uint64(w.Generations())*w.GenerationCapacity() + 10 {
+					key := i
+					if pool != 0 {
+						key = rng.Uint64N(pool)
+					}
+					if i%2 == 0 {
+						w.Add(windowKey(&buf, 0, key))
+					} else {
+						w.TestAndAddHash(key) // another key space
+						key |= 1 << 63
+					}
+					last = append(last, key)
+					if uint64(len(last)) > n {
+						last = last[1:]
+					}
+					for _, k := range last {
+						in := false
+						if k>>63 != 0 {
+							in = w.TestHash(k &^ (1 << 63))
+						} else {
+							in = w.Test(windowKey(&buf, 0, k))
+						}
+						if !in {
+							t.Fatalf("n=%d r=%d pool=%d: a key of the last %d added is absent at step %d", n, w.Generations(), pool, n, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestWindowMemory measures the bits per window key from the heap at 10^7
+// keys: at most 17 at 1% and 25 at 0.1%.
+func TestWindowMemory(t *testing.T) {
+	for _, c := range []struct {
+		p, max float64
+	}{{0.01, 17}, {0.001, 25}} {
+		const n = 10_000_000
+		// A first window of the same size fills the sizing's caches (the
+		// in-block rate tables), which are the process's, not the window's.
+		mustWindow(t, n, c.p)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		w := mustWindow(t, n, c.p)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		bits := float64(after.HeapAlloc-before.HeapAlloc) * 8 / n
+		t.Logf("p=%g: r=%d, %.4f bits per window key on the heap, %d bytes (Bits: %.4f)", c.p, w.Generations(), bits, after.HeapAlloc-before.HeapAlloc, float64(w.Bits())/n)
+		if bits > c.max {
+			t.Errorf("p=%g: %.3f bits per window key, want <= %v", c.p, bits, c.max)
+		}
+		runtime.KeepAlive(w)
+	}
+}
+
+// TestWindowTime drives a time window with a fake clock through the public
+// API: keys kept for Every's d, forgotten by d*r/(r-1), bursts under each
+// policy.
+func TestWindowTime(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	clock := func() time.Time { return now }
+	const d = 6 * time.Hour
+	w := mustWindow(t, 1000, 0.01, Every(d), Clock(clock), Generations(4))
+	if w.Duration() != d {
+		t.Fatalf("Duration %v, want %v", w.Duration(), d)
+	}
+	w.AddString("old")
+	now = now.Add(d - time.Second)
+	if !w.TestString("old") {
+		t.Fatal("key forgotten before d")
+	}
+	now = now.Add(d/3 + 2*time.Second) // d*4/3 after the add
+	if w.TestString("old") {
+		t.Fatal("key kept after d*r/(r-1) with no add in between")
+	}
+	if w.Count() != 0 || w.EstimatedCount() != 0 {
+		t.Fatalf("Count %d, EstimatedCount %d after the window", w.Count(), w.EstimatedCount())
+	}
+
+	var buf [16]byte
+	for _, pol := range []Overflow{RotateEarly, Saturate} {
+		now = time.Unix(2e9, 0)
+		w := mustWindow(t, 1000, 0.01, Every(d), Clock(clock), Generations(4), OnOverflow(pol))
+		for i := range uint64(10_000) { // ten windows' keys in one instant
+			w.Add(windowKey(&buf, 3, i))
+		}
+		switch pol {
+		case RotateEarly:
+			if w.EstimatedErrorRate() > 0.01 || w.Rotations() < 20 {
+				t.Fatalf("RotateEarly: rate %v, %d rotations", w.EstimatedErrorRate(), w.Rotations())
+			}
+			for i := uint64(9000); i < 10_000; i++ {
+				if !w.Test(windowKey(&buf, 3, i)) {
+					t.Fatal("RotateEarly lost one of the last window keys")
+				}
+			}
+			if !w.RetainedSince().Equal(now) {
+				t.Fatalf("RetainedSince %v, want %v", w.RetainedSince(), now)
+			}
+		case Saturate:
+			if w.EstimatedErrorRate() <= 0.01 || w.Rotations() != 0 {
+				t.Fatalf("Saturate: rate %v (not reported above target), %d rotations", w.EstimatedErrorRate(), w.Rotations())
+			}
+			for i := range uint64(10_000) {
+				if !w.Test(windowKey(&buf, 3, i)) {
+					t.Fatal("Saturate lost a key within its time")
+				}
+			}
+			if !w.RetainedSince().Equal(time.Unix(2e9, 0)) {
+				t.Fatalf("RetainedSince %v", w.RetainedSince())
+			}
+		}
+	}
+}
+
+func TestWindowOptions(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		n    uint64
+		p    float64
+		opts []Option
+	}{
+		{"window 0", 0, 0.01, nil},
+		{"rate 0", 10, 0, nil},
+		{"rate 1", 10, 1, nil},
+		{"Classic", 10, 0.01, []Option{Classic()}},
+		{"Linear", 10, 0.01, []Option{Linear(2)}},
+		{"Generations 1", 10, 0.01, []Option{Generations(1)}},
+		{"Generations 65", 10, 0.01, []Option{Generations(65)}},
+		{"Every 0", 10, 0.01, []Option{Every(0)}},
+		{"Every twice", 10, 0.01, []Option{Every(1), Every(2)}},
+		{"OnOverflow alone", 10, 0.01, []Option{OnOverflow(Saturate)}},
+		{"Clock alone", 10, 0.01, []Option{Clock(time.Now)}},
+		{"bad policy", 10, 0.01, []Option{Every(1), OnOverflow(7)}},
+		{"too large", 1 << 62, 1e-9, nil},
+	} {
+		if _, err := NewWindow(c.n, c.p, c.opts...); !errors.Is(err, ErrInvalidParameter) {
+			t.Errorf("%s: %v, want ErrInvalidParameter", c.name, err)
+		}
+	}
+	if _, err := New(10, 0.01, Every(time.Hour)); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("New with Every: %v", err)
+	}
+	var zero WindowFilter
+	defer func() {
+		if recover() != errZeroWindow {
+			t.Error("zero WindowFilter did not panic with its message")
+		}
+	}()
+	zero.TestString("x")
+}
+
+// TestWindowEncoding round-trips windows through every encoder and decoder
+// of the package, ReadAny included, and refuses damage.
+func TestWindowEncoding(t *testing.T) {
+	now := time.Unix(5e8, 0)
+	clock := func() time.Time { return now }
+	for _, w := range []*WindowFilter{
+		mustWindow(t, 500, 0.01),
+		mustWindow(t, 500, 0.001, Every(time.Minute), Clock(clock), OnOverflow(Saturate), Seed(9)),
+	} {
+		var buf [16]byte
+		for i := range uint64(1700) {
+			w.Add(windowKey(&buf, 4, i))
+			now = now.Add(time.Second / 10)
+		}
+		data, _ := w.MarshalBinary()
+		if len(data) != w.EncodedSize() {
+			t.Fatalf("MarshalBinary %d bytes, EncodedSize %d", len(data), w.EncodedSize())
+		}
+		var u WindowFilter
+		if err := u.UnmarshalBinary(data); err != nil || !u.Equal(w) {
+			t.Fatalf("UnmarshalBinary: %v", err)
+		}
+		text, _ := w.MarshalText()
+		var v WindowFilter
+		if err := v.UnmarshalText(text); err != nil || !v.Equal(w) {
+			t.Fatalf("UnmarshalText: %v", err)
+		}
+		var out bytes.Buffer
+		if _, err := w.WriteTo(&out); err != nil || !bytes.Equal(out.Bytes(), data) {
+			t.Fatalf("WriteTo: %v", err)
+		}
+		out.WriteString("tail")
+		r := bytes.NewReader(out.Bytes())
+		f, err := ReadAny(r, Concurrent(), Clock(clock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := f.(*WindowFilter); !g.Equal(w) || g.mu == nil || r.Len() != 4 {
+			t.Fatalf("ReadAny: not equal, not concurrent or read past the end (%d left)", r.Len())
+		}
+		if _, err := ReadWindow(bytes.NewReader(data), Seed(1)); !errors.Is(err, ErrInvalidParameter) {
+			t.Fatalf("ReadWindow with another seed: %v", err)
+		}
+		if _, err := ReadWindow(bytes.NewReader(nil)); err != io.EOF {
+			t.Fatalf("ReadWindow of nothing: %v", err)
+		}
+		c := w.Clone()
+		if !c.Equal(w) {
+			t.Fatal("Clone differs")
+		}
+		c.AddString("more")
+		if c.Equal(w) && !w.TestString("more") {
+			t.Fatal("Clone shares state")
+		}
+		d := bytes.Clone(data)
+		d[len(d)/2] ^= 1
+		if err := u.UnmarshalBinary(d); !errors.Is(err, ErrCorrupt) || !u.Equal(w) {
+			t.Fatalf("damaged encoding: %v, receiver changed: %v", err, !u.Equal(w))
+		}
+	}
+}
+
+// TestWindowBatchMatchesLoop checks through the public API that the batch
+// calls answer and leave the window as the loops of single calls do.
+func TestWindowBatchMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	a, b := mustWindow(t, 5000, 0.01), mustWindow(t, 5000, 0.01)
+	for range 10 {
+		keys := make([]string, rng.IntN(3000))
+		hashes := make([]uint64, len(keys))
+		for i := range keys {
+			hashes[i] = rng.Uint64N(8000)
+			keys[i] = strconv.FormatUint(hashes[i], 10)
+		}
+		want := make([]bool, len(keys))
+		for i, k := range keys {
+			want[i] = a.TestAndAddString(k)
+		}
+		if got := b.TestAndAddManyStrings(keys, nil); !slices.Equal(got, want) {
+			t.Fatal("TestAndAddManyStrings differs from the loop")
+		}
+		for _, h := range hashes {
+			a.AddHash(h)
+		}
+		b.AddManyHashes(hashes)
+		if !a.Equal(b) {
+			t.Fatal("batch calls left another window than the loops")
+		}
+		got := b.TestManyHashes(hashes, nil)
+		for i, h := range hashes {
+			if got[i] != a.TestHash(h) {
+				t.Fatal("TestManyHashes differs from TestHash")
+			}
+		}
+	}
+}
+
+func TestWindowDoesNotAllocate(t *testing.T) {
+	now := time.Unix(0, 0)
+	for _, w := range []*WindowFilter{
+		mustWindow(t, 1e5, 0.01),
+		mustWindow(t, 1e5, 0.01, Every(time.Hour), Clock(func() time.Time { return now })),
+		mustWindow(t, 1e5, 0.01, Concurrent()),
+	} {
+		key, s := []byte("some key"), "some string"
+		keys, strs, hashes := [][]byte{key, key}, []string{s, s}, []uint64{1, 2}
+		res := make([]bool, 2)
+		for name, fn := range map[string]func(){
+			"Add": func() { w.Add(key) }, "AddString": func() { w.AddString(s) }, "AddHash": func() { w.AddHash(3) },
+			"Test": func() { w.Test(key) }, "TestString": func() { w.TestString(s) }, "TestHash": func() { w.TestHash(3) },
+			"TestAndAdd": func() { w.TestAndAdd(key) }, "TestAndAddString": func() { w.TestAndAddString(s) },
+			"TestAndAddHash": func() { w.TestAndAddHash(4) },
+			"AddMany":        func() { w.AddMany(keys) }, "AddManyStrings": func() { w.AddManyStrings(strs) },
+			"AddManyHashes": func() { w.AddManyHashes(hashes) }, "TestMany": func() { w.TestMany(keys, res) },
+			"TestManyStrings": func() { w.TestManyStrings(strs, res) }, "TestManyHashes": func() { w.TestManyHashes(hashes, res) },
+			"TestAndAddMany": func() { w.TestAndAddMany(keys, res) },
+		} {
+			if a := testing.AllocsPerRun(100, fn); a != 0 {
+				t.Errorf("%s: %v allocations", name, a)
+			}
+		}
+	}
+}
+
+// TestWindowConcurrent adds and tests from several goroutines at once
+// (run it with -race): with a window larger than all the keys, every key
+// added stays present, and a key added by all at once is reported absent
+// to exactly one, but for false positives.
+func TestWindowConcurrent(t *testing.T) {
+	const workers, per = 4, 20_000
+	w := mustWindow(t, 2*workers*per, 0.01, Concurrent(), Generations(4))
+	var firsts atomic.Int64
+	done := make(chan error)
+	for g := range uint64(workers) {
+		go func() {
+			var buf [16]byte
+			for i := range uint64(per) {
+				if !w.TestAndAdd(windowKey(&buf, 100, i)) {
+					firsts.Add(1)
+				}
+				w.Add(windowKey(&buf, g, i))
+				if i >= 1000 && !w.Test(windowKey(&buf, g, i-1000)) {
+					done <- fmt.Errorf("worker %d: key %d absent", g, i-1000)
+					return
+				}
+				if i%5000 == 0 {
+					w.EstimatedErrorRate()
+					w.Clone()
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range workers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf [16]byte
+	for g := range uint64(workers) {
+		for i := range uint64(per) {
+			if !w.Test(windowKey(&buf, g, i)) {
+				t.Fatalf("worker %d: key %d absent at the end", g, i)
+			}
+		}
+	}
+	if w.Rotations() == 0 {
+		t.Fatal("no rotation under concurrent adds")
+	}
+	if n := firsts.Load(); n > per || n < per*99/100 {
+		t.Fatalf("%d shared keys reported new, want about %d", n, per)
+	}
+}
+
+// windowBench is a window of 10^7 keys at 1% filled to its worst moment,
+// beside a blocked BloomFilter sized for the same 10^7 keys and filled.
+var windowBench struct {
+	w   *WindowFilter
+	f   *BloomFilter
+	abs [][]byte
+}
+
+func windowBenchSetup(b *testing.B) {
+	if windowBench.w != nil {
+		return
+	}
+	const n = 10_000_000
+	w, err := NewWindow(n, 0.01)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := New(n, 0.01, Blocked())
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(make([]byte, 0, 16), 1), uint64(i))
+	}
+	f.AddMany(keys)
+	w.AddMany(keys)
+	// Fill the newest generation: the worst moment for a test.
+	for i := w.Count(); i < uint64(w.Generations())*w.GenerationCapacity()-1; i++ {
+		w.AddHash(i)
+	}
+	abs := make([][]byte, 1<<16)
+	for i := range abs {
+		abs[i] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(make([]byte, 0, 16), 2), uint64(i))
+	}
+	windowBench.w, windowBench.f, windowBench.abs = w, f, abs
+}
+
+// BenchmarkWindow compares a window of 10^7 keys at 1% with a blocked
+// BloomFilter of 10^7 keys, side by side: go test -run '^$' -bench
+// 'Window' -count 5. Add keeps adding new keys (the window rotates; the
+// BloomFilter's rate degrades, which does not change its speed).
+func BenchmarkWindow(b *testing.B) {
+	windowBenchSetup(b)
+	w, f, abs := windowBench.w, windowBench.f, windowBench.abs
+	var buf [16]byte
+	next := uint64(0)
+	for _, c := range []struct {
+		name string
+		fn   func(b *testing.B)
+	}{
+		{"Add/bloom", func(b *testing.B) {
+			for range b.N {
+				next++
+				f.Add(windowKey(&buf, 3, next))
+			}
+		}},
+		{"Add/window", func(b *testing.B) {
+			for range b.N {
+				next++
+				w.Add(windowKey(&buf, 3, next))
+			}
+		}},
+		{"Test/bloom", func(b *testing.B) {
+			for i := range b.N {
+				f.Test(abs[i&(len(abs)-1)])
+			}
+		}},
+		{"Test/window", func(b *testing.B) {
+			for i := range b.N {
+				w.Test(abs[i&(len(abs)-1)])
+			}
+		}},
+		{"TestMany/bloom", func(b *testing.B) {
+			res := make([]bool, 1000)
+			for i := 0; i < b.N; i += 1000 {
+				lo := i & (len(abs) - 1) &^ 1023
+				f.TestMany(abs[lo:lo+1000], res)
+			}
+		}},
+		{"TestMany/window", func(b *testing.B) {
+			res := make([]bool, 1000)
+			for i := 0; i < b.N; i += 1000 {
+				lo := i & (len(abs) - 1) &^ 1023
+				w.TestMany(abs[lo:lo+1000], res)
+			}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			c.fn(b)
+		})
+	}
+}

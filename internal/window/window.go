@@ -17,9 +17,10 @@
 //     one that sets none changes no bit, and the key tests present there.
 //   - A false-positive rate at or below ErrorRate at every moment: each
 //     generation holds at most GenCap keys and is sized for them at
-//     ErrorRate/r (m, k from the blocked sizing of the root package), and a
-//     key absent from all r is reported present with probability at most
-//     1-(1-ErrorRate/r)^r <= ErrorRate.
+//     q = 1-(1-ErrorRate)^(1/r) (m, k from the blocked sizing of the root
+//     package, windowSize), and a key absent from all r is reported present
+//     with probability at most 1-(1-q)^r = ErrorRate: its positions are the
+//     same in every generation and the generations hold independent keys.
 //
 // This file holds the state, rotation and the single-key add and test;
 // batch.go the batch pipelines; encoding.go the binary format.
@@ -52,7 +53,7 @@ const (
 const MaxGens = 64
 
 // Config is what a Filter is built from. The root package computes M and K
-// with its blocked sizing for GenCap keys at ErrorRate/Gens.
+// with its blocked sizing for GenCap keys at 1-(1-ErrorRate)^(1/Gens).
 type Config struct {
 	Window    uint64  // keys the window promises to keep
 	ErrorRate float64 // the target rate, at every moment
@@ -342,4 +343,18 @@ func (f *Filter) Equal(o *Filter) bool {
 		}
 	}
 	return true
+}
+
+// GenSetBits returns the bits set in the generation j after the newest,
+// backwards (0 for the newest).
+func (f *Filter) GenSetBits(j int) uint64 {
+	g := f.newest - j
+	if g < 0 {
+		g += f.Gens
+	}
+	var n int
+	for _, x := range f.gen(g) {
+		n += bits.OnesCount64(x)
+	}
+	return uint64(n)
 }
