@@ -340,9 +340,9 @@ func parseWindowMeta(rdb redis.UniversalClient, name string, reply []any) (*Wind
 	if err != nil {
 		return nil, err
 	}
-	p, err := windowParamsFor(window, errorRate, gens, time.Duration(period), policy, uint32(seed))
-	if err == nil {
-		err = windowValid(p)
+	p, err := windowProbe(window, errorRate, windowOptions(uint32(seed), gens, time.Duration(period), policy))
+	if err == nil && (p.gens != gens || p.period != time.Duration(period)) {
+		err = fmt.Errorf("%d generations of %v, where the metadata has %d of %v", p.gens, p.period, gens, time.Duration(period))
 	}
 	if err == nil {
 		err = checkWindowParams(p)
@@ -400,9 +400,11 @@ func (w *WindowFilter) Hashes() uint { return w.p.k }
 // Seed returns the murmur3 seed of every generation.
 func (w *WindowFilter) Seed() uint32 { return w.p.seed }
 
-// Period returns how long a generation of a time window lasts, or 0 for a
-// count window.
-func (w *WindowFilter) Period() time.Duration { return w.p.period }
+// Duration returns how long a time window keeps keys, (r-1) times the
+// period of a generation (at least bloom.Every's d), and 0 for a count
+// window, as bloom.WindowFilter's Duration. The server keeps time in whole
+// microseconds: a generation lasts the period rounded up to one.
+func (w *WindowFilter) Duration() time.Duration { return w.p.period * time.Duration(w.p.gens-1) }
 
 // Rotations returns the number of rotations the handle has seen (at the
 // current import epoch), as of its last call.
