@@ -183,7 +183,7 @@ end
 local function expire(s, j)
   if period > 0 then
     local ms = math.ceil((starts[head] + (r - j) * period - now) / 1000) + 1000
-    redis.call('PEXPIRE', KEYS[s + 2], dec(math.max(ms, 1000)))
+    redis.call('PEXPIRE', KEYS[s + 2], dec(math.max(ms, 1)))
   end
 end
 local function saveState()
@@ -280,7 +280,7 @@ while i <= N do
   end
   local room = N
   if onCount then room = cap - counts[head] end
-  local lim = math.min(room, per)
+  local lim = math.max(1, math.min(room, per)) -- room >= 1: rotated above if full
   local args, idx = {}, {}
   local q = 0
   while i <= N and #idx < lim do

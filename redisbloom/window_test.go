@@ -421,6 +421,42 @@ func TestWindowTimeExpiry(t *testing.T) {
 	if ok, err := w.Test(ctx, keys[0]); err != nil || !ok {
 		t.Fatalf("Test after the idle span: %v, %v; want true, nil", ok, err)
 	}
+	// In use for 8 periods, rotating on time: every key added within the
+	// last d is present after every call (a generation's key expiring
+	// while it is live would give ErrNotFound, and its keys absent).
+	type added struct {
+		at   time.Time // before the call that added it
+		keys [][]byte
+	}
+	var log []added
+	for i := 0; time.Since(start) < 4*d/3+1200*time.Millisecond+8*d/3; i++ {
+		batch := keyRange("u-"+strconv.Itoa(i)+"-", 0, 5)
+		at := time.Now()
+		if err := w.AddMany(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, added{at, batch})
+		var recent [][]byte
+		for _, a := range log {
+			if time.Since(a.at) < d-30*time.Millisecond {
+				recent = append(recent, a.keys...)
+			}
+		}
+		present, err := w.TestMany(ctx, recent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, ok := range present {
+			if !ok && time.Since(start) < 4*d/3+1200*time.Millisecond+8*d/3 {
+				t.Fatalf("key %q absent, added within the last %v", recent[j], d)
+			}
+		}
+		time.Sleep(15 * time.Millisecond)
+	}
+	if w.Rotations() < 8 {
+		t.Fatalf("%d rotations in 8 periods", w.Rotations())
+	}
+
 	// A live generation deleted: ErrNotFound, not "absent".
 	if err := rdb.Del(ctx, slots[int(w.Rotations()%4)]).Err(); err != nil {
 		t.Fatal(err)
