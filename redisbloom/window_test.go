@@ -781,3 +781,72 @@ func TestWindowCluster(t *testing.T) {
 		t.Fatalf("%d rotations", rot)
 	}
 }
+
+// TestWindowWithWait: writes through WithWait are on the replica when they
+// return, rotations included, so a read there right after finds them; with
+// the replica cut off they return ErrNotReplicated, even for a key another
+// client added. A zero WindowFilter refuses every call.
+func TestWindowWithWait(t *testing.T) {
+	master := startServer(t)
+	replica := startReplica(t, master)
+	rdb := newClient(t, master.addr())
+	ctx := context.Background()
+	w, err := redisbloom.NewWindow(ctx, rdb, "durable", 1000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	durable, err := w.WithWait(1, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica.waitInSync(master) // NewWindow does not wait
+	onReplica, err := redisbloom.OpenWindow(ctx, newClient(t, replica.addr()), "durable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := keyRange("batch-", 0, 3000) // several rotations and script calls
+	for lo := 0; lo < len(batch); lo += 500 {
+		if _, err := durable.TestAndAddMany(ctx, batch[lo:lo+500]); err != nil {
+			t.Fatal(err)
+		}
+		present, err := onReplica.TestMany(ctx, batch[lo:lo+500])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ok := range present {
+			if !ok {
+				t.Fatalf("replica read right after a durable TestAndAddMany: %q absent", batch[lo+i])
+			}
+		}
+	}
+	if durable.Rotations() < 10 {
+		t.Fatalf("%d rotations", durable.Rotations())
+	}
+	replica.freeze()
+	quick, err := w.WithWait(1, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := quick.AddMany(ctx, keyRange("cut-", 0, 10)); !errors.Is(err, redisbloom.ErrNotReplicated) {
+		t.Errorf("durable AddMany with the replica cut off: %v, want ErrNotReplicated", err)
+	}
+	if err := w.Add(ctx, []byte("shared")); err != nil {
+		t.Fatal(err)
+	}
+	if err := quick.Add(ctx, []byte("shared")); !errors.Is(err, redisbloom.ErrNotReplicated) {
+		t.Errorf("durable Add of a key another client added unreplicated: %v, want ErrNotReplicated", err)
+	}
+	if _, err := w.WithWait(0, time.Second); !errors.Is(err, bloom.ErrInvalidParameter) {
+		t.Errorf("WithWait(0, 1s): %v, want bloom.ErrInvalidParameter", err)
+	}
+	var zero redisbloom.WindowFilter
+	if _, err := zero.Test(ctx, []byte("x")); err == nil {
+		t.Error("Test on a zero WindowFilter succeeded")
+	}
+	if _, err := zero.Export(ctx); err == nil {
+		t.Error("Export on a zero WindowFilter succeeded")
+	}
+	if err := zero.Import(ctx, nil); err == nil {
+		t.Error("Import on a zero WindowFilter succeeded")
+	}
+}
