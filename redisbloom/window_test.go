@@ -564,6 +564,9 @@ func TestWindowCorrupt(t *testing.T) {
 		{"older bitmap deleted", func(name string, w *redisbloom.WindowFilter) error {
 			return rdb.Del(ctx, "{"+name+"}:w:"+strconv.FormatUint((w.Rotations()+1)%4, 10)).Err()
 		}, redisbloom.ErrNotFound, false},
+		{"newest bitmap deleted", func(name string, w *redisbloom.WindowFilter) error {
+			return rdb.Del(ctx, "{"+name+"}:w:"+strconv.FormatUint(w.Rotations()%4, 10)).Err()
+		}, redisbloom.ErrNotFound, false},
 		{"metadata deleted", func(name string, w *redisbloom.WindowFilter) error {
 			return rdb.Del(ctx, "{"+name+"}:meta").Err()
 		}, redisbloom.ErrNotFound, false},
