@@ -194,8 +194,10 @@ func checkWindowParams(p windowParams) error {
 
 // NewWindow returns the window filter called name in rdb, creating it if it
 // does not exist, with the generations of bloom.NewWindow(window,
-// errorRate, opts...): its options (the number of generations, a period
-// for a time window and its overflow policy, Seed) with the same defaults.
+// errorRate, opts...): its options (bloom.Generations, bloom.Every for a
+// time window and bloom.OnOverflow for its policy, bloom.Seed) with the
+// same defaults. bloom.Concurrent and bloom.Clock mean nothing here: every
+// call is atomic on the server, and a time window reads the server's clock.
 // Every process that shares the window can call it with the same arguments.
 // If only the window's metadata is left while its newest generation should
 // still be there (evicted or deleted), it creates the window again, empty.
