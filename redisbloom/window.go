@@ -111,6 +111,9 @@ type WindowFilter struct {
 	// shared with the handles WithWait derives (a chain's n is the
 	// rotations here).
 	view *chainView
+	// clock, in the tests only, gives the time in microseconds the scripts
+	// take instead of the server's (export_test.go); nil in use.
+	clock func() int64
 }
 
 var errZeroWindow = errors.New("redisbloom: use of a zero WindowFilter (create one with NewWindow or OpenWindow)")
@@ -219,19 +222,21 @@ func NewWindow(ctx context.Context, rdb redis.UniversalClient, name string, wind
 	if err := checkWindowParams(p); err != nil {
 		return nil, err
 	}
-	return createWindow(ctx, rdb, name, p)
+	return createWindow(ctx, rdb, name, p, nil)
 }
 
 // createWindow creates the window name with the parameters p, or opens the
-// existing one if it has them (NewWindow).
-func createWindow(ctx context.Context, rdb redis.UniversalClient, name string, p windowParams) (*WindowFilter, error) {
+// existing one if it has them (NewWindow); clock is the tests' (see
+// WindowFilter.clock), nil in use.
+func createWindow(ctx context.Context, rdb redis.UniversalClient, name string, p windowParams, clock func() int64) (*WindowFilter, error) {
 	var token [16]byte
 	if _, err := rand.Read(token[:]); err != nil {
 		return nil, fmt.Errorf("redisbloom: filter id: %w", err)
 	}
 	w := newWindowHandle(rdb, name, hex.EncodeToString(token[:]), p)
+	w.clock = clock
 	args := append(w.metaFields(), "check", w.check, "gen", "0", "epoch", "0", "head", "0", "rotations", "0",
-		w.args[2], w.args[4])
+		w.args[2], w.args[4], w.now())
 	res, err := windowCreateScript.Run(ctx, rdb, w.h.keys, args...).Slice()
 	if err != nil {
 		return nil, w.h.wrap(err)
@@ -246,7 +251,17 @@ func createWindow(ctx context.Context, rdb redis.UniversalClient, name string, p
 	if err := existing.sameParameters(w); err != nil {
 		return nil, err
 	}
+	existing.clock = clock
 	return existing, nil
+}
+
+// now returns the scripts' ARGV[11]: "" for the server's time, or the
+// tests' clock.
+func (w *WindowFilter) now() string {
+	if w.clock == nil {
+		return ""
+	}
+	return strconv.FormatInt(w.clock(), 10)
 }
 
 // OpenWindow returns the existing window filter called name in rdb, with
@@ -467,13 +482,13 @@ func (w *WindowFilter) errKeepsChanging() error {
 		w.h.name, maxChangedRetries)
 }
 
-// baseArgs returns ARGV[1..10] of the scripts for a call prepared with the
+// baseArgs returns ARGV[1..11] of the scripts for a call prepared with the
 // view v, with room for extra more.
 func (w *WindowFilter) baseArgs(v chain, extra int) []any {
-	args := make([]any, 0, 10+extra)
+	args := make([]any, 0, 11+extra)
 	return append(args, w.h.id, strconv.FormatUint(w.h.seen.load(), 10), w.args[0],
 		strconv.FormatUint(v.epoch, 10), strconv.Itoa(v.n),
-		w.args[1], w.args[2], w.args[3], w.args[4], w.args[5])
+		w.args[1], w.args[2], w.args[3], w.args[4], w.args[5], w.now())
 }
 
 // call runs one script call over keys, prepared with the view v.

@@ -24,7 +24,10 @@ import "github.com/redis/go-redis/v9"
 //	        microseconds (0 for a count window), ARGV[10] "1" if the newest
 //	        generation rotates when it holds GenCap keys (a count window, or
 //	        a time window that rotates early), "0" if it saturates;
-//	ARGV[11] N, the number of keys, then N*hashes positions, key after
+//	ARGV[11] "" (the server's time, TIME), or in the tests a time in
+//	        microseconds the call takes instead, so that a time window can be
+//	        compared with bloom.WindowFilter on a fake clock;
+//	ARGV[12] N, the number of keys, then N*hashes positions, key after
 //	        key: a key's positions are the same in every generation (they
 //	        all have the same size and seed).
 //
@@ -110,8 +113,12 @@ for s = 0, r - 1 do
 end
 local now, elapsed = 0, 0
 if period > 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if ARGV[11] ~= '' then
+    now = tonumber(ARGV[11])
+  else
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
   local d = now - starts[head]
   if d >= period then
     elapsed = math.floor(d / period)
@@ -132,17 +139,17 @@ for j = 0, live - 1 do
 end
 `
 
-// windowKeysLua checks ARGV[11] = N against the positions given and
+// windowKeysLua checks ARGV[12] = N against the positions given and
 // defines test(s, list): the keys of list (indices into the batch) whose
 // positions are all set in slot s, read one position of every key still in
 // the running at a time, so that an absent key costs about two reads in a
 // half-full generation. Each BITFIELD_RO call carries at most 2600
 // positions.
 const windowKeysLua = `
-local N = tonumber(ARGV[11])
-local base = 12
-if not N or #ARGV ~= 11 + N * k then
-  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 11) .. ' positions for ' .. tostring(ARGV[11]) .. ' keys of ' .. k .. ' hashes')
+local N = tonumber(ARGV[12])
+local base = 13
+if not N or #ARGV ~= 12 + N * k then
+  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 12) .. ' positions for ' .. tostring(ARGV[12]) .. ' keys of ' .. k .. ' hashes')
 end
 local function test(s, list)
   for t = 0, k - 1 do
@@ -352,7 +359,7 @@ for s = 0, r - 1 do reply[#reply + 1] = dec(counts[s]) end
 for s = 0, r - 1 do reply[#reply + 1] = dec(starts[s]) end
 `
 
-// windowCountScript returns windowStateLua's reply (ARGV[1..10]).
+// windowCountScript returns windowStateLua's reply (ARGV[1..11]).
 var windowCountScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowStateLua + `
 return reply
@@ -367,26 +374,26 @@ for s = 0, r - 1 do reply[#reply + 1] = redis.call('GET', KEYS[s + 2]) end
 return reply
 `)
 
-// windowImportScript replaces the whole ring (ARGV[1..10] as above, ARGV[11]
-// the new head, ARGV[12] the new rotations, then r counts, r starts and r
+// windowImportScript replaces the whole ring (ARGV[1..11] as above, ARGV[12]
+// the new head, ARGV[13] the new rotations, then r counts, r starts and r
 // bitmaps, slot 0 first, each of the size's bytes), gives each slot of a
 // time window its expiry, increments epoch and gen and returns {gen,
 // epoch}.
 var windowImportScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowRotateLua + `
-local h, ro = int(ARGV[11]), int(ARGV[12])
-if not h or not ro or h >= r or ro % r ~= h or #ARGV ~= 12 + 3 * r then
-  return redis.error_reply('CORRUPT redisbloom: imported newest generation ' .. ARGV[11] .. ' after ' .. ARGV[12] .. ' rotations')
+local h, ro = int(ARGV[12]), int(ARGV[13])
+if not h or not ro or h >= r or ro % r ~= h or #ARGV ~= 13 + 3 * r then
+  return redis.error_reply('CORRUPT redisbloom: imported newest generation ' .. ARGV[12] .. ' after ' .. ARGV[13] .. ' rotations')
 end
 for s = 0, r - 1 do
-  if #ARGV[13 + 2 * r + s] ~= bytes or not int(ARGV[13 + s]) or not int(ARGV[13 + r + s]) then
+  if #ARGV[14 + 2 * r + s] ~= bytes or not int(ARGV[14 + s]) or not int(ARGV[14 + r + s]) then
     return redis.error_reply('CORRUPT redisbloom: imported generation in slot ' .. s .. ' does not match the sizes')
   end
 end
 head, rot = h, ro
 for s = 0, r - 1 do
-  redis.call('SET', KEYS[s + 2], ARGV[13 + 2 * r + s])
-  counts[s], starts[s] = tonumber(ARGV[13 + s]), tonumber(ARGV[13 + r + s])
+  redis.call('SET', KEYS[s + 2], ARGV[14 + 2 * r + s])
+  counts[s], starts[s] = tonumber(ARGV[14 + s]), tonumber(ARGV[14 + r + s])
 end
 for j = 0, r - 1 do expire((head - j) % r, j) end
 saveState()
@@ -415,8 +422,9 @@ end
 `
 
 // windowCreateScript creates the window (ARGV: field, value, ... of the
-// metadata, format first, then ARGV[#ARGV-1] = bytes per bitmap and
-// ARGV[#ARGV] = the period in microseconds) unless it exists: r empty
+// metadata, format first, then ARGV[#ARGV-2] = bytes per bitmap,
+// ARGV[#ARGV-1] = the period in microseconds and ARGV[#ARGV] = "" or the
+// tests' time, as ARGV[11] of the other scripts) unless it exists: r empty
 // generations, all started now (0 in a count window), slot 0 the newest. It
 // returns {1} when it created the window and {0, field, value, ...} with the
 // stored metadata when one existed. Metadata of this format whose newest
@@ -446,14 +454,16 @@ for s = 2, #KEYS do
     return redis.error_reply('EXISTS redisbloom: a generation key exists without its metadata (evicted, expired or deleted, or another program uses the name); remove it with Destroy or choose another name')
   end
 end
-local bytes, period = tonumber(ARGV[#ARGV - 1]), tonumber(ARGV[#ARGV])
+local bytes, period = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
 local now = 0
-if period > 0 then
+if period > 0 and ARGV[#ARGV] ~= '' then
+  now = tonumber(ARGV[#ARGV])
+elseif period > 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local fields = {}
-for j = 1, #ARGV - 2 do fields[j] = ARGV[j] end
+for j = 1, #ARGV - 3 do fields[j] = ARGV[j] end
 for s = 0, r - 1 do
   fields[#fields + 1] = 'c' .. s
   fields[#fields + 1] = '0'

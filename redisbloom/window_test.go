@@ -853,3 +853,89 @@ func TestWindowWithWait(t *testing.T) {
 		t.Error("Import on a zero WindowFilter succeeded")
 	}
 }
+
+// TestWindowTimeParity drives a time window in Redis and bloom.WindowFilter
+// with the same fake clock (NewWindowOnClock: the scripts take the time from
+// the test instead of TIME), under both overflow policies: pauses of a
+// fraction of a period, of several, of more than the whole span, and bursts
+// of several generations' worth within one period. Every TestAndAdd and Test
+// answer, Count and the rotations agree, and after every add Export is
+// Equal to the in-memory window (starts, counts, rotations and bits).
+func TestWindowTimeParity(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	for _, policy := range []bloom.Overflow{bloom.RotateEarly, bloom.Saturate} {
+		t.Run(fmt.Sprintf("policy=%d", policy), func(t *testing.T) {
+			const r = 5
+			now := time.Unix(1_700_000_000, 123_456_000)
+			opts := []bloom.Option{bloom.Generations(r), bloom.Every((r - 1) * time.Hour), bloom.OnOverflow(policy)}
+			mem, err := bloom.NewWindow(200, 0.01, append(opts, bloom.Clock(func() time.Time { return now }))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := redisbloom.NewWindowOnClock(ctx, rdb, windowName(t, rdb), 200, 0.01, func() int64 { return now.UnixMicro() }, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkWindowExport(t, w, mem)
+			rng := rand.New(rand.NewPCG(uint64(policy), 2))
+			next := 0
+			for step := range 150 {
+				switch x := rng.IntN(20); {
+				case x == 0:
+					now = now.Add(time.Duration(r+rng.IntN(3)) * time.Hour) // idle past the span
+				case x < 4:
+					now = now.Add(time.Duration(1+rng.IntN(3)) * time.Hour)
+				default:
+					now = now.Add(time.Duration(rng.Int64N(int64(time.Hour/2))) / time.Microsecond * time.Microsecond)
+				}
+				n := 1 + rng.IntN(30)
+				if step%10 == 3 {
+					n = 200 // a burst of four generations' worth
+				}
+				keys := make([][]byte, n)
+				for i := range keys {
+					if rng.IntN(8) == 0 && next > 0 {
+						keys[i] = keyOf("tp-", rng.IntN(next))
+					} else {
+						keys[i] = keyOf("tp-", next)
+						next++
+					}
+				}
+				got, err := w.TestAndAddMany(ctx, keys)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := mem.TestAndAddMany(keys, nil)
+				for i := range keys {
+					if got[i] != want[i] {
+						t.Fatalf("step %d, key %q: TestAndAdd %v in Redis, %v in memory", step, keys[i], got[i], want[i])
+					}
+				}
+				checkWindowExport(t, w, mem)
+				if step%5 == 0 {
+					now = now.Add(time.Duration(rng.Int64N(int64(2*time.Hour))) / time.Microsecond * time.Microsecond)
+					probe := keyRange("tp-", max(0, next-600), next+10)
+					got, err := w.TestMany(ctx, probe)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := mem.TestMany(probe, nil)
+					for i := range probe {
+						if got[i] != want[i] {
+							t.Fatalf("step %d, key %q: Test %v in Redis, %v in memory", step, probe[i], got[i], want[i])
+						}
+					}
+					cnt, err := w.Count(ctx)
+					if err != nil || cnt != mem.Count() {
+						t.Fatalf("step %d: Count %d (%v) in Redis, %d in memory", step, cnt, err, mem.Count())
+					}
+				}
+			}
+			if w.Rotations() != mem.Rotations() || mem.Rotations() < 30 {
+				t.Fatalf("%d rotations in Redis, %d in memory", w.Rotations(), mem.Rotations())
+			}
+			t.Logf("%d keys, %d rotations", next, mem.Rotations())
+		})
+	}
+}
