@@ -1240,41 +1240,6 @@ type Header struct {
 	Blocked bool
 }
 
-// Layout is how a filter places a key's bits: LayoutClassic or LayoutBlocked
-// (see Blocked). The zero Layout states no layout; only a zero BloomFilter
-// or ScalableBloomFilter reports it.
-type Layout uint8
-
-// The layouts.
-const (
-	// LayoutClassic spreads a key's k bits over the whole filter
-	// (AppendLocations). It is the default.
-	LayoutClassic Layout = 1
-
-	// LayoutBlocked keeps a key's k bits in one 512-bit block
-	// (AppendBlockedLocations), made by the Blocked option.
-	LayoutBlocked Layout = 2
-)
-
-// String returns "classic" or "blocked", or "Layout(n)" for any other value.
-func (l Layout) String() string {
-	switch l {
-	case LayoutClassic:
-		return "classic"
-	case LayoutBlocked:
-		return "blocked"
-	}
-	return fmt.Sprintf("Layout(%d)", uint8(l))
-}
-
-// layoutOf returns the layout of a filter that exists, blocked or not.
-func layoutOf(isBlocked bool) Layout {
-	if isBlocked {
-		return LayoutBlocked
-	}
-	return LayoutClassic
-}
-
 // Layout returns the filter's layout, LayoutClassic or LayoutBlocked, or 0
 // for a zero BloomFilter. Filters of different layouts are never combined or
 // Equal, and their bits mean different keys.
@@ -1657,21 +1622,19 @@ func NewView(data []byte, opts ...ViewOption) (*View, error) {
 		v.f = filters[0]
 		return v, nil
 	}
-	s, err := scalableFrom(e.Params)
-	if err != nil {
+	var k scalableSink
+	if err := k.Params(e.Params); err != nil {
 		return nil, err
 	}
 	for i, f := range filters {
-		if err := s.checkSubFilter(i, f); err != nil {
+		if err := k.add(i, f); err != nil {
 			return nil, err
 		}
 	}
-	s.filters = filters
-	if err := s.finish(); err != nil {
+	if err := k.done(nil); err != nil {
 		return nil, err
 	}
-	s.setFilters(filters)
-	v.s = s
+	v.s = k.d
 	return v, nil
 }
 
@@ -1798,69 +1761,78 @@ func (v *View) Version() int { return v.ver }
 // they were misaligned or the machine is big-endian (see View).
 func (v *View) Copied() bool { return v.copied }
 
-// Layout returns the layout of the filter, LayoutClassic or LayoutBlocked.
-func (v *View) Layout() Layout {
+// filter returns the filter the View answers with. It panics after Close,
+// like every method of View.
+func (v *View) filter() Filter {
+	v.check()
 	if v.f != nil {
-		return v.f.Layout()
+		return v.f
 	}
-	return v.s.Layout()
+	return v.s
 }
 
+// Layout returns the filter's layout, LayoutClassic or LayoutBlocked.
+func (v *View) Layout() Layout { return v.filter().Layout() }
+
 // Seed returns the filter's murmur3 seed.
-func (v *View) Seed() uint32 {
-	if v.f != nil {
-		return v.f.seed
-	}
-	return v.s.seed
-}
+func (v *View) Seed() uint32 { return v.filter().Seed() }
 
 // Bits returns the size of the filter in bits, all sub-filters together for
 // a ScalableBloomFilter.
-func (v *View) Bits() uint64 {
-	if v.f != nil {
-		return v.f.m
-	}
-	return v.s.Bits()
-}
+func (v *View) Bits() uint64 { return v.filter().Bits() }
 
 // Hashes returns the number of hash functions of a BloomFilter's encoding,
 // and of the newest sub-filter of a ScalableBloomFilter's.
 func (v *View) Hashes() uint {
-	if v.f != nil {
+	if v.filter(); v.f != nil {
 		return v.f.k
 	}
 	return v.s.filters[len(v.s.filters)-1].k
 }
 
 // Count returns the number of keys the encoding records as added.
-func (v *View) Count() uint64 {
-	if v.f != nil {
-		return v.f.count
-	}
-	return v.s.Count()
-}
+func (v *View) Count() uint64 { return v.filter().Count() }
 
 // Capacity returns the filter's capacity in keys: that of the BloomFilter,
 // or of all sub-filters together for a ScalableBloomFilter.
-func (v *View) Capacity() uint64 {
-	if v.f != nil {
+func (v *View) Capacity() uint64 { return v.filter().Capacity() }
+
+// InitialCapacity returns the capacity of a ScalableBloomFilter's first
+// sub-filter, and a BloomFilter's capacity.
+func (v *View) InitialCapacity() uint64 {
+	if v.filter(); v.f != nil {
 		return v.f.capacity
 	}
-	return v.s.Capacity()
+	return v.s.initialCapacity
 }
 
 // ErrorRate returns the filter's target false-positive rate.
-func (v *View) ErrorRate() float64 {
-	if v.f != nil {
-		return v.f.errorRate
-	}
-	return v.s.errorRate
+func (v *View) ErrorRate() float64 { return v.filter().ErrorRate() }
+
+// Saturated reports whether the encoding is of a ScalableBloomFilter that
+// can grow no more (see ScalableBloomFilter.Saturated).
+func (v *View) Saturated() bool {
+	v.check()
+	return v.s != nil && v.s.Saturated()
 }
+
+// FillRatio returns the fraction of the bits that are set, as the filter
+// decoded from the same bytes does. It reads every word, O(m/64), and so
+// every page of a mapped file.
+func (v *View) FillRatio() float64 { return v.filter().FillRatio() }
+
+// EstimatedCount returns the number of distinct keys the filter most likely
+// holds, as the decoded filter does. O(m/64), like FillRatio.
+func (v *View) EstimatedCount() uint64 { return v.filter().EstimatedCount() }
+
+// EstimatedErrorRate returns the false-positive rate at the filter's
+// current fill, as the decoded filter does. O(m/64), like FillRatio.
+func (v *View) EstimatedErrorRate() float64 { return v.filter().EstimatedErrorRate() }
 
 // NumFilters returns the number of sub-filters of a ScalableBloomFilter's
 // encoding, and 1 for a BloomFilter's.
 func (v *View) NumFilters() int {
-	if v.f != nil {
+	if v.filter(); v.f != nil {
 		return 1
 	}
 	return len(v.s.filters)

@@ -18,6 +18,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -1607,7 +1608,7 @@ func BenchmarkFilter(b *testing.B) {
 		const p = 0.01
 		present := benchKeys(0, min(int(n), keySet))
 		absent := benchKeys(1, keySet)
-		f := mustNew(b, n, p)
+		f := mustNew(b, n, p, Classic()) // the reference is the classic layout
 		ref := &refFilter{m: f.Bits(), k: f.Hashes(), words: make([]uint64, (f.Bits()+63)/64)}
 		buf := make([]byte, 16)
 		for i := range n {
@@ -1616,7 +1617,7 @@ func BenchmarkFilter(b *testing.B) {
 		}
 		name := fmt.Sprintf("n=%g/p=%g", float64(n), p)
 		b.Run(name+"/Add/ours", func(b *testing.B) {
-			g := mustNew(b, n, p)
+			g := mustNew(b, n, p, Classic())
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
@@ -1716,13 +1717,28 @@ func median(x []float64) float64 {
 // single calls it replaces, side by side on filters of 10^6, 10^7 and
 // 10^8 keys at p = 0.01 (10^8: about 120 MiB of filter; select it with
 // -bench 'Batch/n=1e\+08' as it takes a minute to fill), 16-byte keys,
-// batches of benchBatch keys. "speedup" is loop time over batch time.
+// batches of benchBatch keys, in each layout (Batch/n=1e+07/classic/...,
+// Batch/n=1e+07/blocked/...). "speedup" is loop time over batch time.
 func BenchmarkBatch(b *testing.B) {
-	const keySet = 1 << 20
 	for _, n := range []uint64{1e6, 1e7, 1e8} {
-		const p = 0.01
-		b.Run(fmt.Sprintf("n=%g", float64(n)), func(b *testing.B) {
-			f := mustNew(b, n, p)
+		for _, lay := range benchLayouts {
+			benchBatchOf(b, n, lay.name, lay.opt)
+		}
+	}
+}
+
+// benchLayouts are the layouts the benchmarks measure side by side.
+var benchLayouts = []struct {
+	name string
+	opt  Option
+}{{"classic", Classic()}, {"blocked", Blocked()}}
+
+// benchBatchOf is BenchmarkBatch for one size and layout.
+func benchBatchOf(b *testing.B, n uint64, layoutName string, opt Option) {
+	{
+		const p, keySet = 0.01, 1 << 20
+		b.Run(fmt.Sprintf("n=%g/%s", float64(n), layoutName), func(b *testing.B) {
+			f := mustNew(b, n, p, opt)
 			all := benchKeys(0, keySet)
 			for i := uint64(0); i < n; i += keySet {
 				for j := range min(keySet, n-i) {
@@ -1747,7 +1763,7 @@ func BenchmarkBatch(b *testing.B) {
 					}
 				}, func(keys [][]byte) { f.TestMany(keys, results) })
 			})
-			g := mustNew(b, n, p)
+			g := mustNew(b, n, p, opt)
 			b.Run("Add", func(b *testing.B) {
 				benchPair(b, absent, func(keys [][]byte) {
 					for _, k := range keys {
@@ -2489,13 +2505,16 @@ func benchParallel(b *testing.B, op func(buf []byte, g, i uint64)) {
 //
 // Add inserts new keys; Test looks up keys, half of them present;
 // TestAndAdd alternates new keys with keys it added a while ago, as a crawler
-// would. The filter holds 10^7 keys at 1%, more than any run adds.
+// would. The filter holds 10^7 keys at 1%, more than any run adds, in each
+// layout (Concurrent/Add/classic/concurrent, ...).
 func BenchmarkConcurrent(b *testing.B) {
 	const n, p = 10_000_000, 0.01
-	benchConcurrent(b, map[string]func(b *testing.B) parallelFilter{
-		"concurrent": func(b *testing.B) parallelFilter { return mustNew(b, n, p, Concurrent()) },
-		"rwmutex":    func(b *testing.B) parallelFilter { return &rwFilter[*BloomFilter]{f: mustNew(b, n, p)} },
-	})
+	filters := map[string]func(b *testing.B) parallelFilter{}
+	for _, lay := range benchLayouts {
+		filters[lay.name+"/concurrent"] = func(b *testing.B) parallelFilter { return mustNew(b, n, p, lay.opt, Concurrent()) }
+		filters[lay.name+"/rwmutex"] = func(b *testing.B) parallelFilter { return &rwFilter[*BloomFilter]{f: mustNew(b, n, p, lay.opt)} }
+	}
+	benchConcurrent(b, filters)
 }
 
 // benchConcurrent runs the operations of BenchmarkConcurrent on filters made
@@ -2527,8 +2546,9 @@ func benchConcurrent(b *testing.B, filters map[string]func(b *testing.B) paralle
 			})
 		}},
 	}
+	names := slices.Sorted(maps.Keys(filters))
 	for _, op := range ops {
-		for _, name := range []string{"concurrent", "rwmutex"} {
+		for _, name := range names {
 			b.Run(op.name+"/"+name, func(b *testing.B) { op.run(b, filters[name](b)) })
 		}
 	}
@@ -2727,77 +2747,6 @@ func TestLegacyEncodings(t *testing.T) {
 	}
 }
 
-// setBitsRecurrence is the textbook recurrence for E[(X/m)^k]: the
-// distribution of the number X of set bits after each of the kn positions,
-// in O(knm). It checks exactRate where knm is small.
-func setBitsRecurrence(m uint64, k uint, n uint64) float64 {
-	p := make([]float64, m+1)
-	p[0] = 1
-	for range n * uint64(k) {
-		for j := m; j >= 1; j-- {
-			p[j] = p[j]*float64(j)/float64(m) + p[j-1]*float64(m-j+1)/float64(m)
-		}
-		p[0] = 0
-	}
-	var rate float64
-	for j := uint64(1); j <= m; j++ {
-		rate += p[j] * math.Pow(float64(j)/float64(m), float64(k))
-	}
-	return rate
-}
-
-func TestExactRateMatchesRecurrence(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	check := func(m uint64, k uint, n uint64) {
-		t.Helper()
-		want := setBitsRecurrence(m, k, n)
-		if got := exactRate(m, k, n, nil); math.Abs(got-want) > 1e-12*want {
-			t.Errorf("exactRate(%d, %d, %d) = %v, recurrence gives %v", m, k, n, got, want)
-		}
-	}
-	// The configurations of the issue, edges (m <= k, an overfull filter),
-	// and random small ones.
-	for _, c := range [][3]uint64{
-		{34, 24, 1}, {29, 20, 1}, {68, 24, 2}, {144, 20, 5}, {1, 1, 1}, {1, 5, 3}, {2, 3, 1},
-		{3, 64, 2}, {10, 3, 100}, {100, 7, 10}, {1000, 64, 11}, {5000, 23, 150},
-	} {
-		check(c[0], uint(c[1]), c[2])
-	}
-	for range 200 {
-		m := 1 + r.Uint64N(400)
-		k := 1 + uint(r.Uint64N(uint64(MaxHashes)))
-		n := 1 + r.Uint64N(max(1, 3*m/uint64(k)))
-		check(m, k, n)
-	}
-}
-
-// TestClosedFormGap checks where FalsePositiveRate may use the closed form:
-// closedFormGap estimates its relative error well, and where it is used
-// (gap <= closedFormTolerance) it is within 2e-4 of the exact rate.
-func TestClosedFormGap(t *testing.T) {
-	for _, k := range []uint{1, 2, 3, 5, 7, 10, 14, 20, 23, 30, 40, 50, 64, 100, 256} {
-		for _, m := range []uint64{1, 2, 3, 10, 30, 100, 300, 1000, 3000, 1e4, 3e4, 1e5, 3e5, 1e6, 1e7, 1e8} {
-			for _, lambda := range []float64{0.01, 0.1, 0.3, 0.5, 0.69, 1, 1.5, 2, 3, 5, 8} {
-				n := uint64(math.Round(lambda * float64(m) / float64(k)))
-				if n == 0 {
-					continue
-				}
-				exact, closed := exactRate(m, k, n, nil), closedFormRate(m, k, n)
-				if closed > exact*(1+1e-12) {
-					t.Errorf("m=%d k=%d n=%d: closed form %v above the exact rate %v", m, k, n, closed, exact)
-				}
-				gap, est := exact/closed-1, closedFormGap(m, k, n)
-				if est < 1e-2 && gap > 1.015*est+1e-12 {
-					t.Errorf("m=%d k=%d n=%d: closed form off by %.3e, estimated %.3e", m, k, n, gap, est)
-				}
-				if got := FalsePositiveRate(m, k, n); math.Abs(got/exact-1) > 2e-4 {
-					t.Errorf("FalsePositiveRate(%d, %d, %d) = %v, exact %v", m, k, n, got, exact)
-				}
-			}
-		}
-	}
-}
-
 // TestSizeMeetsExactRate checks Size for few keys against the exact rate:
 // it meets the target, and one bit fewer does not with any k <= MaxHashes.
 func TestSizeMeetsExactRate(t *testing.T) {
@@ -2807,7 +2756,7 @@ func TestSizeMeetsExactRate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Size(%d, %g): %v", n, p, err)
 			}
-			if got := exactRate(m, k, n, nil); got > p*(1+1e-9) {
+			if got := classic.ExactRate(m, k, n, nil); got > p*(1+1e-9) {
 				t.Errorf("Size(%d, %g) = (%d, %d): exact rate %v", n, p, m, k, got)
 			}
 			if k > MaxHashes {
@@ -2816,7 +2765,7 @@ func TestSizeMeetsExactRate(t *testing.T) {
 			if m > 1 {
 				best := 1.0
 				for j := uint(1); j <= MaxHashes; j++ {
-					best = min(best, exactRate(m-1, j, n, nil))
+					best = min(best, classic.ExactRate(m-1, j, n, nil))
 				}
 				if best <= p*(1-1e-9) {
 					t.Errorf("Size(%d, %g) = %d bits, but %d bits reach %v", n, p, m, m-1, best)
@@ -2972,7 +2921,7 @@ func TestPositionsFollowTheModel(t *testing.T) {
 		m, k, n := c[0], uint(c[1]), c[2]
 		t.Run(fmt.Sprintf("m=%d/k=%d/n=%d", m, k, n), func(t *testing.T) {
 			t.Parallel()
-			exact, closed := exactRate(m, k, n, nil), closedFormRate(m, k, n)
+			exact, closed := classic.ExactRate(m, k, n, nil), classic.ClosedFormRate(m, k, n)
 			const filters = 2000
 			queries := uint64(2000/exact) / filters
 			if testing.Short() {
@@ -3067,125 +3016,6 @@ func TestBlockedRateMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// refInBlockRates is the computation of the in-block rates p_in(j) of hash
-// count k as it was before issue 21 (item 6), over all 513 entries of the
-// distribution and without flushing subnormal numbers, up to the point where
-// they are full.
-func refInBlockRates(k uint) []float64 {
-	var dist, pow [BlockBits + 1]float64
-	dist[0] = 1
-	for x := range pow {
-		pow[x] = 1
-		for i := range int(k) {
-			pow[x] *= float64(max(x-i, 0)) / float64(BlockBits-i)
-		}
-	}
-	rates := []float64{0}
-	for {
-		for i := range int(k) {
-			d := float64(BlockBits - i)
-			for x := BlockBits; x >= 1; x-- {
-				dist[x] = dist[x]*float64(max(x-i, 0))/d + dist[x-1]*float64(BlockBits-x+1)/d
-			}
-			dist[0] = 0
-		}
-		var r, notFull float64
-		for x := range dist {
-			r += dist[x] * pow[x]
-		}
-		for x := range BlockBits {
-			notFull += dist[x]
-		}
-		rates = append(rates, r)
-		if notFull < 0x1p-60 {
-			return rates
-		}
-	}
-}
-
-// TestInBlockRatesExact: the in-block rates, which skip the entries of the
-// distribution that are 0 and flush subnormal ones to 0 (issue 21, item 6:
-// 2.3 s for all 64 tables before, 0.26 s after), are the rates of the plain
-// computation bit for bit, for every k up to the point where they are full,
-// so that BlockedSize, and so the sizes of saved blocked filters, do not
-// change.
-func TestInBlockRatesExact(t *testing.T) {
-	ks := []uint{1, 2, 3, 7, 16, 33, 64}
-	if !testing.Short() {
-		ks = ks[:0]
-		for k := uint(1); k <= MaxHashes; k++ {
-			ks = append(ks, k)
-		}
-	}
-	for _, k := range ks {
-		ref := refInBlockRates(k)
-		v := inBlockView{k: k, set: inBlockSet(k)}
-		if got := v.at(1 << 40); got != 1 {
-			t.Errorf("k=%d: p_in(2^40) = %v, want 1", k, got)
-		}
-		if !v.set.full || len(v.set.rates) != len(ref) {
-			t.Fatalf("k=%d: %d rates (full %v), want %d", k, len(v.set.rates), v.set.full, len(ref))
-		}
-		for j := range ref {
-			if math.Float64bits(ref[j]) != math.Float64bits(v.set.rates[j]) {
-				t.Fatalf("k=%d: p_in(%d) = %v, want %v", k, j, v.set.rates[j], ref[j])
-			}
-		}
-	}
-}
-
-// resetInBlockRates forgets every in-block rate computed so far.
-func resetInBlockRates() {
-	for k := range inBlockRates {
-		c := &inBlockRates[k]
-		c.mu.Lock()
-		c.set.Store(nil)
-		c.table = nil
-		c.mu.Unlock()
-	}
-}
-
-// TestBlockedRateTakesNoGlobalLock is issue 21, item 6: the in-block rates
-// were behind one mutex, held for the whole of BlockedFalsePositiveRate, so
-// that a call computing rates (12 ms for those of one hash function) stopped
-// every other call, and every decoder of a blocked filter, meanwhile. Now a
-// call with known rates takes no lock, and one computing rates holds only
-// the lock of its hash count while it does.
-func TestBlockedRateTakesNoGlobalLock(t *testing.T) {
-	resetInBlockRates()
-	want := BlockedFalsePositiveRate(10240, 7, 1000) // the rates of k = 7 are known now
-	done := make(chan time.Duration)
-	var started atomic.Bool
-	go func() {
-		started.Store(true)
-		start := time.Now()
-		BlockedFalsePositiveRate(BlockBits, 1, 1<<40) // every rate of k = 1
-		done <- time.Since(start)
-	}()
-	calls := 0 // those that started after the other call did
-	for {
-		select {
-		case d := <-done:
-			t.Logf("%d calls for k = 7 while the rates of k = 1 took %v", calls, d)
-			if calls < 10 {
-				t.Errorf("%d calls for k = 7 returned while the rates of k = 1 took %v", calls, d)
-			}
-			return
-		default:
-		}
-		after := started.Load()
-		if got := BlockedFalsePositiveRate(10240, 7, 1000); got != want {
-			t.Fatalf("BlockedFalsePositiveRate(10240, 7, 1000) = %v, then %v", want, got)
-		}
-		if after {
-			calls++
-		}
-		if calls%16 == 0 {
-			runtime.Gosched()
-		}
-	}
-}
-
 // BenchmarkBlockedRateParallel: concurrent calls with known in-block rates
 // (what decoders and NewScalable(..., Blocked()) do) no longer take turns on
 // one mutex: compare -cpu 1 and -cpu 2.
@@ -3196,39 +3026,6 @@ func BenchmarkBlockedRateParallel(b *testing.B) {
 			BlockedFalsePositiveRate(1024000, 7, 100000)
 		}
 	})
-}
-
-// TestBlockedRatePoissonLimit checks the many-block limit against the
-// formula of Putze, Sanders and Singler, a Poisson mixture, and the edges.
-func TestBlockedRatePoissonLimit(t *testing.T) {
-	const n = 1e9
-	m := uint64(9.89*n) / BlockBits * BlockBits
-	lambda := float64(n) / float64(m/BlockBits)
-	tab := inBlockView{k: 6, set: inBlockSet(6)}
-	var poisson float64
-	lw := -lambda
-	for j := uint64(0); j < 400; j++ {
-		if j > 0 {
-			lw += math.Log(lambda / float64(j))
-		}
-		poisson += math.Exp(lw) * tab.at(j)
-	}
-	if got := BlockedFalsePositiveRate(m, 6, n); math.Abs(got/poisson-1) > 1e-6 {
-		t.Errorf("10^9 keys: %v, Poisson mixture %v", got, poisson)
-	}
-	for _, c := range []struct {
-		m    uint64
-		k    uint
-		n    uint64
-		want float64
-	}{
-		{511, 3, 1, 1}, {512, 0, 1, 1}, {512, MaxHashes + 1, 1, 1}, {512, 3, 0, 0},
-		{512, 3, 1e12, 1}, {MaxBits, 1, 1e15, 1},
-	} {
-		if got := BlockedFalsePositiveRate(c.m, c.k, c.n); got != c.want && math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("BlockedFalsePositiveRate(%d, %d, %d) = %v, want %v", c.m, c.k, c.n, got, c.want)
-		}
-	}
 }
 
 // TestBlockedSizeGolden pins the sizes New(n, p, Blocked()) chooses, with the
@@ -5016,7 +4813,7 @@ func TestCrossLayoutRefused(t *testing.T) {
 
 // TestBlockedScalableHighRateKeepsBound: with high error rates the blocked
 // sub-filters, filled to capacity, exceed their targets as classic ones do;
-// NewScalable works that out by the blocked formula (blockedFullRate),
+// NewScalable works that out by the blocked formula (blocked.FullRate),
 // refuses what would break the bound, and what it accepts keeps it.
 func TestBlockedScalableHighRateKeepsBound(t *testing.T) {
 	if _, err := NewScalable(1000, 0.1, Tightening(0.1), Blocked()); !errors.Is(err, ErrInvalidParameter) || !strings.Contains(err.Error(), "Tightening of at least") {
@@ -5037,10 +4834,10 @@ func TestBlockedScalableHighRateKeepsBound(t *testing.T) {
 		n, m uint64
 		k    uint
 	}{{1000, 10240, 7}, {100_000, 989_184, 6}, {50, 512, 4}} {
-		full, _ := blockedFullRate(c.n, c.m, c.k, nil, nil)
+		full, _ := blocked.FullRate(c.n, c.m, c.k, nil, nil)
 		at := BlockedFalsePositiveRate(c.m, c.k, c.n)
 		if full < at || full > at*1.1 {
-			t.Errorf("blockedFullRate(%d, %d, %d) = %v; rate at capacity %v", c.n, c.m, c.k, full, at)
+			t.Errorf("blocked.FullRate(%d, %d, %d) = %v; rate at capacity %v", c.n, c.m, c.k, full, at)
 		}
 	}
 }
@@ -5606,6 +5403,9 @@ type viewed interface {
 	ErrorRate() float64
 	Seed() uint32
 	Layout() Layout
+	FillRatio() float64
+	EstimatedCount() uint64
+	EstimatedErrorRate() float64
 }
 
 // checkViewAnswers fails t unless v answers every call as want, the filter
@@ -5632,6 +5432,18 @@ func checkViewAnswers(t *testing.T, name string, v *View, want viewed, keys [][]
 	if v.Count() != want.Count() || v.Bits() != want.Bits() || v.Capacity() != want.Capacity() ||
 		v.ErrorRate() != want.ErrorRate() || v.Seed() != want.Seed() || v.Layout() != want.Layout() {
 		t.Fatalf("%s: the View's accessors differ from the decoded filter's", name)
+	}
+	if v.FillRatio() != want.FillRatio() || v.EstimatedCount() != want.EstimatedCount() ||
+		math.Float64bits(v.EstimatedErrorRate()) != math.Float64bits(want.EstimatedErrorRate()) {
+		t.Fatalf("%s: the View's fill %v, count %d, rate %v; the decoded filter's %v, %d, %v", name,
+			v.FillRatio(), v.EstimatedCount(), v.EstimatedErrorRate(), want.FillRatio(), want.EstimatedCount(), want.EstimatedErrorRate())
+	}
+	if s, ok := want.(*ScalableBloomFilter); ok && (v.Saturated() != s.Saturated() || v.InitialCapacity() != s.InitialCapacity() ||
+		v.NumFilters() != s.NumFilters() || v.Hashes() != s.filters[len(s.filters)-1].k) {
+		t.Fatalf("%s: the View's growth accessors differ from the decoded filter's", name)
+	}
+	if f, ok := want.(*BloomFilter); ok && (v.Saturated() || v.InitialCapacity() != f.Capacity() || v.NumFilters() != 1 || v.Hashes() != f.Hashes()) {
+		t.Fatalf("%s: the View's accessors of a BloomFilter's encoding differ from the decoded filter's", name)
 	}
 }
 
@@ -6041,6 +5853,9 @@ func TestViewCloseThenUsePanics(t *testing.T) {
 			"TestManyStrings": func() { v.TestManyStrings(nil, nil) },
 			"TestManyHashes":  func() { v.TestManyHashes(nil, nil) },
 			"Close":           func() { v.Close() },
+			"Bits":            func() { v.Bits() },
+			"FillRatio":       func() { v.FillRatio() },
+			"Saturated":       func() { v.Saturated() },
 		} {
 			func() {
 				defer func() {

@@ -2,12 +2,14 @@ package bloom_test
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 )
@@ -315,4 +317,60 @@ func ExampleFromWords() {
 	// 10240 7 1 160 words
 	// true true
 	// bloom: invalid parameter: Count 100 exceeds the 7 set bits
+}
+
+// A filter embedded in the program with go:embed, here one of 1,000 keys
+// "embed-0" to "embed-999" that grew to several sub-filters.
+//
+//go:embed testdata/v3/embed-scalable-n100-p0.01.bin
+var embeddedFilter string
+
+// NewViewString answers from a filter embedded in the program, where it
+// lies: it checks every checksum once and copies nothing (unless the string
+// is misaligned: see View).
+func ExampleNewViewString() {
+	v, err := bloom.NewViewString(embeddedFilter)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(v.TestString("embed-999"), v.TestString("embed-1000"), v.NumFilters(), "sub-filters")
+	// Output:
+	// true false 5 sub-filters
+}
+
+// Open maps a filter file read-only: it reads the pages that its checks
+// and its answers touch, and processes that open the same file share them.
+// SkipBodyCheck opens even a 1 GB file in milliseconds, at a risk (see it).
+func ExampleOpen() {
+	v, err := bloom.Open("testdata/v3/embed-blocked-n1000-p0.01.bin")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer v.Close()
+	fmt.Println(v.TestString("embed-1"), v.TestString("embed-5000"), v.Version(), v.Layout())
+	// Output:
+	// true false 3 blocked
+}
+
+// NewWindow keeps the recent past only: here the last 3 keys added, and
+// with Every the keys of the last week, read from a clock that a test
+// (or a log replay) can set.
+func ExampleNewWindow() {
+	w, _ := bloom.NewWindow(3, 0.01, bloom.Generations(4))
+	for _, url := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		w.AddString(url)
+	}
+	fmt.Println(w.TestString("e"), w.TestString("f"), w.TestString("g"), w.TestString("a"))
+
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	week, _ := bloom.NewWindow(1e6, 0.01, bloom.Every(7*24*time.Hour), bloom.Clock(func() time.Time { return now }))
+	week.AddString("https://example.com/")
+	now = now.Add(6 * 24 * time.Hour)
+	fmt.Println(week.TestAndAddString("https://example.com/")) // seen this week: skip it
+	now = now.Add(14 * 24 * time.Hour)
+	fmt.Println(week.TestAndAddString("https://example.com/")) // weeks ago: fetch it again
+	// Output:
+	// true true true false
+	// true
+	// false
 }

@@ -1,11 +1,8 @@
 package bloom
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -269,6 +266,9 @@ func (s *ScalableBloomFilter) makeConcurrent(locks *layout.Locks) {
 func NewScalable(initialCapacity uint64, errorRate float64, opts ...Option) (*ScalableBloomFilter, error) {
 	s, err := newSettings(opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.win.none(); err != nil {
 		return nil, err
 	}
 	if s.growth == growthNone {
@@ -893,17 +893,6 @@ func (s *ScalableBloomFilter) MarshalBinary() ([]byte, error) {
 	return s.AppendBinary(make([]byte, 0, s.EncodedSize()))
 }
 
-// parseScalableHeader validates the fixed header and returns an empty filter
-// with its parameters and the number of sub-filters that follow.
-func parseScalableHeader(b []byte) (*ScalableBloomFilter, int, error) {
-	h, err := format.ParseScalableHeader(b)
-	if err != nil {
-		return nil, 0, err
-	}
-	s, err := scalableFrom(h)
-	return s, h.N, err
-}
-
 // scalableFrom returns an empty filter with the parameters of a decoded
 // header, of any version, if they can grow a filter.
 func scalableFrom(h format.ScalableHeader) (*ScalableBloomFilter, error) {
@@ -925,26 +914,6 @@ func scalableFrom(h format.ScalableHeader) (*ScalableBloomFilter, error) {
 		return nil, format.Corrupt("growth %d with scale %v, tightening %v and error rate %v cannot keep the error rate (NewScalable refuses them)", s.growth, s.scale, s.tightening, s.errorRate)
 	}
 	return s, nil
-}
-
-// walkV3 validates the structure of data as a version-3 encoding (see
-// format.WalkV3Scalable) and its parameters, and returns an empty filter with
-// them and where its sub-filters lie.
-func walkV3(data []byte) (*ScalableBloomFilter, []format.V3Sub, error) {
-	if len(data) >= format.V3HeaderSize {
-		// The parameters first, so that hostile ones cost no walk.
-		if h, err := format.ParseV3ScalableHeader(data); err == nil {
-			if _, err := scalableFrom(h.ScalableHeader); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	h, subs, err := format.WalkV3Scalable(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, err := scalableFrom(h.ScalableHeader)
-	return d, subs, err
 }
 
 // finish validates the decoded filter as a whole.
@@ -970,62 +939,67 @@ func (s *ScalableBloomFilter) finish() error {
 // validates before it allocates, never panics, and leaves s unchanged on
 // error. It must not run concurrently with any other call.
 func (s *ScalableBloomFilter) UnmarshalBinary(data []byte) error {
-	if len(data) >= 6 && format.IsV3(data) {
-		d, subs, err := walkV3(data)
-		if err != nil {
-			return err
-		}
-		d.filters = make([]*BloomFilter, 0, len(subs))
-		for i, sub := range subs {
-			h, words, err := format.DecodeV3(data[sub.Off : sub.Off+sub.H.Size()])
-			if err != nil {
-				return fmt.Errorf("sub-filter %d: %w", i, err)
-			}
-			f := fromHeader(h.Header, words)
-			if err := d.checkSubFilter(i, f); err != nil {
-				return err
-			}
-			d.filters = append(d.filters, f)
-		}
-		if err := d.finish(); err != nil {
-			return err
-		}
-		d.setFilters(d.filters)
-		s.replace(d)
-		return nil
+	var k scalableSink
+	if err := format.DecodeScalable(data, &k); err != nil {
+		return err
 	}
-	if len(data) < format.ScalableHeaderSize+format.CRCSize {
-		return io.ErrUnexpectedEOF
-	}
-	d, n, err := parseScalableHeader(data)
+	return k.done(s)
+}
+
+// scalableSink builds a filter from what a decoder finds
+// (format.ScalableSink): it checks the parameters, against opts if set, and
+// each sub-filter's size as they come.
+type scalableSink struct {
+	opts *settings
+	d    *ScalableBloomFilter
+}
+
+func (k *scalableSink) Params(h format.ScalableHeader) error {
+	d, err := scalableFrom(h)
 	if err != nil {
 		return err
 	}
-	// The sub-filter headers first, to check the length before anything
-	// else, so that a truncated input is io.ErrUnexpectedEOF and nothing
-	// is allocated for sizes the input does not hold.
-	sizes, err := format.SubFilterSizes(data, n)
-	if err != nil {
+	if s := k.opts; s != nil {
+		switch {
+		case s.seedSet && s.seed != d.seed:
+			return paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, d.seed)
+		case s.growth != growthNone && (s.growth != d.growth || s.scale != d.scale):
+			return paramError("growth option contradicts the encoded growth (%s %v)", growthName(d.growth), d.scale)
+		case s.tightening != 0 && s.tightening != d.tightening:
+			return paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
+		case s.blocked && !d.blocked:
+			return paramError("Blocked contradicts the encoded classic layout")
+		case s.classic && d.blocked:
+			return paramError("Classic contradicts the encoded blocked layout")
+		}
+	}
+	k.d = d
+	return nil
+}
+
+func (k *scalableSink) Sub(i int, h format.Header, words []uint64) error {
+	return k.add(i, fromHeader(h, words))
+}
+
+// add appends f, the decoded sub-filter i, after checking its size.
+func (k *scalableSink) add(i int, f *BloomFilter) error {
+	if err := k.d.checkSubFilter(i, f); err != nil {
 		return err
 	}
-	d.filters = make([]*BloomFilter, 0, n)
-	rest := data[format.ScalableHeaderSize:]
-	for i, size := range sizes {
-		f, err := decode(rest[:size])
-		if err != nil {
-			return err
-		}
-		if err := d.checkSubFilter(i, f); err != nil {
-			return err
-		}
-		d.filters = append(d.filters, f)
-		rest = rest[size:]
-	}
-	if err := d.finish(); err != nil {
+	k.d.filters = append(k.d.filters, f)
+	return nil
+}
+
+// done validates the decoded filter as a whole and, if s is not nil, replaces
+// s with it, keeping the mode of s.
+func (k *scalableSink) done(s *ScalableBloomFilter) error {
+	if err := k.d.finish(); err != nil {
 		return err
 	}
-	d.setFilters(d.filters)
-	s.replace(d)
+	k.d.setFilters(k.d.filters)
+	if s != nil {
+		s.replace(k.d)
+	}
 	return nil
 }
 
@@ -1077,93 +1051,19 @@ func (s *ScalableBloomFilter) ReadFrom(r io.Reader) (int64, error) {
 
 // readFrom is ReadFrom from r, which passes src through (see readFilter).
 func (s *ScalableBloomFilter) readFrom(r, src io.Reader) (int64, error) {
-	cr := &format.CRCReader{R: r}
-	var hb [format.V3HeaderSize]byte
-	if _, err := io.ReadFull(cr, hb[:format.ScalableHeaderSize]); err != nil {
-		return cr.N, format.NoEOF(err)
+	var k scalableSink
+	n, err := format.ReadScalable(r, src, nil, &k)
+	if err == nil {
+		err = k.done(s)
 	}
-	if format.IsV3(hb[:]) {
-		cr.NoCRC = true
-		return s.readV3(cr, src, &hb)
-	}
-	d, n, err := parseScalableHeader(hb[:format.ScalableHeaderSize])
-	if err != nil {
-		return cr.N, err
-	}
-	for i := range n {
-		f, _, err := readFilter(cr, src, format.V1or2)
-		if err != nil {
-			return cr.N, err
-		}
-		if err := d.checkSubFilter(i, f); err != nil {
-			return cr.N, err
-		}
-		d.filters = append(d.filters, f)
-	}
-	want := cr.CRC
-	var cb [format.CRCSize]byte
-	if _, err := io.ReadFull(cr, cb[:]); err != nil {
-		return cr.N, format.NoEOF(err)
-	}
-	if binary.LittleEndian.Uint32(cb[:]) != want {
-		return cr.N, format.Corrupt("checksum mismatch")
-	}
-	if err := d.finish(); err != nil {
-		return cr.N, err
-	}
-	d.setFilters(d.filters)
-	s.replace(d)
-	return cr.N, nil
+	return n, format.NoEOF(err)
 }
 
-// readV3 is readFrom for a version-3 encoding, whose first
-// format.ScalableHeaderSize bytes are in hb, from cr.
-func (s *ScalableBloomFilter) readV3(cr *format.CRCReader, src io.Reader, hb *[format.V3HeaderSize]byte) (int64, error) {
-	if _, err := io.ReadFull(cr, hb[format.ScalableHeaderSize:]); err != nil {
-		return cr.N, format.NoEOF(err)
-	}
-	h, err := format.ParseV3ScalableHeader(hb[:])
-	if err != nil {
-		return cr.N, err
-	}
-	d, err := scalableFrom(h.ScalableHeader)
-	if err != nil {
-		return cr.N, err
-	}
-	offsets, _, err := format.ReadV3Table(cr, h)
-	if err != nil {
-		return cr.N, err
-	}
-	for i, off := range offsets {
-		// Each sub-filter starts on the next cache line: offsets[i] must
-		// be where the previous one ends, rounded up.
-		if want := format.AlignV3(uint64(cr.N)); off != want {
-			return cr.N, format.Corrupt("sub-filter %d at offset %d, want %d", i, off, want)
-		}
-		if _, err := format.ReadV3Padding(cr, off-uint64(cr.N)); err != nil {
-			return cr.N, err
-		}
-		f, _, err := readFilter(cr, src, format.V3)
-		if err != nil {
-			return cr.N, err
-		}
-		if err := d.checkSubFilter(i, f); err != nil {
-			return cr.N, err
-		}
-		d.filters = append(d.filters, f)
-	}
-	if err := d.finish(); err != nil {
-		return cr.N, err
-	}
-	d.setFilters(d.filters)
-	s.replace(d)
-	return cr.N, nil
-}
-
-// Filter is what BloomFilter and ScalableBloomFilter have in common, for
-// code that handles either kind, such as the result of ReadAny. Only
-// *BloomFilter and *ScalableBloomFilter implement it, so that methods can be
-// added to it as both types gain them; use a type switch for the rest.
+// Filter is what BloomFilter, ScalableBloomFilter and WindowFilter have in
+// common, for code that handles any kind, such as the result of ReadAny.
+// Only *BloomFilter, *ScalableBloomFilter and *WindowFilter implement it, so
+// that methods can be added to it as all gain them; use a type switch for
+// the rest.
 type Filter interface {
 	Add(key []byte)
 	AddString(key string)
@@ -1183,6 +1083,7 @@ type Filter interface {
 	ErrorRate() float64
 	Seed() uint32
 	Bits() uint64
+	Layout() Layout
 	FillRatio() float64
 	EstimatedCount() uint64
 	EstimatedErrorRate() float64
@@ -1219,9 +1120,10 @@ func ReadScalable(r io.Reader, opts ...Option) (*ScalableBloomFilter, error) {
 	return readScalable(r, nil, s)
 }
 
-// ReadAny reads one filter of either kind from r, as its magic says, and
-// returns it built with opts: a *BloomFilter or a *ScalableBloomFilter, with
-// the guarantees and errors of Read and ReadScalable. Growth options
+// ReadAny reads one filter of any kind from r, as its magic says, and
+// returns it built with opts: a *BloomFilter, a *ScalableBloomFilter or a
+// *WindowFilter, with the guarantees and errors of Read, ReadScalable and
+// ReadWindow. Growth options
 // contradict a BloomFilter's encoding. On error the Filter is nil.
 func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
 	s, err := newSettings(opts)
@@ -1263,50 +1165,20 @@ func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
 
 // readScalable is ReadScalable, after prefix has been read from r.
 func readScalable(r io.Reader, prefix []byte, s settings) (*ScalableBloomFilter, error) {
-	var buf [format.V3HeaderSize]byte
-	hb := buf[:format.ScalableHeaderSize]
-	if err := format.ReadHeader(r, prefix, hb); err != nil {
+	if err := s.win.none(); err != nil {
 		return nil, err
 	}
-	var d *ScalableBloomFilter
-	if format.IsV3(hb) {
-		hb = buf[:]
-		if _, err := io.ReadFull(r, hb[format.ScalableHeaderSize:]); err != nil {
-			return nil, format.NoEOF(err)
-		}
-		h, err := format.ParseV3ScalableHeader(hb)
-		if err != nil {
-			return nil, err
-		}
-		if d, err = scalableFrom(h.ScalableHeader); err != nil {
-			return nil, err
-		}
-	} else {
-		var err error
-		if d, _, err = parseScalableHeader(hb); err != nil {
-			return nil, err
-		}
+	k := scalableSink{opts: &s}
+	if _, err := format.ReadScalable(r, r, prefix, &k); err != nil {
+		return nil, err
 	}
-	switch {
-	case s.seedSet && s.seed != d.seed:
-		return nil, paramError("Seed(%#x) contradicts the encoded seed %#x", s.seed, d.seed)
-	case s.growth != growthNone && (s.growth != d.growth || s.scale != d.scale):
-		return nil, paramError("growth option contradicts the encoded growth (%s %v)", growthName(d.growth), d.scale)
-	case s.tightening != 0 && s.tightening != d.tightening:
-		return nil, paramError("Tightening(%v) contradicts the encoded tightening %v", s.tightening, d.tightening)
-	case s.blocked && !d.blocked:
-		return nil, paramError("Blocked contradicts the encoded classic layout")
-	case s.classic && d.blocked:
-		return nil, paramError("Classic contradicts the encoded blocked layout")
-	}
-	var g ScalableBloomFilter
-	if _, err := g.readFrom(io.MultiReader(bytes.NewReader(hb), r), r); err != nil {
+	if err := k.done(nil); err != nil {
 		return nil, err
 	}
 	if s.concurrent {
-		g.makeConcurrent(newScalableLocks())
+		k.d.makeConcurrent(newScalableLocks())
 	}
-	return &g, nil
+	return k.d, nil
 }
 
 func growthName(g growth) string {
@@ -1348,7 +1220,11 @@ func (s *ScalableBloomFilter) UnmarshalText(text []byte) error {
 			// header and a word.
 			return format.AlignV3(format.V3HeaderSize+8*uint64(h.N)) + uint64(h.N)*(format.V3HeaderSize+8+4), err
 		}
-		_, n, err := parseScalableHeader(hdr)
+		h, err := format.ParseScalableHeader(hdr)
+		if err == nil {
+			_, err = scalableFrom(h)
+		}
+		n := h.N
 		// At least the header, n sub-filter headers and two checksums
 		// each: an exact length needs the sub-filter headers.
 		return format.ScalableHeaderSize + uint64(n)*(format.HeaderSize+8+format.CRCSize) + format.CRCSize, err
@@ -1542,13 +1418,13 @@ func Generations(r int) Option {
 //     ErrorRate. Under Saturate, a time window may break this one, and
 //     EstimatedErrorRate says by how much.
 //
-// It is a ring of r generations, blocked filters of window/(r-1) keys at
-// ErrorRate/r each: keys go into the newest; when the newest is full (or
+// It is a ring of r generations, blocked filters of ceil(window/(r-1)) keys
+// at 1-(1-ErrorRate)^(1/r) (about ErrorRate/r) each: keys go into the newest; when the newest is full (or
 // its time, d/(r-1), is up) the oldest is cleared and becomes the newest.
-// A key is forgotten after at most r*window/(r-1) more keys (or
+// A key is forgotten after at most r*ceil(window/(r-1)) more keys (or
 // d*r/(r-1) of time). At 1% it takes 17.0 bits per window key (r = 7), at
-// 0.1% 24.3 (r = 8). Test reads the key's cache line in every generation at
-// once; Add writes the newest one's.
+// 0.1% 24.3 (r = 8). Test reads the key's cache line in every generation, all
+// at once; Add writes the newest one's.
 //
 // A zero WindowFilter is not usable: create one with NewWindow or
 // ReadWindow; its methods panic. Without the Concurrent option it is not
@@ -1559,17 +1435,18 @@ func Generations(r int) Option {
 //
 // The binary encoding (all integers little-endian), in the style of format
 // version 3: a 64-byte header: magic "BLMW", version uint16 (3), overflow
-// policy uint8, a zero byte, seed uint32, k uint32, bits per generation
-// uint64 (a multiple of 512), window uint64, error rate float64, keys per
-// generation uint64 (ceil(window/(r-1))), r uint16, two zero bytes,
-// section size uint32 (a power of two, 2^20 as written), four zero bytes,
-// and the CRC-32C (Castagnoli) of the 60 bytes before it. Then a table:
-// the generation period in nanoseconds int64 (0 for a count window), the
-// rotations uint64, and for each generation oldest first its key count
-// uint64 and its start int64 (Unix nanoseconds), then the table's CRC-32C,
-// zeros up to a multiple of 64 bytes. Then the generations' words, oldest
-// first, and the CRC-32C of each section of those words. The text encoding
-// is the standard base64 of the binary one.
+// policy uint8 (0 RotateEarly, 1 Saturate), a zero byte, seed uint32, k
+// uint32, bits per generation uint64 (a multiple of 512), window uint64,
+// error rate float64, keys per generation uint64 (ceil(window/(r-1))), r
+// uint16, two zero bytes, section size uint32 (a power of two, 2^20 as
+// written), four zero bytes, and the CRC-32C (Castagnoli) of the 60 bytes
+// before it. Then a table: the generation period in nanoseconds int64 (0
+// for a count window), the rotations uint64, and for each generation,
+// oldest first, its key count uint64 and its start int64 (Unix
+// nanoseconds), then the table's CRC-32C, zeros up to a multiple of 64
+// bytes. Then the words of the generations, oldest first, each a blocked
+// filter's words, and the CRC-32C of each section of those words. The text
+// encoding is the standard base64 of the binary one.
 type WindowFilter struct {
 	f     *window.Filter
 	mu    *sync.RWMutex    // Concurrent
@@ -1930,9 +1807,10 @@ func (w *WindowFilter) Clone() *WindowFilter {
 }
 
 // Equal reports whether w and other hold the same window: the same
-// parameters, generations, counts and generation start times, whatever
-// their mode and clock. Two windows built alike and fed the same keys at
-// the same times are equal.
+// parameters, and generations, oldest first, with the same bits, counts and
+// start times, whatever their mode and clock; that is what the encoding
+// holds. Two windows built alike and fed the same keys at the same times
+// are equal.
 func (w *WindowFilter) Equal(other *WindowFilter) (eq bool) {
 	if w == other {
 		return true
@@ -1940,9 +1818,18 @@ func (w *WindowFilter) Equal(other *WindowFilter) (eq bool) {
 	if w.f == nil || other.f == nil {
 		return w.f == other.f
 	}
-	w.read(func(f *window.Filter, _ int64) {
+	if w.mu != nil && other.mu != nil {
+		// Holding both read locks at once could deadlock, with writers
+		// waiting on each, beside other.Equal(w): compare a copy of w.
+		f := w.Clone().f
 		other.read(func(g *window.Filter, _ int64) { eq = f.Equal(g) })
-	})
+		return eq
+	}
+	a, b := w, other // a may lock, b does not
+	if a.mu == nil {
+		a, b = b, a
+	}
+	a.read(func(g *window.Filter, _ int64) { eq = g.Equal(b.f) })
 	return eq
 }
 
@@ -2061,5 +1948,8 @@ func (w *WindowFilter) UnmarshalText(text []byte) error {
 	}
 	return w.UnmarshalBinary(data)
 }
+
+// Layout returns LayoutBlocked: every generation is a blocked filter.
+func (w *WindowFilter) Layout() Layout { return LayoutBlocked }
 
 func (*WindowFilter) isFilter() {}

@@ -3,15 +3,19 @@ package bloom
 import (
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 
+	"github.com/bloomfilters/bloom/internal/blocked"
+	"github.com/bloomfilters/bloom/internal/classic"
 	"github.com/bloomfilters/bloom/internal/format"
+	"github.com/bloomfilters/bloom/internal/layout"
 )
 
 // This file holds only the sizing math: for a Bloom filter of m bits, k hash
-// functions and n keys in either layout, and, at its end, for the sub-filters
-// of a ScalableBloomFilter. Sources:
+// functions and n keys in either layout, the choice between the layouts
+// (Layout, DefaultLayout), and, at its end, for the sub-filters of a
+// ScalableBloomFilter. The false-positive rate of each layout, with its
+// derivation, is worked out in that layout's package: internal/classic
+// (rate.go) and internal/blocked (rate.go). Sources:
 //
 //   - A. Broder and M. Mitzenmacher, "Network Applications of Bloom Filters: A
 //     Survey", Internet Mathematics 1(4), 2004, section 2.1: the classic
@@ -26,9 +30,19 @@ import (
 //     110(21), 2010: the exact rate as a sum over the number of set bits,
 //     p = sum_i (i/m)^k P(X = i), with P(X = i) = i! C(m, i) S(kn, i) / m^(kn)
 //     (S the Stirling numbers of the second kind).
+//   - F. Putze, P. Sanders and J. Singler, "Cache-, Hash- and Space-Efficient
+//     Bloom Filters", ACM Journal of Experimental Algorithmics 14, 2009,
+//     section 3: the rate of the blocked layout.
 //   - S. J. Swamidass and P. Baldi, "Mathematical correction for fingerprint
 //     similarity measures to improve chemical retrieval", J. Chem. Inf.
 //     Model. 47(3), 2007: the count estimate.
+
+// The copies of these limits in internal/layout, which the layouts' rate
+// functions use: the build fails (constant overflow) if they differ.
+const (
+	_ = uint64(MaxBits-layout.MaxBits) + uint64(layout.MaxBits-MaxBits)
+	_ = uint(MaxHashes-layout.MaxHashes) + uint(layout.MaxHashes-MaxHashes)
+)
 
 // ln2Squared is (ln 2)^2.
 const ln2Squared = math.Ln2 * math.Ln2
@@ -84,7 +98,8 @@ func bestHashes(m, n uint64, start, limit uint, w *workMeter) (uint, float64) {
 	if w == nil {
 		return descendHashes(FalsePositiveRate, m, n, start, limit)
 	}
-	return descendHashes(func(m uint64, k uint, n uint64) float64 { return falsePositiveRate(m, k, n, w) }, m, n, start, limit)
+	meter := w.budget()
+	return descendHashes(func(m uint64, k uint, n uint64) float64 { return classic.Rate(m, k, n, meter) }, m, n, start, limit)
 }
 
 // descendHashes returns the k in [1, limit] with the lowest rate(m, k, n),
@@ -131,193 +146,7 @@ func descendHashes(rate func(m uint64, k uint, n uint64) float64, m, n uint64, s
 // millisecond for the hash counts a filter can use. It returns 1 when bits or
 // hashes is 0.
 func FalsePositiveRate(bits uint64, hashes uint, n uint64) float64 {
-	return falsePositiveRate(bits, hashes, n, nil)
-}
-
-// falsePositiveRate is FalsePositiveRate, its work metered by w if not nil.
-func falsePositiveRate(bits uint64, hashes uint, n uint64, w *workMeter) float64 {
-	if bits == 0 || hashes == 0 {
-		return 1
-	}
-	closed := closedFormRate(bits, hashes, n)
-	// Where the closed form's error is estimated below closedFormTolerance,
-	// it is used; exactRate costs O(k^2 (1 + kn/m)) and allocates nothing.
-	if hashes <= maxExactHashes && n > 0 && float64(n)*float64(hashes) < 1<<53 &&
-		closedFormGap(bits, hashes, n) > closedFormTolerance {
-		return exactRate(bits, hashes, n, w)
-	}
-	return closed
-}
-
-// closedFormRate is the classic closed form (1 - e^(-kn/m))^k
-// (Broder & Mitzenmacher, section 2.1); bits and hashes are not 0.
-func closedFormRate(bits uint64, hashes uint, n uint64) float64 {
-	k := float64(hashes)
-	// -expm1(x) = 1 - e^x, computed without cancellation for small kn/m.
-	return math.Pow(-math.Expm1(-k*float64(n)/float64(bits)), k)
-}
-
-// closedFormTolerance is the relative error of the closed form below which
-// FalsePositiveRate uses it.
-const closedFormTolerance = 1e-4
-
-// maxExactHashes is the largest hash count for which FalsePositiveRate
-// computes the exact rate: 4 MaxHashes, enough for OptimalHashes to compare
-// rates around any hash count a filter can use. Larger counts get the
-// closed form.
-const maxExactHashes = 4 * MaxHashes
-
-// closedFormGap estimates the relative error exact/closed - 1 of the closed
-// form, to second order in the fluctuations of X. With λ = kn/m, q = 1 - e^-λ
-// and the variance of the fill m Var(X/m) ≈ e^-λ (1 - (1+λ) e^-λ), it adds
-//
-//   - the spread of X, through the convexity of x^k:
-//     k(k-1)/2 Var(X/m) / q^2;
-//   - the tested key's own positions coinciding, with probability about
-//     k(k-1)/(2m), leaving k-1 positions to be set: k(k-1)/(2m) (1-q)/q;
-//   - the mean fill 1 - (1 - 1/m)^(kn) exceeding q by about λ e^-λ/(2m):
-//     k λ e^-λ / (2mq).
-//
-// Against the exact rate over k in [1, 256], m in [1, 10^8] and λ in
-// [0.01, 8] it is within 1.5% of the true error where that error is below
-// 1e-2 (TestClosedFormGap).
-func closedFormGap(bits uint64, hashes uint, n uint64) float64 {
-	k, m := float64(hashes), float64(bits)
-	lambda := k * float64(n) / m
-	e := math.Exp(-lambda)
-	q := -math.Expm1(-lambda)
-	return k*(k-1)/(2*m)*(e*(1-(1+lambda)*e)/(q*q)+e/q) + k*lambda*e/(2*m*q)
-}
-
-// exactRate returns E[(X/m)^k], the probability that k independent uniform
-// positions all fall on the X bits set by the t = kn independent uniform
-// positions of n keys (Bose et al. 2008). It sums, over the number j of
-// distinct positions of the tested key and the number L of the t positions
-// that fall on those j bits, terms that are all positive:
-//
-//	p = sum_j P(J = j) sum_L C(t, L) (j/m)^L (1 - j/m)^(t-L) c(L, j)
-//
-//	P(J = j) = S(k, j) m!/(m-j)! / m^k   k positions on exactly j distinct bits
-//	c(L, j)  = j! S(L, j) / j^L          L positions on j bits cover them all
-//
-// P(J = j) comes from the recurrence over the k positions
-// P_i(j) = P_{i-1}(j) j/m + P_{i-1}(j-1) (m-j+1)/m, and c from the Stirling
-// recurrence S(L, j) = j S(L-1, j) + S(L-1, j-1), which becomes
-// c(L, j) = c(L-1, j) + ((j-1)/j)^(L-1) c(L-1, j-1). The binomial weights are
-// carried from L to L+1 by the factor (t-L)/(L+1) j/(m-j), in logarithms
-// while they are below e^-700. The sum over L stops once every j's terms are
-// past their peak and the rest is below 2^-60 of the sum: each term is the
-// product of a binomial weight and the distribution function of a
-// coupon-collector time, both log-concave in L, so once a term is r < 1
-// times the one before, what follows is at most r/(1-r) times it.
-//
-// Unlike the alternating inclusion-exclusion forms, nothing cancels: it is
-// accurate to about 1e-14 (TestExactRateMatchesRecurrence checks it against
-// the plain recurrence over the number of set bits). The cost is O(k^2) for
-// P(J) and O(k) per L, with L up to about kλ plus a tail of a few times
-// sqrt(kλ) + 40.
-//
-// m >= 1, 1 <= k <= maxExactHashes, 1 <= n and kn < 2^53. meter, if not
-// nil, meters the work.
-func exactRate(m uint64, k uint, n uint64, meter *workMeter) float64 {
-	mf := float64(m)
-	t := float64(n) * float64(k)
-	top := min(uint64(k), m) // the most distinct positions a key can have
-	var (
-		pj        [maxExactHashes + 1]float64 // P(J = j)
-		c         [maxExactHashes + 1]float64 // c(L, j)
-		w         [maxExactHashes + 1]float64 // ((j-1)/j)^(L-1)
-		b         [maxExactHashes + 1]float64 // the binomial weight, if lin[j]
-		lb        [maxExactHashes + 1]float64 // its logarithm, until lin[j]
-		rho, lrho [maxExactHashes + 1]float64 // j/(m-j) and its logarithm
-		prev      [maxExactHashes + 1]float64 // the term of j at L-1
-		lin       [maxExactHashes + 1]bool
-	)
-	meter.spend(int64(k) * int64(top) / 16)
-	pj[0] = 1
-	for i := uint64(1); i <= uint64(k); i++ {
-		for j := min(i, top); j >= 1; j-- {
-			pj[j] = pj[j]*float64(j)/mf + pj[j-1]*(mf-float64(j-1))/mf
-		}
-		pj[0] = 0
-	}
-	// all: the tested key can cover every bit (m <= k); then j = m takes
-	// all t positions, and the sum runs to L = t.
-	all := top == m
-	// The terms of j add up to at most P(J = j), and the sum is at least the
-	// closed form (Bose et al.): the j below first, whose P(J = j) are all
-	// below 2^-60 of the closed form over k, change nothing.
-	first := uint64(1)
-	for skip := closedFormRate(m, k, n) * 0x1p-60 / float64(k); first < top && pj[first] < skip; first++ {
-	}
-	for j := first; j <= top; j++ {
-		if j == m {
-			break
-		}
-		lb[j] = t * math.Log1p(-float64(j)/mf) // L = 0: (1 - j/m)^t
-		rho[j] = float64(j) / (mf - float64(j))
-		lrho[j] = math.Log(rho[j])
-		if lb[j] > -700 {
-			b[j], lin[j] = math.Exp(lb[j]), true
-		}
-	}
-	c[0] = 1
-	sum := 0.0
-	for L := uint64(0); ; L++ {
-		meter.spend(1 + int64(top)/8)
-		if L > 0 {
-			for j := top; j >= 1; j-- {
-				if L == 1 {
-					w[j] = 1
-				} else {
-					w[j] *= float64(j-1) / float64(j)
-				}
-				c[j] += c[j-1] * w[j]
-			}
-			s := (t - float64(L-1)) / float64(L)
-			ls := math.Log(s)
-			for j := first; j <= top && j < m; j++ {
-				switch {
-				case lin[j]:
-					b[j] *= s * rho[j]
-				default:
-					if lb[j] += ls + lrho[j]; lb[j] > -700 {
-						b[j], lin[j] = math.Exp(lb[j]), true
-					}
-				}
-			}
-		}
-		done := true
-		for j := first; j <= top && j < m; j++ {
-			if pj[j] == 0 {
-				continue
-			}
-			term := pj[j] * b[j] * c[j]
-			sum += term
-			switch {
-			case L < j || float64(L) < t*float64(j)/mf:
-				done = false // before the peak
-			case term == 0:
-				// Past the peak and below the smallest float64.
-			case prev[j] > 0 && term < prev[j]:
-				if r := term / prev[j]; term*r/(1-r) > sum*0x1p-60 {
-					done = false
-				}
-			default:
-				done = false
-			}
-			prev[j] = term
-		}
-		if float64(L) >= t {
-			if all {
-				sum += pj[m] * c[m] // all t positions on the m bits
-			}
-			return sum
-		}
-		if done && !all {
-			return sum
-		}
-	}
+	return classic.Rate(bits, hashes, n, nil)
 }
 
 // EstimateCount returns the number of distinct keys that most likely set
@@ -375,7 +204,7 @@ func size(capacity uint64, errorRate float64, w *workMeter) (uint64, uint, error
 	}
 	tooLarge := func() error {
 		meets(MaxBits)
-		floor := falsePositiveRate(MaxBits, hint, capacity, w)
+		floor := classic.Rate(MaxBits, hint, capacity, w.budget())
 		return paramError("capacity %d at errorRate %v needs more than MaxBits (%d) bits; the lowest rate for %d keys is %.3g",
 			capacity, errorRate, MaxBits, capacity, floor)
 	}
@@ -420,7 +249,7 @@ func legacySize(capacity uint64, errorRate float64) (uint64, uint, error) {
 	if capacity == 0 || !(errorRate > 0 && errorRate < 1) {
 		return 0, 0, paramError("invalid capacity or errorRate")
 	}
-	rate := func(m uint64, k uint) float64 { return closedFormRate(m, k, capacity) }
+	rate := func(m uint64, k uint) float64 { return classic.ClosedFormRate(m, k, capacity) }
 	optimalHashes := func(m uint64) uint {
 		opt := min(float64(m)/float64(capacity)*math.Ln2, 1<<20)
 		lo := uint(math.Floor(opt))
@@ -463,45 +292,24 @@ func legacySize(capacity uint64, errorRate float64) (uint64, uint, error) {
 	return m, k, nil
 }
 
-// The blocked layout (see Blocked) keeps the k positions of a key in one
-// block of BlockBits bits, chosen uniformly among the m/BlockBits blocks; the
-// k positions within the block are distinct, a uniform k-subset of its bits.
-// Its false-positive rate is a mixture over the number J of keys that share
-// the tested key's block:
-//
-//   - F. Putze, P. Sanders and J. Singler, "Cache-, Hash- and Space-Efficient
-//     Bloom Filters", ACM Journal of Experimental Algorithmics 14, 2009,
-//     section 3: p = sum_j P(J = j) p_in(j), with J Poisson of mean nB/m and
-//     p_in(j) the rate of a classic filter of B bits holding j keys.
-//
-// BlockedFalsePositiveRate uses the exact form of that mixture: J is
-// binomial (n keys, each in the tested block with probability B/m), of which
-// the Poisson is the limit for many blocks; for one block (a filter of
-// BlockBits bits) J is n. And p_in(j) is exact for k distinct positions per
-// key: E[C(X, k)/C(B, k)] with X the number of bits that j keys set in B
-// bits, whose distribution a recurrence over the positions gives (as for the
-// classic layout, Bose et al. 2008), rather than a closed form. Distinct
-// positions need fewer bits than k independent ones, which may repeat: 9.89
-// instead of 9.92 bits per key at 1%, 15.48 instead of 15.55 at 0.1%.
-
-// workMeter bounds the work of sizing in a decoder, which a hostile header
-// could otherwise make cost a tenth of a second (see
-// ScalableBloomFilter.growthWithin). It counts the terms of the sums that
-// dominate that work, each an exp and a log or so, about 30 ns on the 2-vCPU
-// machine of docs/blocked.md: one term of blockedRate, and one step over L of
-// exactRate plus one per 8 of its entries.
-//
-// It does not count the in-block tables (inBlockRates), whose cost depends on
-// what the process has computed before: counting it would make whether a
-// header passes depend on the process's history, not on the header alone.
-// They are computed once per process, 0.26 s for all of them here, and a
-// header pays for those it is the first to need.
+// workMeter bounds the work of sizing in a decoder (see layout.Meter and
+// ScalableBloomFilter.growthWithin), and keeps the sizes of the first
+// sub-filters while it does.
 type workMeter struct {
-	left int64
+	meter layout.Meter
 
 	// sizes keeps what ScalableBloomFilter.subSize returned for the first
 	// sub-filters, which rateBound and canBuild both ask for.
 	sizes [minSubFilters]subSizeResult
+}
+
+// budget returns the layout.Meter of w, which the layouts' rate functions
+// charge, or nil when w is nil (nothing metered).
+func (w *workMeter) budget() *layout.Meter {
+	if w == nil {
+		return nil
+	}
+	return &w.meter
 }
 
 // subSizeResult is what ScalableBloomFilter.subSize returned.
@@ -514,171 +322,9 @@ type subSizeResult struct {
 	done     bool
 }
 
-// overBudget is the value a workMeter panics with when it runs out.
-type overBudget struct{}
-
-// spend charges n units of work, and panics with overBudget when the budget
-// is exhausted. A nil workMeter meters nothing.
-func (w *workMeter) spend(n int64) {
-	if w == nil {
-		return
-	}
-	if w.left -= n; w.left < 0 {
-		panic(overBudget{})
-	}
-}
-
 // BlockBits is the size of a block of a blocked filter (see Blocked), in
 // bits: one 64-byte cache line.
 const BlockBits = 512
-
-// inBlockRates caches, per hash count k, p_in(j) = E[C(X, k)/C(512, k)] for
-// j keys in a block, j = 0, 1, ..., as far as a caller has needed them. The
-// values are pure functions of (k, j); the cache only spares recomputing
-// them, which costs O(512 k) per j. Readers take no lock: the values of each
-// k computed so far are published as an inBlockRateSet, never changed once
-// stored, which only the goroutine extending them, under that k's mutex,
-// replaces. Concurrent decoders and constructors used to wait on one global
-// mutex here.
-var inBlockRates [MaxHashes + 1]inBlockCache
-
-// inBlockCache is the cache of one hash count.
-type inBlockCache struct {
-	set   atomic.Pointer[inBlockRateSet] // nil until first needed
-	mu    sync.Mutex                     // held while extending
-	table *inBlockTable                  // what extends set; guarded by mu
-}
-
-// inBlockRateSet holds p_in(j) for j < len(rates), for one k.
-type inBlockRateSet struct {
-	rates []float64 // rates[j] = p_in(j)
-	full  bool      // P(X < 512) < 2^-60 after len(rates)-1 keys: the later rates round to 1
-}
-
-// inBlockChunk is the most rates one extension adds beyond those asked for.
-// A caller walking j upwards then takes k's mutex about once per chunk, not
-// per j, while one that asks for a few rates of a k never needed before gets
-// about those: computing 64 rates of each k a sizing tries cost up to 0.1 s.
-const inBlockChunk = 64
-
-// inBlockTable is the state from which the rates of one k are extended: the
-// distribution of the set bits after the positions of the last key.
-type inBlockTable struct {
-	k      uint
-	dist   [BlockBits + 1]float64 // P(X = x) after len(rates)-1 keys
-	pow    [BlockBits + 1]float64 // C(x, k)/C(512, k)
-	lo, hi int                    // dist[x] is 0 outside [lo, hi]
-}
-
-// extend appends p_in(j) to rates, which holds the rates computed so far,
-// until it holds index j and at least want rates, or the rates are full.
-//
-// dist is 0, exactly, outside [lo, hi]: the first key sets k bits, so
-// x < k is impossible after it, and later its tails fall to 0. The loops skip
-// those entries, whose updates and terms are exact zeros. Probabilities that
-// fall below the smallest normal float64 (2^-1022) are set to 0: arithmetic
-// on subnormal numbers is some 100 times slower on x86, and made the tails
-// cost most of the time, while no rate depends on them. With both, the rates
-// of every k, up to the point where they are full, are the same, bit for
-// bit, as those of the loops over all 513 entries without flushing
-// (TestInBlockRatesExact), and all 64 tables cost 0.26 s instead of 2.3 s.
-func (t *inBlockTable) extend(rates []float64, j, want uint64) ([]float64, bool) {
-	for uint64(len(rates)) <= j || uint64(len(rates)) < want {
-		// One more key: k distinct positions. Its i-th is uniform over the
-		// 512-i bits its earlier ones left, of which x-i are set if x bits
-		// are set in all.
-		for i := range int(t.k) {
-			d := float64(BlockBits - i)
-			t.hi = min(t.hi+1, BlockBits)
-			for x := t.hi; x >= max(t.lo, 1); x-- {
-				p := t.dist[x]*float64(max(x-i, 0))/d + t.dist[x-1]*float64(BlockBits-x+1)/d
-				if p < 0x1p-1022 {
-					p = 0 // subnormal: see above
-				}
-				t.dist[x] = p
-			}
-			t.dist[0] = 0
-			t.lo = max(t.lo, 1)
-			for t.lo < t.hi && t.dist[t.lo] == 0 {
-				t.lo++
-			}
-			for t.hi > t.lo && t.dist[t.hi] == 0 {
-				t.hi--
-			}
-		}
-		var r, notFull float64
-		for x := t.lo; x <= t.hi; x++ {
-			r += t.dist[x] * t.pow[x]
-		}
-		for x := t.lo; x <= min(t.hi, BlockBits-1); x++ {
-			notFull += t.dist[x]
-		}
-		rates = append(rates, r)
-		if notFull < 0x1p-60 {
-			return rates, true
-		}
-	}
-	return rates, false
-}
-
-// inBlockSet returns the rates of hash count k (1 <= k <= MaxHashes) known
-// so far, at least p_in(0).
-func inBlockSet(k uint) *inBlockRateSet {
-	if set := inBlockRates[k].set.Load(); set != nil {
-		return set
-	}
-	return extendInBlock(k, 0)
-}
-
-// extendInBlock returns the rates of hash count k extended to hold p_in(j),
-// or to full, computing what is missing under k's mutex.
-func extendInBlock(k uint, j uint64) *inBlockRateSet {
-	c := &inBlockRates[k]
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.table == nil {
-		t := &inBlockTable{k: k}
-		t.dist[0] = 1
-		// The tested key's k distinct positions all fall on the x set bits
-		// with probability C(x, k)/C(512, k).
-		for x := range t.pow {
-			t.pow[x] = 1
-			for i := range int(k) {
-				t.pow[x] *= float64(max(x-i, 0)) / float64(BlockBits-i)
-			}
-		}
-		c.table = t
-		c.set.Store(&inBlockRateSet{rates: []float64{0}})
-	}
-	cur := c.set.Load()
-	if cur.full || uint64(len(cur.rates)) > j {
-		return cur
-	}
-	// Readers of cur see only its first len(cur.rates) rates, which append
-	// leaves alone.
-	// Half as many again as there are, at most inBlockChunk more.
-	rates, full := c.table.extend(cur.rates, j, uint64(len(cur.rates))+min(uint64(len(cur.rates))/2, inBlockChunk))
-	next := &inBlockRateSet{rates: rates, full: full}
-	c.set.Store(next)
-	return next
-}
-
-// inBlockView reads the rates of one hash count, extending them as needed.
-type inBlockView struct {
-	k   uint
-	set *inBlockRateSet
-}
-
-// at returns p_in(j): 1 past the point where the rates are full.
-func (v *inBlockView) at(j uint64) float64 {
-	if j >= uint64(len(v.set.rates)) && !v.set.full {
-		v.set = extendInBlock(v.k, j)
-	}
-	if j >= uint64(len(v.set.rates)) {
-		return 1
-	}
-	return v.set.rates[j]
-}
 
 // BlockedFalsePositiveRate returns the probability that a blocked filter (see
 // Blocked) of bits bits (a whole number of blocks: bits/BlockBits blocks, the
@@ -699,61 +345,7 @@ func (v *inBlockView) at(j uint64) float64 {
 // computes rates of the same hash count that the other needs. It returns 1 when bits < BlockBits or hashes is 0 or above
 // MaxHashes.
 func BlockedFalsePositiveRate(bits uint64, hashes uint, n uint64) float64 {
-	return blockedRate(bits, hashes, n, nil)
-}
-
-// blockedRate is BlockedFalsePositiveRate, its work metered by w if not nil.
-func blockedRate(bits uint64, hashes uint, n uint64, w *workMeter) float64 {
-	if bits < BlockBits || hashes == 0 || hashes > MaxHashes {
-		return 1
-	}
-	if n == 0 {
-		return 0
-	}
-	// The view extends the rates it needs as the loop below reaches
-	// them. It always holds p_in(j-1) when the loop is at j, and the rates
-	// of one k become full at one length, so the test of t.set.full below
-	// answers as it would with every rate computed beforehand.
-	t := inBlockView{k: hashes, set: inBlockSet(hashes)}
-	blocks := bits / BlockBits
-	if blocks == 1 {
-		return t.at(n)
-	}
-	// The binomial weights w_j = C(n, j) q^j (1-q)^(n-j), q = 1/blocks, in
-	// logarithms: w_{j+1}/w_j = (n-j)/(j+1) * 1/(blocks-1).
-	b := float64(blocks)
-	lw := float64(n) * math.Log1p(-1/b)
-	lodds := -math.Log(b - 1)
-	mean := float64(n) / b
-	var sum, mass float64
-	for j := uint64(0); ; j++ {
-		w.spend(1)
-		if j > 0 {
-			lw += math.Log(float64(n-j+1)/float64(j)) + lodds
-		}
-		w := math.Exp(lw)
-		if t.set.full && j >= uint64(len(t.set.rates)) && float64(j) < mean {
-			// Every block with j keys or more is full: the rest is
-			// P(J >= j).
-			return sum + max(1-mass, 0)
-		}
-		sum += w * t.at(j)
-		mass += w
-		if j == n {
-			return sum
-		}
-		if float64(j) >= mean {
-			// Past the mode the weights fall, and their ratio too: what
-			// follows is at most w r/(1-r), and p_in <= 1.
-			r := float64(n-j) / float64(j+1) / (b - 1)
-			if r < 1 && w*r/(1-r) <= sum*0x1p-60 {
-				return sum
-			}
-			if w == 0 && sum == 0 {
-				return 0
-			}
-		}
-	}
+	return blocked.Rate(bits, hashes, n, nil)
 }
 
 // bestBlockedHashes returns the k in [1, MaxHashes] with the lowest rate
@@ -763,7 +355,8 @@ func bestBlockedHashes(m, n uint64, start uint, w *workMeter) (uint, float64) {
 	if w == nil {
 		return descendHashes(BlockedFalsePositiveRate, m, n, start, MaxHashes)
 	}
-	return descendHashes(func(m uint64, k uint, n uint64) float64 { return blockedRate(m, k, n, w) }, m, n, start, MaxHashes)
+	meter := w.budget()
+	return descendHashes(func(m uint64, k uint, n uint64) float64 { return blocked.Rate(m, k, n, meter) }, m, n, start, MaxHashes)
 }
 
 // BlockedSize returns the (bits, hashes) that New uses with Blocked for
@@ -801,7 +394,7 @@ func blockedSize(capacity uint64, errorRate float64, w *workMeter) (uint64, uint
 	tooLarge := func() error {
 		meets(maxBlocks)
 		return paramError("capacity %d at errorRate %v needs more than MaxBits (%d) bits with Blocked; the lowest rate for %d keys is %.3g",
-			capacity, errorRate, MaxBits, capacity, blockedRate(MaxBits, hint, capacity, w))
+			capacity, errorRate, MaxBits, capacity, blocked.Rate(MaxBits, hint, capacity, w.budget()))
 	}
 	// Start from the classic size, which blocking needs more than for
 	// many keys and less than for a few (the block is the minimum).
@@ -867,6 +460,43 @@ func EstimateBlockedCount(bits uint64, hashes uint, setBits uint64) float64 {
 // blockedPremium is the most memory, relative to the classic layout, that
 // New and NewScalable spend by default on the blocked layout's speed.
 const blockedPremium = 1.10
+
+// Layout is how a filter places a key's bits: LayoutClassic or LayoutBlocked
+// (see Blocked). The zero Layout states no layout; only a zero BloomFilter
+// or ScalableBloomFilter reports it.
+type Layout uint8
+
+// The layouts.
+const (
+	// LayoutClassic spreads a key's k bits over the whole filter
+	// (AppendLocations): the fewest bits for a rate. The Classic option
+	// asks for it; New chooses it where DefaultLayout says.
+	LayoutClassic Layout = 1
+
+	// LayoutBlocked keeps a key's k bits in one 512-bit block
+	// (AppendBlockedLocations): one cache miss per key. The Blocked option
+	// asks for it; New chooses it where DefaultLayout says.
+	LayoutBlocked Layout = 2
+)
+
+// String returns "classic" or "blocked", or "Layout(n)" for any other value.
+func (l Layout) String() string {
+	switch l {
+	case LayoutClassic:
+		return "classic"
+	case LayoutBlocked:
+		return "blocked"
+	}
+	return fmt.Sprintf("Layout(%d)", uint8(l))
+}
+
+// layoutOf returns the layout of a filter that exists, blocked or not.
+func layoutOf(isBlocked bool) Layout {
+	if isBlocked {
+		return LayoutBlocked
+	}
+	return LayoutClassic
+}
 
 // DefaultLayout returns the layout that New gives a filter for capacity keys
 // at errorRate when neither Blocked nor Classic is given: LayoutBlocked where
@@ -1060,7 +690,7 @@ func (s *ScalableBloomFilter) growthWorks() bool {
 	return s.canBuild(minSubFilters)
 }
 
-// headerWork is the most work (in workMeter units: about 3.6 ms here) that
+// headerWork is the most work (in layout.Meter units: about 3.6 ms here) that
 // a decoder spends checking the growth parameters of a header
 // (growthWithin). Sound parameters take far less: Exponential(1.5),
 // Tightening(0.9) at P from 0.1 to 1e-9 take 4,000-40,000 units classic and
@@ -1069,7 +699,7 @@ const headerWork = 120_000
 
 // growthWithin is growthWorks for a decoder, which must not let a short
 // hostile header cost it much: it stops after budget units of work (see
-// workMeter), and then reports true. So it refuses only parameters that
+// layout.Meter), and then reports true. So it refuses only parameters that
 // growthWorks refuses, and every filter NewScalable can make decodes; what
 // it lets through when it stops short (a header costly to check, such as
 // thousands of keys per block) can break the rate bound but has no false
@@ -1077,11 +707,11 @@ const headerWork = 120_000
 // encoding decodes, or not, everywhere. A blocked header at a high rate cost
 // up to 0.12 s before (issue 21, item 6).
 func (s *ScalableBloomFilter) growthWithin(budget int64) (works bool) {
-	s.work = &workMeter{left: budget}
+	s.work = &workMeter{meter: layout.NewMeter(budget)}
 	defer func() {
 		s.work = nil
 		if r := recover(); r != nil {
-			if _, ok := r.(overBudget); !ok {
+			if _, ok := r.(layout.OverBudget); !ok {
 				panic(r)
 			}
 			works = true
@@ -1169,8 +799,8 @@ const rateBoundFilters = 32
 
 // rateBound returns the false-positive rate of the filter with every
 // sub-filter it can build filled to capacity: 1 - prod(1 - e_i), with e_i
-// the rate of sub-filter i at capacity (fullRate), which exceeds its target
-// P(1-r)r^i. The excess is large where the target is: P = 0.5 with r = 0.1
+// the rate of sub-filter i at capacity (classic.FullRate, blocked.FullRate),
+// which exceeds its target P(1-r)r^i. The excess is large where the target is: P = 0.5 with r = 0.1
 // gives the first sub-filter a target of 0.45 and one hash function, which
 // reaches 0.6 at capacity, and the filter 0.62. The sub-filters after the
 // first i worked out exceed their targets by at most the last ratio e_i/p_i
@@ -1184,7 +814,7 @@ func (s *ScalableBloomFilter) rateBound() float64 {
 // rateBoundAbove returns rateBound and false, or, once it knows that
 // rateBound exceeds limit, a lower bound of it above limit and true, without
 // working out the rest. Every factor of miss is at most 1 and each e_i at
-// least a lower bound that blockedFullRate reports as it goes, so 1 - miss
+// least a lower bound that blocked.FullRate reports as it goes, so 1 - miss
 // with e_i at its lower bound only grows; the floating-point operations are
 // monotone too, so the answer is the one of the whole computation. A hostile
 // blocked header used to cost a decoder up to 0.1 s here, working out
@@ -1204,12 +834,12 @@ func (s *ScalableBloomFilter) rateBoundAbove(limit float64) (float64, bool) {
 			// A lower bound lo of e_i makes the bound exceed limit if
 			// 1 - miss*(1-lo) does.
 			var above bool
-			e, above = blockedFullRate(capacity, m, k, func(lo float64) bool { return 1-miss*(1-lo) > limit }, s.work)
+			e, above = blocked.FullRate(capacity, m, k, func(lo float64) bool { return 1-miss*(1-lo) > limit }, s.work.budget())
 			if above {
 				return 1 - miss*(1-e), true
 			}
 		} else {
-			e = fullRate(capacity, m, k)
+			e = classic.FullRate(capacity, m, k)
 		}
 		miss *= 1 - e
 		if 1-miss > limit {
@@ -1220,83 +850,6 @@ func (s *ScalableBloomFilter) rateBoundAbove(limit float64) (float64, bool) {
 	tail := s.errorRate * math.Pow(s.tightening, float64(i)) * ratio
 	bound := 1 - miss*(1-min(tail, 1))
 	return bound, bound > limit
-}
-
-// fullRate returns the expected false-positive rate of a sub-filter of m bits
-// and k hash functions when its count reaches capacity.
-//
-// A sub-filter counts only keys that set a clear bit: a key whose k bits are
-// already set tests present and is not added. So it fills past the point
-// that capacity random keys would reach. With x the fraction of bits set
-// after t random keys, x = 1 - e^(-kt/m), of which a fraction x^k were not
-// counted, the count is
-//
-//	c(t) = integral from 0 to t of (1 - x^k) dt' = (m/k) sum_{j=1..k} x^j/j
-//
-// (substitute x for t'). fullRate solves c = capacity for x and returns x^k;
-// with k = 1 that is capacity/m exactly. It is 1 if c never reaches
-// capacity: c tends to (m/k) H_k as the filter fills.
-func fullRate(capacity, m uint64, k uint) float64 {
-	count := func(x float64) float64 {
-		var sum, p float64 = 0, 1
-		for j := 1; j <= int(k); j++ {
-			p *= x
-			sum += p / float64(j)
-		}
-		return float64(m) / float64(k) * sum
-	}
-	n := float64(capacity)
-	if count(1) <= n {
-		return 1
-	}
-	lo, hi := 0.0, 1.0 // count(lo) < n <= count(hi)
-	for range 64 {
-		mid := (lo + hi) / 2
-		if count(mid) < n {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return math.Pow(hi, float64(k))
-}
-
-// blockedFullRate is fullRate for a blocked sub-filter: its false-positive
-// rate when its count reaches capacity, a little above, never below. After t
-// random keys the rate is r(t) = BlockedFalsePositiveRate(m, k, t) (keys
-// that test present set no bit, so the bits are those of t keys), and the
-// count is c(t) = integral of (1 - r) from 0 to t. It sums c in 64 steps of
-// capacity/64 keys with r at the end of each step, which underestimates c as
-// r grows, so the t found for c = capacity (interpolated within its step) is
-// at or above the true one. It is 1 if c stops short of capacity.
-//
-// stop, if not nil, may end the work early: each step's r is at most the
-// result (the result is the rate at a t no earlier than that step's end,
-// and the rate grows with t), so once stop(lo) holds for lo, that r less a
-// margin for rounding, blockedFullRate returns lo and true. Otherwise it
-// returns the result and false. w, if not nil, meters the work.
-func blockedFullRate(capacity, m uint64, k uint, stop func(lo float64) bool, w *workMeter) (float64, bool) {
-	const steps = 64
-	n := float64(capacity)
-	dt := n / steps
-	var c, t float64
-	for {
-		r := blockedRate(m, k, uint64(math.Ceil(t+dt)), w)
-		if r > 1-1e-6 || t > float64(MaxBits) {
-			return 1, false
-		}
-		if c+(1-r)*dt >= n {
-			t += (n - c) / (1 - r)
-			return blockedRate(m, k, uint64(math.Ceil(t)), w), false
-		}
-		// The margin covers rounding in BlockedFalsePositiveRate, which is
-		// accurate to about 1e-12, so that lo is below the result.
-		if lo := r - 1e-9; stop != nil && lo > 0 && stop(lo) {
-			return lo, true
-		}
-		c += (1 - r) * dt
-		t += dt
-	}
 }
 
 // checkSubFilter verifies that f is exactly the i-th sub-filter s would build,

@@ -8,8 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 )
@@ -39,6 +42,18 @@ saturates: it can grow no more, so it can no longer keep its error rate. dedup t
 it, saves the state and fails, and refuses a saturated state; start anew
 with a higher -error-rate or a larger -capacity.
 
+With -window N the filter remembers only the last N distinct lines written
+(a window filter): a line is written again once N other new lines have come
+after it (at the latest after N x r/(r-1), r being the filter's
+generations, 7 or 8 at usual rates), and the filter's size is fixed, about
+17 bits per line of the window at 1%. With -window DURATION (such as 24h,
+90m or 7d) it remembers the lines written within that time instead, sized
+for -capacity lines in it: a crawler's frontier that must fetch a page
+again after a week. If more lines come, the window forgets early rather
+than drop more new lines than -error-rate says. The state keeps the
+window's clock: the times of its generations, so a later run goes on where
+the last one stopped, forgetting what has aged out in between.
+
 At the end a summary line goes to stderr (lines read and written, distinct
 lines in the filter, its size), unless -q.
 `
@@ -56,12 +71,17 @@ func runDedup(e *env, args []string) error {
 	capacity := countFlag(flags, "capacity", dedupCapacity, "`N` distinct lines fill the filter before it first grows (1e6 notation works)")
 	errorRate := flags.Float64("error-rate", dedupErrorRate, "highest probability of dropping a new line, in (0, 1)")
 	state := flags.String("state", "", "load the filter from `FILE` if it exists, save it there at the end")
+	windowFlag := flags.String("window", "", "remember only the last `N` new lines, or those of the last DURATION (24h, 7d), in a window filter")
 	quiet := flags.Bool("q", false, "print no progress and no summary on stderr, only warnings and errors")
 	if err := flags.parse(args); err != nil {
 		return err
 	}
 	if err := checkSizing(*capacity, *errorRate); err != nil {
 		return err
+	}
+	win, err := parseWindow(*windowFlag)
+	if err != nil {
+		return fmt.Errorf("-window: %w", err)
 	}
 	// Stdin alone is read as the INPUT "-", so that the same bytes make the
 	// same lines whichever way they arrive.
@@ -92,13 +112,13 @@ func runDedup(e *env, args []string) error {
 		removeTemps(path)
 		statePath = path
 	}
-	f, err := dedupFilter(statePath, *capacity, *errorRate)
+	f, err := dedupFilter(statePath, *capacity, *errorRate, win)
 	if err != nil {
 		return err
 	}
-	if f.Saturated() {
+	if s, ok := f.(*bloom.ScalableBloomFilter); ok && s.Saturated() {
 		// Every new line would raise the rate further: refuse them all.
-		return fmt.Errorf("%s: %s; no line read; %s", *state, saturatedWhy(f), saturatedWhatToDo(true))
+		return fmt.Errorf("%s: %s; no line read; %s", *state, saturatedWhy(s), saturatedWhatToDo(true))
 	}
 	if *state != "" {
 		if err := checkWritable(statePath); err != nil {
@@ -136,14 +156,14 @@ func runDedup(e *env, args []string) error {
 			saved = "; state saved in " + *state
 		}
 		return fmt.Errorf("%s; stopped reading %s after %s lines%s; %s",
-			saturatedWhy(f), inName, thousands(n.read), saved, saturatedWhatToDo(*state != ""))
+			saturatedWhy(f.(*bloom.ScalableBloomFilter)), inName, thousands(n.read), saved, saturatedWhatToDo(*state != ""))
 	}
 	summary := "bloom dedup: "
 	if stop.Load() {
 		summary += "interrupted: "
 	}
 	summary += fmt.Sprintf("%s read, %s written; the filter holds %s in %s",
-		quantity(n.read, "line"), thousands(n.written), describeCount(scalableCount(f), "line"), byteSize(f.Bits()/8))
+		quantity(n.read, "line"), thousands(n.written), describeCount(dedupCount(f), "line"), byteSize(f.Bits()/8))
 	if *state != "" {
 		summary += "; state saved in " + *state
 	}
@@ -169,21 +189,89 @@ func saturatedWhatToDo(state bool) string {
 	return "run again with a higher -error-rate or a larger -capacity"
 }
 
+// dedupSet is the filter dedup keeps its lines in: a
+// *bloom.ScalableBloomFilter, or with -window a *bloom.WindowFilter.
+type dedupSet interface {
+	TestAndAdd(key []byte) bool
+	TestAndAddMany(keys [][]byte, results []bool) []bool
+	Count() uint64
+	Capacity() uint64
+	Bits() uint64
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// windowSpec is -window: none, a count of lines, or a duration.
+type windowSpec struct {
+	lines uint64
+	every time.Duration
+}
+
+// parseWindow parses -window: a count (1e6 notation works) or a duration
+// of time.ParseDuration, or whole days such as "7d".
+func parseWindow(s string) (windowSpec, error) {
+	if s == "" {
+		return windowSpec{}, nil
+	}
+	var n countValue
+	if err := n.Set(s); err == nil {
+		if n == 0 {
+			return windowSpec{}, errors.New("a window of 0 lines")
+		}
+		return windowSpec{lines: uint64(n)}, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.ParseUint(days, 10, 16); err == nil && n > 0 {
+			return windowSpec{every: time.Duration(n) * 24 * time.Hour}, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return windowSpec{}, fmt.Errorf("want a count of lines (such as 1000000 or 1e6) or a positive duration (such as 24h or 7d), got %q", s)
+	}
+	return windowSpec{every: d}, nil
+}
+
 // dedupFilter loads the filter from state, or makes a new one if state is
-// empty or does not exist.
-func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.ScalableBloomFilter, error) {
+// empty or does not exist: a scalable filter, or with win a window filter.
+// A state of the other kind than the flags ask for is an error; a window
+// state is taken with its own window, whatever -window says.
+func dedupFilter(state string, capacity uint64, errorRate float64, win windowSpec) (dedupSet, error) {
 	if state != "" {
 		loaded, err := loadState(state)
 		if err == nil {
-			f, ok := loaded.(*bloom.ScalableBloomFilter)
-			if !ok {
-				return nil, fmt.Errorf("%s: a fixed-size filter, not a dedup state (a scalable filter)", state)
+			switch f := loaded.(type) {
+			case *bloom.ScalableBloomFilter:
+				if win != (windowSpec{}) {
+					return nil, fmt.Errorf("%s: a scalable filter, not a window: drop -window to go on with it, or start a new -state", state)
+				}
+				return f, nil
+			case *bloom.WindowFilter:
+				return f, nil
 			}
-			return f, nil
+			return nil, fmt.Errorf("%s: a fixed-size filter, not a dedup state (a scalable or window filter)", state)
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
+	}
+	if win != (windowSpec{}) {
+		keys, opts, sizing := win.lines, []bloom.Option(nil), fmt.Sprintf("-window %d at -error-rate %g", win.lines, errorRate)
+		if win.every != 0 {
+			keys, opts = capacity, []bloom.Option{bloom.Every(win.every)}
+			sizing = fmt.Sprintf("-window %v with -capacity %d at -error-rate %g", win.every, capacity, errorRate)
+		}
+		// About 17 bits per key at 1%, 25 at 0.1%: the sizing of a
+		// fixed filter at a tenth of the rate, with a margin.
+		if bits, err := defaultBits(keys, errorRate/10); err == nil {
+			if err := checkMemory(sizing, bits*6/5); err != nil {
+				return nil, err
+			}
+		}
+		f, err := bloom.NewWindow(keys, errorRate, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sizing, err)
+		}
+		return f, nil
 	}
 	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", capacity, errorRate)
 	// The first sub-filter, at error rate P(1-r), is allocated at once.
@@ -197,6 +285,15 @@ func dedupFilter(state string, capacity uint64, errorRate float64) (*bloom.Scala
 		return nil, fmt.Errorf("%s: %w", sizing, err)
 	}
 	return f, nil
+}
+
+// dedupCount is the distinct lines f holds, for the summary.
+func dedupCount(f dedupSet) distinctCount {
+	if s, ok := f.(*bloom.ScalableBloomFilter); ok {
+		return scalableCount(s)
+	}
+	w := f.(*bloom.WindowFilter)
+	return distinctCount{min(w.EstimatedCount(), w.Window()), true}
 }
 
 // errInterrupted makes run exit with status 130 after an interrupt.
@@ -266,7 +363,9 @@ type dedupCounts struct {
 // it, tested before its key went in, is the last one read. It buffers its
 // output, flushing it whenever it has used up the input it has read, and
 // before it returns.
-func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.Bool, p *progress) (n dedupCounts, err error) {
+func dedup(r io.Reader, w io.Writer, f dedupSet, stop *atomic.Bool, p *progress) (n dedupCounts, err error) {
+	// A window filter never grows nor saturates: every block is a batch.
+	scalable, _ := f.(*bloom.ScalableBloomFilter)
 	lr := newLineReader(r)
 	bw := bufio.NewWriterSize(w, ioBufferSize)
 	var block lineBlock
@@ -300,7 +399,7 @@ func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.
 		// keys the block cannot make it grow. TestDedupSaturates guards the
 		// line-by-line path.
 		capacity, count := f.Capacity(), f.Count()
-		batch := capacity > count && capacity-count > uint64(len(keys))
+		batch := scalable == nil || capacity > count && capacity-count > uint64(len(keys))
 		if batch {
 			present = f.TestAndAddMany(keys, present)
 		}
@@ -317,7 +416,7 @@ func dedup(r io.Reader, w io.Writer, f *bloom.ScalableBloomFilter, stop *atomic.
 				if err := writeLine(bw, line); err != nil {
 					return n, fmt.Errorf("writing stdout: %w", err)
 				}
-				if !batch && f.Saturated() {
+				if !batch && scalable.Saturated() {
 					n.saturated = true
 					break
 				}

@@ -16,28 +16,20 @@ import (
 	"github.com/bloomfilters/bloom"
 )
 
-// The first four bytes of the two encodings, which loadFilter dispatches on.
+// The first four bytes of the two encodings: readFilter dispatches on them,
+// openFilter names them when a file has neither.
 const (
 	magicPlain    = "BLMF"
 	magicScalable = "BLMS"
+	magicWindow   = "BLMW"
 )
 
-// loadFilter reads a filter file written by build, by dedup -state or by the
-// library's WriteTo: a *bloom.BloomFilter or a *bloom.ScalableBloomFilter.
-// The file must hold exactly one encoding. Opening a FIFO waits for a writer,
-// as cat does.
-func loadFilter(path string) (any, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readFilter(f, path)
-}
-
-// loadState is loadFilter for a dedup state, which must be a regular file or
-// not exist: it opens path without waiting (a FIFO would wait for a writer
-// while the run holds the state's lock) and refuses any other kind of file.
+// loadState reads the dedup state at path, written by dedup -state, by build
+// or by the library's WriteTo, into memory (dedup adds to it): a
+// *bloom.BloomFilter, *bloom.ScalableBloomFilter or *bloom.WindowFilter. The file must hold
+// exactly one encoding, and be a regular file or not exist: it opens path
+// without waiting (a FIFO would wait for a writer while the run holds the
+// state's lock) and refuses any other kind of file.
 // runDedup has refused one already; this catches a file replaced since.
 func loadState(path string) (any, error) {
 	f, err := openNoWait(path)
@@ -71,8 +63,10 @@ func readFilter(f *os.File, path string) (any, error) {
 		filter = new(bloom.BloomFilter)
 	case magicScalable:
 		filter = new(bloom.ScalableBloomFilter)
+	case magicWindow:
+		filter = new(bloom.WindowFilter)
 	default:
-		return nil, fmt.Errorf("%s: not a filter file (it starts with %q, not %q or %q)", path, head, magicPlain, magicScalable)
+		return nil, fmt.Errorf("%s: not a filter file (it starts with %q, not %q, %q or %q)", path, head, magicPlain, magicScalable, magicWindow)
 	}
 	if _, err := filter.ReadFrom(r); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {

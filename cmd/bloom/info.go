@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"text/tabwriter"
 
 	"github.com/bloomfilters/bloom"
@@ -16,7 +15,9 @@ dedup -state: a fixed-size or a scalable Bloom filter.
 With -json it prints one JSON object instead, with these fields (null where
 one does not apply to the kind of filter or is unknown):
   file, file_bytes      the file's name and size
-  kind                  "fixed" or "scalable"
+  kind                  "fixed", "scalable" or "window" (a dedup -window
+                        state, decoded rather than read where it lies:
+                        the fields below that a window has)
   layout                "classic" or "blocked" (every key's bits in one
                         512-bit block; scalable: of every sub-filter)
   bits, bytes           the size of the bit arrays in memory
@@ -33,6 +34,17 @@ one does not apply to the kind of filter or is unknown):
   sub_filters           the number of sub-filters (scalable only)
   saturated             scalable: it can grow no more; fixed: every bit
                         is set, so every key tests present
+  format_version        the version of the file's format, 1 to 3
+  copied                whether the bits were copied into memory rather
+                        than read where they lie in the file: on a
+                        big-endian machine, or for sub-filters that lie
+                        misaligned in a scalable file of version 1 or 2
+  checksums_checked     whether the checksums of the bits were checked
+                        (false with -skip-check)
+
+info reads FILE where it lies, mapped into memory read-only, without
+copying it; it checks the file as query does (see bloom query -h), then
+reads every bit once to count the bits set. -skip-check skips the checksums.
 `
 
 // filterInfo is what info prints, in text or as JSON.
@@ -54,6 +66,9 @@ type filterInfo struct {
 	EstimatedErrorRate float64  `json:"estimated_error_rate"`
 	SubFilters         *int     `json:"sub_filters"`
 	Saturated          bool     `json:"saturated"`
+	FormatVersion      int      `json:"format_version"`
+	Copied             bool     `json:"copied"`
+	BodyChecked        bool     `json:"checksums_checked"`
 
 	countLowerBound uint64 // when EstimatedCount is unknown
 	full            bool   // a fixed-size filter over capacity
@@ -69,36 +84,30 @@ func layoutName(blocked bool) string {
 	return "classic"
 }
 
-// describe gathers the info of loaded, read from path.
-func describe(path string, size int64, loaded any) filterInfo {
-	in := filterInfo{File: path, FileBytes: size}
+// describe gathers the info of f, read from path.
+func describe(path string, size int64, f *filterFile) filterInfo {
+	in := filterInfo{File: path, FileBytes: size, FormatVersion: f.Version(), Copied: f.Copied(), BodyChecked: f.checked}
+	in.Layout = layoutName(f.Layout() == bloom.LayoutBlocked)
+	in.Bits, in.Seed = f.Bits(), f.Seed()
+	in.Capacity, in.ErrorRate, in.Count = f.Capacity(), f.ErrorRate(), f.Count()
+	estimated := f.EstimatedCount()
+	in.FillRatio = ptrTo(f.FillRatio())
+	in.EstimatedErrorRate = f.EstimatedErrorRate()
 	var count distinctCount
-	switch f := loaded.(type) {
-	case *bloom.BloomFilter:
-		in.Kind, in.Layout = "fixed", layoutName(f.Blocked())
-		in.Bits, in.Bytes = f.Bits(), (f.Bits()+63)/64*8
+	if !f.Scalable() {
+		in.Kind = "fixed"
+		in.Bytes = (in.Bits + 63) / 64 * 8
 		in.Hashes = ptrTo(f.Hashes())
-		in.Seed = f.Seed()
-		in.Capacity, in.ErrorRate, in.Count = f.Capacity(), f.ErrorRate(), f.Count()
-		in.FillRatio = ptrTo(f.FillRatio())
-		in.EstimatedErrorRate = f.EstimatedErrorRate()
-		count = plainCount(f)
+		count = plainCountOf(estimated, f.Count(), f.Bits(), f.Hashes())
 		in.Saturated = !count.known
-		in.full = f.IsFull()
-	case *bloom.ScalableBloomFilter:
-		in.Kind, in.Layout = "scalable", layoutName(f.Blocked())
-		in.Bits, in.Bytes = f.Bits(), (f.Bits()+7)/8
-		in.Seed = f.Seed()
-		in.Capacity, in.InitialCapacity = f.Capacity(), ptrTo(f.InitialCapacity())
-		in.ErrorRate, in.Count = f.ErrorRate(), f.Count()
-		// Shown if the library offers it for scalable filters.
-		if g, ok := loaded.(interface{ FillRatio() float64 }); ok {
-			in.FillRatio = ptrTo(g.FillRatio())
-		}
-		in.EstimatedErrorRate = f.EstimatedErrorRate()
+		in.full = f.Count() >= f.Capacity()
+	} else {
+		in.Kind = "scalable"
+		in.Bytes = (in.Bits + 7) / 8
+		in.InitialCapacity = ptrTo(f.InitialCapacity())
 		in.SubFilters = ptrTo(f.NumFilters())
 		in.Saturated = f.Saturated()
-		count = scalableCount(f)
+		count = scalableCountOf(estimated, f.Count())
 	}
 	if count.known {
 		in.EstimatedCount = ptrTo(count.n)
@@ -114,6 +123,7 @@ func describe(path string, size int64, loaded any) filterInfo {
 func runInfo(e *env, args []string) error {
 	flags := newFlagSet(e, "info", infoDoc)
 	asJSON := flags.Bool("json", false, "print one JSON object")
+	skipCheck := flags.Bool("skip-check", false, skipCheckDoc)
 	if err := flags.parse(args); err != nil {
 		return err
 	}
@@ -121,15 +131,17 @@ func runInfo(e *env, args []string) error {
 		return err
 	}
 	path := flags.Arg(0)
-	loaded, err := loadFilter(path)
+	if win, err := loadWindowFile(path); err != nil {
+		return err
+	} else if win != nil {
+		return windowInfo(e, path, win, *asJSON)
+	}
+	f, err := openFilter(path, *skipCheck)
 	if err != nil {
 		return err
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	in := describe(path, st.Size(), loaded)
+	defer f.Close()
+	in := describe(path, f.size, f)
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -140,7 +152,18 @@ func runInfo(e *env, args []string) error {
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(tw, "%s:\t"+format+"\n", append([]any{name}, args...)...)
 	}
-	row("file", "%s (%s bytes)", path, thousands(uint64(st.Size())))
+	row("file", "%s (%s bytes)", path, thousands(uint64(in.FileBytes)))
+	version := "version %d"
+	if in.FormatVersion < 3 {
+		version += " (an older release's; build and dedup -state write version 3)"
+	}
+	row("format", version, in.FormatVersion)
+	switch {
+	case in.Copied:
+		row("view", "copied the bits into memory (misaligned in the file, or a big-endian machine)")
+	case !in.BodyChecked:
+		row("view", "checksums of the bits not checked (-skip-check)")
+	}
 	estimated := func() {
 		if in.EstimatedCount != nil {
 			row("estimated count", "%s keys", thousands(*in.EstimatedCount))

@@ -11,9 +11,9 @@ import (
 	"github.com/bloomfilters/bloom"
 )
 
-// TestInfoScalableFillRatio checks that info finds the library's
-// ScalableBloomFilter.FillRatio and EstimatedCount, which it looks up by
-// method name: fill_ratio was null for scalable filters without them.
+// TestInfoScalableFillRatio checks that info reports the fill ratio and
+// the estimated count of a scalable filter (fill_ratio was null for them
+// once).
 func TestInfoScalableFillRatio(t *testing.T) {
 	t.Parallel()
 	state := filepath.Join(t.TempDir(), "seen.bf")

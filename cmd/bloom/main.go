@@ -5,8 +5,8 @@
 //
 //	bloom dedup [-q] [-capacity N] [-error-rate P] [-state FILE] [INPUT...] > first-seen lines
 //	bloom build [-q] -capacity N [-error-rate P] -o FILE|- [INPUT]
-//	bloom query FILE [--] [KEY...]
-//	bloom info [-json] FILE
+//	bloom query [-skip-check] FILE [--] [KEY...]
+//	bloom info [-json] [-skip-check] FILE
 //	bloom faceoff
 //	bloom version
 //
@@ -41,10 +41,12 @@
 // or with -o - to stdout; it refuses, before reading any input, a filter
 // larger than the machine's memory. query reports each key, or each line of
 // stdin, as "present" or "absent"; info prints a filter file's parameters,
-// with -json as one JSON object; faceoff compares a filter's memory with a
-// Go map's and walks through a 24-bit filter bit by bit; version prints the
-// module version and the Go version bloom was built with. A count such as
-// -capacity may be written 1e6.
+// with -json as one JSON object. query and info read a filter file where it
+// lies, mapped into memory (a bloom.View), after checking its checksums
+// unless -skip-check, and refuse a damaged or truncated one. faceoff
+// compares a filter's memory with a Go map's and walks through a 24-bit
+// filter bit by bit; version prints the module version and the Go version
+// bloom was built with. A count such as -capacity may be written 1e6.
 //
 // Progress goes to stderr when stderr is a terminal, and dedup and build end
 // with one summary line on stderr, terminal or not (lines read and written,
@@ -114,8 +116,8 @@ func init() {
 	commands = []*command{
 		{"dedup", "[-q] [-capacity N] [-error-rate P] [-state FILE] [INPUT...]", "write each line of stdin or INPUTs the first time it is seen", runDedup},
 		{"build", "[-q] -capacity N [-error-rate P] -o FILE|- [INPUT]", "build a filter file from lines of INPUT or stdin", runBuild},
-		{"query", "FILE [--] [KEY...]", "report each KEY, or each line of stdin, as present or absent", runQuery},
-		{"info", "[-json] FILE", "print the parameters and fill of a filter file", runInfo},
+		{"query", "[-skip-check] FILE [--] [KEY...]", "report each KEY, or each line of stdin, as present or absent", runQuery},
+		{"info", "[-json] [-skip-check] FILE", "print the parameters and fill of a filter file", runInfo},
 		{"faceoff", "", "compare a filter's memory with a Go map's; walk through a tiny filter", runFaceoff},
 		{"version", "", "print the version of bloom and of the Go it was built with", runVersion},
 	}

@@ -19,6 +19,9 @@ import (
 var bloomBin string
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv(peakRSSEnv); bin != "" {
+		os.Exit(peakRSSHelper(bin)) // started again by peakRSS
+	}
 	dir, err := os.MkdirTemp("", "bloom-cmd-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -96,29 +96,36 @@ type distinctCount struct {
 	known bool
 }
 
-// plainCount returns the distinct keys that f holds. A filter with every bit
-// set holds at least Bits/Hashes keys, since a key sets at most Hashes bits,
-// and at least Count, which counts only keys that set a new bit.
+// plainCount returns the distinct keys that f holds.
 func plainCount(f *bloom.BloomFilter) distinctCount {
-	if est := f.EstimatedCount(); est != math.MaxUint64 {
-		return distinctCount{max(est, f.Count()), true}
-	}
-	k := uint64(f.Hashes())
-	return distinctCount{max((f.Bits()+k-1)/k, f.Count()), false}
+	return plainCountOf(f.EstimatedCount(), f.Count(), f.Bits(), f.Hashes())
 }
 
-// scalableCount returns the distinct keys that s holds: its EstimatedCount,
-// where the library has it, else its Count, which for a scalable filter
-// counts each key that tested absent when added.
+// scalableCount returns the distinct keys that s holds.
 func scalableCount(s *bloom.ScalableBloomFilter) distinctCount {
-	var any any = s
-	if g, ok := any.(interface{ EstimatedCount() uint64 }); ok {
-		if est := g.EstimatedCount(); est != math.MaxUint64 {
-			return distinctCount{max(est, s.Count()), true}
-		}
-		return distinctCount{s.Count(), false}
+	return scalableCountOf(s.EstimatedCount(), s.Count())
+}
+
+// plainCountOf returns the distinct keys that a fixed-size filter holds, of
+// the given size, count and EstimatedCount est. A filter with every bit set
+// holds at least Bits/Hashes keys, since a key sets at most Hashes bits, and
+// at least Count, which counts only keys that set a new bit.
+func plainCountOf(est, count, bits uint64, hashes uint) distinctCount {
+	if est != math.MaxUint64 {
+		return distinctCount{max(est, count), true}
 	}
-	return distinctCount{s.Count(), true}
+	k := uint64(hashes)
+	return distinctCount{max((bits+k-1)/k, count), false}
+}
+
+// scalableCountOf returns the distinct keys that a scalable filter holds, of
+// EstimatedCount est and the given count, which for a scalable filter
+// counts each key that tested absent when added.
+func scalableCountOf(est, count uint64) distinctCount {
+	if est != math.MaxUint64 {
+		return distinctCount{max(est, count), true}
+	}
+	return distinctCount{count, false}
 }
 
 // describeCount formats c for a sentence, with noun: "about 1,234 distinct

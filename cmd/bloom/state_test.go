@@ -195,7 +195,7 @@ func TestLoadStateFIFO(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := dedupFilter(fifo, 1000, 0.01)
+		_, err := dedupFilter(fifo, 1000, 0.01, windowSpec{})
 		done <- err
 	}()
 	select {

@@ -12,7 +12,8 @@
 // This file holds that math: blocks, candidates, the checks that the first
 // candidates are distinct, and masks. key.go has the single-key add and
 // test, plain and atomic (for Concurrent filters); batch.go the batch
-// pipelines; chain.go the test of the sub-filters of a ScalableBloomFilter.
+// pipelines; chain.go the test of the sub-filters of a ScalableBloomFilter;
+// rate.go the false-positive rate that the root package sizes filters by.
 // For k = 8, 9 (p near 1e-3), internal/blockbits compares and sets the
 // candidates in AVX-512 assembly where the CPU has it.
 package blocked

@@ -2,8 +2,9 @@
 // key are spread over all m bits. This package holds the positions (the
 // format promise of bloom.AppendLocations), the single-key add and test of
 // a plain filter and their atomic forms for a Concurrent one, the batch
-// pipelines (batch.go) and the side-by-side test of the sub-filters of a
-// ScalableBloomFilter (chain.go).
+// pipelines (batch.go), the side-by-side test of the sub-filters of a
+// ScalableBloomFilter (chain.go) and the false-positive rate that the root
+// package sizes filters by (rate.go).
 //
 // Positions: with (h1, h2) the 128-bit murmur3 hash of a key and all
 // arithmetic mod 2^64, position i is Locate(x_i, m), with x_0 = h1,

@@ -1,7 +1,8 @@
 // Package layout is what the two layouts of a filter, internal/classic and
 // internal/blocked, have in common: the bits they probe (Bits), the keys of a
-// batch call and their hashes (Key, Hash, HashRound), and the locks of a
-// Concurrent filter (Locks).
+// batch call and their hashes (Key, Hash, HashRound), the locks of a
+// Concurrent filter (Locks), and the work meter of the sizing a decoder does
+// (Meter, meter.go).
 //
 // A layout package holds everything that depends on where a key's bits lie:
 // its positions, its single-key add and test (plain and with atomics, for

@@ -71,7 +71,7 @@ func TestMany[K layout.Key](f *Filter, keys []K, results []bool, live int) {
 		r := &ring[(s-ahead)%(ahead+1)]
 		out := results[(s-ahead)*round:][:r.n]
 		for i := range out {
-			out[i] = f.Test(r.h[i].H1, r.h[i].H2, live)
+			out[i] = f.probe(r.h[i].H1, r.h[i].H2, live)
 		}
 	}
 }
@@ -99,7 +99,7 @@ func AddMany[K layout.Key](f *Filter, keys []K, results []bool, now int64) {
 		for i := range r.n {
 			h1, h2 := r.h[i].H1, r.h[i].H2
 			if results != nil {
-				results[start+i] = f.Test(h1, h2, f.Live(now))
+				results[start+i] = f.probe(h1, h2, f.Live(now))
 			}
 			f.Add(h1, h2, now)
 		}

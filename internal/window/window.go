@@ -30,6 +30,7 @@ import (
 	"math/bits"
 
 	"github.com/bloomfilters/bloom/internal/blocked"
+	"github.com/bloomfilters/bloom/internal/prefetch"
 )
 
 // Policy is what a time window does when its newest generation holds GenCap
@@ -195,11 +196,35 @@ func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
 }
 
 // Test reports whether any of the newest live generations (see Live) holds
-// the key hashed to (h1, h2). A first pass reads the key's first two
-// in-block candidates in every generation, with no branch between them, so
-// that their cache misses overlap; the generations still in the running are
+// the key hashed to (h1, h2). It prefetches the key's line in every
+// generation, then a first pass reads the key's first two in-block
+// candidates in every generation, with no branch between them; the generations still in the running are
 // then tested in full, newest first.
 func (f *Filter) Test(h1, h2 uint64, live int) bool {
+	i := f.block(h1)
+	p0 := h2 & (blocked.BlockBits - 1)
+	w := f.words
+	// Prefetches of the key's line in every live generation first: unlike
+	// loads, they hold no slot of the load queue while they wait, so all
+	// r misses are in flight at once. Against the loads alone, Test of
+	// absent keys at 10^7 keys, 1%, went from 6.11, 4.07, 2.98 to 2.70,
+	// 2.93, 3.01 times the blocked BloomFilter's time (BenchmarkWindowRatio,
+	// three alternated runs of each build).
+	var idx [MaxGens]uint64
+	g := f.newest
+	for j := range live {
+		idx[j] = uint64(g)*f.gw + i + p0>>6
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	prefetch.Words(w, idx[:live])
+	return f.probe(h1, h2, live)
+}
+
+// probe is Test without its prefetches, for the batch calls, whose
+// pipeline has prefetched the key's lines.
+func (f *Filter) probe(h1, h2 uint64, live int) bool {
 	i := f.block(h1)
 	k := f.K
 	p0, p1 := h2&(blocked.BlockBits-1), h2>>9&(blocked.BlockBits-1)

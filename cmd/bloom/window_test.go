@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bloomfilters/bloom"
+)
+
+// lineRange returns the lines prefix+i for i in [lo, hi), each ended.
+func lineRange(prefix string, lo, hi int) string {
+	var b strings.Builder
+	for i := lo; i < hi; i++ {
+		fmt.Fprintf(&b, "%s%d\n", prefix, i)
+	}
+	return b.String()
+}
+
+// TestDedupWindowCount checks -window N: a line repeated within the window
+// is dropped, one repeated long after (more than r*ceil(N/(r-1)) new lines,
+// at most 2N) is written again.
+func TestDedupWindowCount(t *testing.T) {
+	t.Parallel()
+	in := lineRange("u", 0, 1000) + lineRange("u", 950, 1000) + lineRange("u", 0, 500)
+	want := lineRange("u", 0, 1000) + lineRange("u", 0, 500)
+	runBloom(t, in, "dedup", "-q", "-window", "100").want(t, 0, &want)
+	runBloom(t, "", "dedup", "-window", "0").want(t, exitError, nil)
+	runBloom(t, "", "dedup", "-window", "soon").want(t, exitError, nil)
+}
+
+// TestDedupWindowState checks -window DURATION with -state: the state is a
+// window that later runs go on with, and it keeps the times of its
+// generations, so lines age out between runs by the real clock.
+func TestDedupWindowState(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "week.bf")
+	runBloom(t, "a\nb\n", "dedup", "-q", "-window", "7d", "-capacity", "1000", "-state", state).want(t, 0, ptr("a\nb\n"))
+	runBloom(t, "a\nb\nc\n", "dedup", "-q", "-state", state).want(t, 0, ptr("c\n"))
+	// info and query read a window state too.
+	if r := runBloom(t, "", "info", state); r.code != 0 || !strings.Contains(r.stdout, "window filter") || !strings.Contains(r.stdout, "168h0m0s") {
+		t.Errorf("info of a window state: status %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	runBloom(t, "", "query", state, "a", "zz").want(t, exitAbsent, ptr("a\tpresent\nzz\tabsent\n"))
+	// A scalable state refuses -window.
+	scal := filepath.Join(dir, "all.bf")
+	runBloom(t, "a\n", "dedup", "-q", "-state", scal).want(t, 0, nil)
+	runBloom(t, "a\n", "dedup", "-q", "-window", "10", "-state", scal).want(t, exitError, nil)
+
+	// A state whose line "old" was added 9 days ago (a window made with a
+	// clock then; 8 generations of a day, so forgotten after at most 8
+	// days): it is written again now.
+	then := time.Now().Add(-9 * 24 * time.Hour)
+	w, err := bloom.NewWindow(1000, 0.001, bloom.Every(7*24*time.Hour), bloom.Generations(8), bloom.Clock(func() time.Time { return then }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AddString("old")
+	then = then.Add(7 * 24 * time.Hour) // two days ago
+	w.AddString("recent")
+	data, _ := w.MarshalBinary()
+	aged := filepath.Join(dir, "aged.bf")
+	writeFile(t, aged, string(data))
+	runBloom(t, "old\nrecent\nnew\n", "dedup", "-q", "-state", aged).want(t, 0, ptr("old\nnew\n"))
+}
+
+// TestDedupWindowKilled kills a -window run with SIGKILL in the middle of
+// its input: the state it started from is whole, and the next run goes on
+// from it.
+func TestDedupWindowKilled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "w.bf")
+	runBloom(t, "before\n", "dedup", "-q", "-window", "1e5", "-state", state).want(t, 0, nil)
+	old := readFile(t, state)
+	cmd := exec.Command(bloomBin, "dedup", "-q", "-window", "1e5", "-state", state)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, "during\n")
+	if l, err := bufio.NewReader(out).ReadString('\n'); l != "during\n" || err != nil {
+		t.Fatalf("first line %q, %v", l, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if got := readFile(t, state); string(got) != string(old) {
+		t.Fatal("state changed by a run killed mid-window")
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Fatal(err)
+	}
+	runBloom(t, "before\nduring\n", "dedup", "-q", "-state", state).want(t, 0, ptr("during\n"))
+}
