@@ -68,11 +68,12 @@ func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == poli
 //
 // Its two promises are those of bloom.WindowFilter, on the conditions of
 // the package documentation ("Durability"): Test never reports absent one
-// of the last Window keys added (in a time window, under RotateEarly, of
-// those added since OldestStart; under Saturate, of those added within the
-// last r-1 periods), and reports an absent key present with a probability
-// of at most ErrorRate at every moment (a saturating time window's rate
-// rises while its newest generation holds more than its share).
+// of the last Window keys added (a time window also keeps every key added
+// within its Duration, unless RotateEarly had to rotate early), and reports
+// an absent key present with a probability of at most ErrorRate at every
+// moment (a time window under Saturate breaks this one while its newest
+// generation holds more than its share). A key is forgotten after at most
+// r*Window/(r-1) more keys, or r/(r-1) times the Duration.
 //
 // Rotation happens inside the script that adds: each call is one Lua
 // script, atomic on the server, so two clients can never both rotate for
