@@ -149,6 +149,39 @@ func ExampleNewScalable() {
 	fmt.Println(mem.Count(), mem.NumFilters())
 }
 
+// Crawler workers that re-fetch a page once a week: a time window shared in
+// Redis keeps the URLs fetched within the last 7 days (sized for 10 million
+// of them at 1%), on the server's clock, and forgets each at most 7 days and
+// 1/(r-1) of that later. Generations nobody uses expire on their own.
+func ExampleNewWindow() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+
+	week, err := redisbloom.NewWindow(ctx, rdb, "crawler:fetched-this-week", 10_000_000, 0.01,
+		bloom.Every(7*24*time.Hour))
+	if err != nil {
+		log.Fatal(err)
+	}
+	urls := [][]byte{[]byte("https://example.com/"), []byte("https://example.com/a")}
+	fetchedThisWeek, err := week.TestAndAddMany(ctx, urls) // rotation, when due, inside the same atomic call
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, u := range urls {
+		if !fetchedThisWeek[i] {
+			fmt.Printf("fetch %s\n", u)
+		}
+	}
+	// An in-memory copy: a bloom.WindowFilter, Equal to bloom.NewWindow with the
+	// same arguments fed the same keys at the same (server) times.
+	mem, err := week.Export(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(mem.Generations(), mem.Duration(), mem.Count())
+}
+
 // A filter split over 6 hash slots: on a 3-master Cluster, two shards per
 // master, and up to 6 times the 512 MiB of one Redis string.
 func ExampleNewSharded() {

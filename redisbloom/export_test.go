@@ -1,6 +1,11 @@
 package redisbloom
 
-import "github.com/redis/go-redis/v9"
+import (
+	"context"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/redis/go-redis/v9"
+)
 
 // legacyTestScript is testScript as it was before it read position by
 // position (commit e759273): every position of every key. The benchmarks
@@ -232,4 +237,15 @@ func SetScalablePositionsPerScript(n int) int {
 	old := scalablePositionsPerScript
 	scalablePositionsPerScript = n
 	return old
+}
+
+// NewWindowOnClock is NewWindow whose scripts take the time, in Unix
+// microseconds, from clock instead of the server's TIME, so that a time
+// window can be compared with bloom.WindowFilter on a fake clock.
+func NewWindowOnClock(ctx context.Context, rdb redis.UniversalClient, name string, window uint64, errorRate float64, clock func() int64, opts ...bloom.Option) (*WindowFilter, error) {
+	p, err := windowProbe(window, errorRate, opts)
+	if err != nil {
+		return nil, err
+	}
+	return createWindow(ctx, rdb, name, p, clock)
 }

@@ -6,9 +6,11 @@
 // classic layout with the same bits, hashes and seed sets
 // (bloom.AppendLocations computes them on the client), so Export and Import
 // move a filter between Redis and memory bit for bit. Every filter of this
-// package has the classic layout: the constructors refuse the bloom.Blocked
-// option (bloom.ErrInvalidParameter), and Import refuses a blocked filter
-// (bloom.ErrIncompatible), whose bits sit at other positions. Every operation is one Lua script run on the server: it is atomic,
+// package but the window has the classic layout: the constructors refuse the
+// bloom.Blocked option (bloom.ErrInvalidParameter), and Import refuses a
+// blocked filter (bloom.ErrIncompatible), whose bits sit at other positions.
+// A WindowFilter's generations have the blocked layout, as
+// bloom.WindowFilter's. Every operation is one Lua script run on the server: it is atomic,
 // takes one round trip for one key or for a whole batch, and checks in that
 // same round trip that the filter is still the one the handle opened, intact,
 // and not older than the handle has seen it. A filter that was deleted,
@@ -43,7 +45,12 @@
 // splits a fixed filter into S Filters in S hash slots, past 512 MiB and
 // over the masters of a Cluster, and a ShardedScalableFilter
 // (NewShardedScalable, OpenShardedScalable) does so with a ScalableFilter
-// per shard. Coalesced returns a Filter handle whose concurrent single-key
+// per shard. A WindowFilter (NewWindow, OpenWindow) is bloom.WindowFilter
+// in Redis, a ring of generations that keeps the last window keys (or, with
+// bloom.Every, those of the last period of time), rotated inside the add
+// script on count or on the server's clock, its generations' keys expiring
+// once they are no longer needed; its keys share one Cluster slot.
+// Coalesced returns a Filter handle whose concurrent single-key
 // calls share script calls; AddPipelined, TestPipelined and
 // TestAndAddPipelined queue a call on the caller's redis.Pipeliner. The
 // errors and the durability conditions below hold for all of them.
@@ -650,7 +657,8 @@ func (f *Filter) wrap(err error) error {
 // ErrLost, ErrFormat), so that New can create it again. It deletes the keys
 // {name}:meta and {name}:bits, whatever they hold, and those of a
 // ScalableFilter's sub-filters, {name}:s:0, {name}:s:1, ..., as far as its
-// metadata counts them or they exist. Handles on the filter get
+// metadata counts them or they exist, and those of a WindowFilter's
+// generations, {name}:w:0 .. {name}:w:63. Handles on the filter get
 // ErrNotFound afterwards. Destroying a filter that does not exist is not an
 // error. It returns an error wrapping bloom.ErrInvalidParameter for a name
 // New refuses: one that is empty or starts with '}' (its two keys would have
@@ -660,7 +668,7 @@ func Destroy(ctx context.Context, rdb redis.UniversalClient, name string) error 
 		return err
 	}
 	keys := append(keysOf(name), "{"+name+"}:s:0")
-	if err := destroyScript.Run(ctx, rdb, keys, "{"+name+"}:s:").Err(); err != nil {
+	if err := destroyScript.Run(ctx, rdb, keys, "{"+name+"}:s:", windowSlotPrefix(name), maxWindowGens).Err(); err != nil {
 		return fmt.Errorf("redisbloom: filter %q: %w", name, err)
 	}
 	return nil

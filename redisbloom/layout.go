@@ -6,7 +6,10 @@ import (
 	"github.com/bloomfilters/bloom"
 )
 
-// Every filter of this package has the classic layout of the bloom package:
+// Every filter of this package but WindowFilter (whose generations have the
+// blocked layout of bloom.WindowFilter, the only one it has, at the
+// positions of bloom.AppendBlockedLocations) has the classic layout of the
+// bloom package:
 // a key's bits are spread over the whole bitmap, at the positions of
 // bloom.AppendLocations, and sized by bloom.Size. The blocked layout
 // (bloom.Blocked) is not built here (README.md, "Designs measured and not

@@ -439,7 +439,8 @@ return meta
 // destroyScript deletes KEYS (the keys of a fixed filter, the metadata and
 // the first sub-filter) and, for a scalable filter, its sub-filters
 // ARGV[1]..'0', '1', ... as far as the metadata's n says (at most 65,536)
-// or the keys exist, whichever is further. It returns the number of keys
+// or the keys exist, whichever is further, and the slots of a window,
+// ARGV[2]..'0' .. ARGV[2]..(ARGV[3]-1). It returns the number of keys
 // deleted.
 var destroyScript = redis.NewScript(`#!lua
 ` + scalableMaxLua + `
@@ -451,6 +452,9 @@ while true do
   if gone == 0 and j >= last then break end
   deleted = deleted + gone
   j = j + 1
+end
+if ARGV[2] then
+  for s = 0, tonumber(ARGV[3]) - 1 do deleted = deleted + redis.call('DEL', ARGV[2] .. s) end
 end
 return deleted + redis.call('DEL', unpack(KEYS))
 `)

@@ -52,18 +52,24 @@ end
 return 1
 `)
 
-// write runs the write script sc over keys with args. On a handle made by
-// WithWait it sends it to the filter's master in one pipeline with
-// touchGenScript and WAIT (again with the scripts' sources if the server did
-// not have them cached), and notReplicated is the error of a WAIT that too
-// few replicas acknowledged; the caller reports the script's own error
-// first.
+// write runs the write script sc over keys with args (see waitWrite).
 func (s *ScalableFilter) write(ctx context.Context, sc *redis.Script, keys []string, args []any) (cmd *redis.Cmd, notReplicated error) {
-	w := s.h.wait
+	return s.h.waitWrite(ctx, sc, keys, args)
+}
+
+// waitWrite runs the write script sc over keys with args, for a scalable
+// or window filter whose handle is f (keys[0] its metadata). On a handle
+// made by WithWait it sends it to the filter's master in one pipeline with
+// touchGenScript and WAIT (again with the scripts' sources if the server
+// did not have them cached), and notReplicated is the error of a WAIT that
+// too few replicas acknowledged; the caller reports the script's own error
+// first.
+func (f *Filter) waitWrite(ctx context.Context, sc *redis.Script, keys []string, args []any) (cmd *redis.Cmd, notReplicated error) {
+	w := f.wait
 	if w == nil {
-		return sc.Run(ctx, s.h.rdb, keys, args...), nil
+		return sc.Run(ctx, f.rdb, keys, args...), nil
 	}
-	via, err := w.master(ctx, &s.h)
+	via, err := w.master(ctx, f)
 	if err != nil {
 		bad := redis.NewCmd(ctx)
 		bad.SetErr(err)
@@ -91,7 +97,7 @@ func (s *ScalableFilter) write(ctx context.Context, sc *redis.Script, keys []str
 		c, touch, acked = send(false)
 	}
 	if err := touch.Err(); err != nil && c.Err() == nil {
-		return c, fmt.Errorf("redisbloom: filter %q: %w", s.h.name, err)
+		return c, fmt.Errorf("redisbloom: filter %q: %w", f.name, err)
 	}
-	return c, w.check(&s.h, acked)
+	return c, w.check(f, acked)
 }

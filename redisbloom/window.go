@@ -1,0 +1,778 @@
+package redisbloom
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/bloomfilters/bloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// windowFormatName is the metadata's format field of a WindowFilter
+// (windowCheckLua and windowMetaScript spell it out too).
+const windowFormatName = "redisbloom-window/1"
+
+// maxWindowGens is the most generations a window has, as in the bloom
+// package (its format's limit); Destroy deletes the slots of so many.
+const maxWindowGens = 64
+
+// maxWindowPeriodMicros bounds a time window's period times its
+// generations, in microseconds (about 35 years), so that the scripts' times,
+// Lua numbers (doubles), stay exact integers well past the present.
+const maxWindowPeriodMicros = 1 << 50
+
+// Overflow policies as the bloom package's window format numbers them.
+const (
+	policyRotateEarly = 0
+	policySaturate    = 1
+)
+
+// windowParams is what determines a window's sizes and behaviour.
+type windowParams struct {
+	window    uint64  // keys the window promises to keep
+	errorRate float64 // the target rate, at every moment
+	gens      int     // r, the generations in the ring
+	genCap    uint64  // keys per generation, ceil(window/(r-1))
+	m         uint64  // bits per generation, a multiple of bloom.BlockBits
+	k         uint    // hashes
+	seed      uint32
+	period    time.Duration // how long a generation lasts; 0 for a count window
+	policy    byte          // a time window's overflow policy
+}
+
+// periodMicros is the period on the server's clock, which keeps
+// microseconds (TIME): the period rounded up to a whole microsecond.
+func (p *windowParams) periodMicros() int64 { return (int64(p.period) + 999) / 1000 }
+
+// onCount reports whether the newest generation rotates when it holds
+// genCap keys: in a count window, and in a time window that rotates early.
+func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == policyRotateEarly }
+
+// WindowFilter is a handle on a window filter stored in Redis: the
+// bloom.WindowFilter of the same parameters, kept by any number of
+// processes at once. It is a ring of r generations, each a blocked Bloom
+// filter of GenerationCapacity keys at ErrorRate/r; keys go into the
+// newest; when it holds its share the oldest is emptied and becomes the
+// newest (a rotation), and a time window also rotates once per period.
+// Export returns a bloom.WindowFilter Equal to the in-memory one fed the
+// same keys in the same order (for a time window, at the same times), and
+// Import loads one.
+//
+// Its two promises are those of bloom.WindowFilter, on the conditions of
+// the package documentation ("Durability"): Test never reports absent one
+// of the last Window keys added (a time window also keeps every key added
+// within its Duration, unless RotateEarly had to rotate early), and reports
+// an absent key present with a probability of at most ErrorRate at every
+// moment (a time window under Saturate breaks this one while its newest
+// generation holds more than its share). A key is forgotten after at most
+// r*Window/(r-1) more keys, or r/(r-1) times the Duration.
+//
+// Rotation happens inside the script that adds: each call is one Lua
+// script, atomic on the server, so two clients can never both rotate for
+// one full generation, and a key added just before a rotation is in the
+// generation that becomes the second newest, kept for r-1 more rotations.
+// A time window keeps the server's time (TIME), the same for every
+// client whatever its own clock says, and gives each generation's key a
+// PEXPIRE, so that a window nobody uses frees its memory; only its
+// metadata stays.
+//
+// The window named name is the keys {name}:meta (a hash: format
+// "redisbloom-window/1", id, seed, window, error_rate, generations,
+// gen_capacity, bits, hashes, period, period_us, policy, check, gen, epoch
+// the number of Imports, head the slot of the newest generation, rotations,
+// c0, c1, ... the keys counted in each slot, t0, t1, ... when each started,
+// lost) and {name}:w:0 .. {name}:w:r-1, the slots' bitmaps (bit p of a
+// generation is Redis bit p, as in a Filter; a key's positions are those of
+// bloom.AppendBlockedLocations). They share the hash tag {name}, so a
+// Cluster serves the whole window from one master.
+//
+// Every call checks the metadata against the parameters the handle opened
+// (the check field), the write generation (ErrLost, ErrStale), that the
+// rotations did not go back with no Import since, every count and start,
+// and the size of every live generation's bitmap: each gives ErrCorrupt or
+// ErrNotFound, never "absent".
+//
+// A WindowFilter is safe for concurrent use. A zero WindowFilter is not
+// usable: its methods return an error.
+type WindowFilter struct {
+	h     Filter // name, rdb, keys (meta, then the r slots), id, seen, wait
+	p     windowParams
+	check string
+	// args are ARGV[3] and ARGV[6..10] of the scripts, as sent.
+	args [6]string
+	// view is the import epoch and the rotations the handle has seen,
+	// shared with the handles WithWait derives (a chain's n is the
+	// rotations here).
+	view *chainView
+	// clock, in the tests only, gives the time in microseconds the scripts
+	// take instead of the server's (export_test.go); nil in use.
+	clock func() int64
+}
+
+var errZeroWindow = errors.New("redisbloom: use of a zero WindowFilter (create one with NewWindow or OpenWindow)")
+
+// windowKeys returns the metadata key and the keys of slots 0..r-1.
+func windowKeys(name string, r int) []string {
+	keys := make([]string, 0, r+1)
+	keys = append(keys, keysOf(name)[0])
+	for s := range r {
+		keys = append(keys, windowSlotPrefix(name)+strconv.Itoa(s))
+	}
+	return keys
+}
+
+// windowSlotPrefix is the prefix of a window's slot keys: slot s is the
+// prefix followed by s.
+func windowSlotPrefix(name string) string { return "{" + name + "}:w:" }
+
+// newWindowHandle returns a handle on the window name with the parameters
+// p and id, which has seen the epoch and rotations of a window just
+// created.
+func newWindowHandle(rdb redis.UniversalClient, name, id string, p windowParams) *WindowFilter {
+	w := &WindowFilter{
+		h: Filter{rdb: rdb, name: name, keys: windowKeys(name, p.gens), id: id, seen: new(generation)},
+		p: p,
+	}
+	w.check = metaCheck(w.metaFields())
+	onCount := "0"
+	if p.onCount() {
+		onCount = "1"
+	}
+	w.args = [6]string{
+		w.check,
+		strconv.FormatUint(p.genCap, 10),
+		strconv.FormatUint(p.m/8, 10),
+		strconv.FormatUint(uint64(p.k), 10),
+		strconv.FormatInt(p.periodMicros(), 10),
+		onCount,
+	}
+	w.view = newChainView(0, 0)
+	return w
+}
+
+// metaFields returns the metadata fields that describe w, format first, as
+// field, value, ... (metaCheck covers exactly these).
+func (w *WindowFilter) metaFields() []any {
+	policy := "rotate-early"
+	if w.p.policy == policySaturate {
+		policy = "saturate"
+	}
+	return []any{
+		"format", windowFormatName,
+		"id", w.h.id,
+		"seed", strconv.FormatUint(uint64(w.p.seed), 10),
+		"window", strconv.FormatUint(w.p.window, 10),
+		"error_rate", strconv.FormatFloat(w.p.errorRate, 'g', -1, 64),
+		"generations", strconv.Itoa(w.p.gens),
+		"gen_capacity", strconv.FormatUint(w.p.genCap, 10),
+		"bits", strconv.FormatUint(w.p.m, 10),
+		"hashes", strconv.FormatUint(uint64(w.p.k), 10),
+		"period", strconv.FormatInt(int64(w.p.period), 10),
+		"period_us", strconv.FormatInt(w.p.periodMicros(), 10),
+		"policy", policy,
+	}
+}
+
+// checkWindowParams returns an error wrapping bloom.ErrInvalidParameter
+// for parameters a Redis window cannot keep: a generation of more than
+// MaxBits bits (one Redis string), or a period too long for the scripts'
+// arithmetic (2^50 microseconds for the whole ring, some 35 years).
+func checkWindowParams(p windowParams) error {
+	switch {
+	case p.m > MaxBits:
+		return fmt.Errorf("%w: a window of %d keys at error rate %v needs generations of %d bits, more than MaxBits (%d), the most one Redis string holds",
+			bloom.ErrInvalidParameter, p.window, p.errorRate, p.m, MaxBits)
+	case p.periodMicros() > maxWindowPeriodMicros/int64(p.gens):
+		return fmt.Errorf("%w: period %v: %d generations would span more than 2^50 microseconds", bloom.ErrInvalidParameter, p.period, p.gens)
+	}
+	return nil
+}
+
+// NewWindow returns the window filter called name in rdb, creating it if it
+// does not exist, with the generations of bloom.NewWindow(window,
+// errorRate, opts...): its options (bloom.Generations, bloom.Every for a
+// time window and bloom.OnOverflow for its policy, bloom.Seed) with the
+// same defaults. bloom.Concurrent and bloom.Clock mean nothing here: every
+// call is atomic on the server, and a time window reads the server's clock.
+// Every process that shares the window can call it with the same arguments.
+// If only the window's metadata is left while its newest generation should
+// still be there (evicted or deleted), it creates the window again, empty.
+//
+// It returns an error wrapping bloom.ErrInvalidParameter for an invalid
+// name or arguments (those bloom.NewWindow refuses, a generation of more
+// than MaxBits bits, a period that is not a whole number of microseconds);
+// one wrapping bloom.ErrIncompatible when the window exists with other
+// parameters; ErrFormat when name's keys hold something else; ErrCorrupt
+// or ErrLost for a window in that state; or the error of the round trip.
+func NewWindow(ctx context.Context, rdb redis.UniversalClient, name string, window uint64, errorRate float64, opts ...bloom.Option) (*WindowFilter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	p, err := windowProbe(window, errorRate, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWindowParams(p); err != nil {
+		return nil, err
+	}
+	return createWindow(ctx, rdb, name, p, nil)
+}
+
+// createWindow creates the window name with the parameters p, or opens the
+// existing one if it has them (NewWindow); clock is the tests' (see
+// WindowFilter.clock), nil in use.
+func createWindow(ctx context.Context, rdb redis.UniversalClient, name string, p windowParams, clock func() int64) (*WindowFilter, error) {
+	var token [16]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		return nil, fmt.Errorf("redisbloom: filter id: %w", err)
+	}
+	w := newWindowHandle(rdb, name, hex.EncodeToString(token[:]), p)
+	w.clock = clock
+	args := append(w.metaFields(), "check", w.check, "gen", "0", "epoch", "0", "head", "0", "rotations", "0",
+		w.args[2], w.args[4], w.now())
+	res, err := windowCreateScript.Run(ctx, rdb, w.h.keys, args...).Slice()
+	if err != nil {
+		return nil, w.h.wrap(err)
+	}
+	if len(res) == 1 {
+		return w, nil
+	}
+	existing, err := parseWindowMeta(rdb, name, res[1:])
+	if err != nil {
+		return nil, err
+	}
+	if err := existing.sameParameters(w); err != nil {
+		return nil, err
+	}
+	existing.clock = clock
+	return existing, nil
+}
+
+// now returns the scripts' ARGV[11]: "" for the server's time, or the
+// tests' clock.
+func (w *WindowFilter) now() string {
+	if w.clock == nil {
+		return ""
+	}
+	return strconv.FormatInt(w.clock(), 10)
+}
+
+// OpenWindow returns the existing window filter called name in rdb, with
+// the parameters it was created with. It returns ErrNotFound if there is
+// no such window, ErrFormat if name's keys hold something else, ErrCorrupt
+// or ErrLost for a window in that state, or the error of the round trip. It
+// can be served by a replica.
+func OpenWindow(ctx context.Context, rdb redis.UniversalClient, name string) (*WindowFilter, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	h := &Filter{rdb: rdb, name: name}
+	res, err := windowMetaScript.RunRO(ctx, rdb, keysOf(name)[:1], windowSlotPrefix(name), maxWindowGens).Slice()
+	if err != nil {
+		return nil, h.wrap(err)
+	}
+	return parseWindowMeta(rdb, name, res)
+}
+
+// windowMetaMap turns a window's metadata (field, value, ...) into a map,
+// refusing another format (ErrFormat) and a window marked lost (ErrLost).
+func windowMetaMap(name string, reply []any) (map[string]string, error) {
+	meta := make(map[string]string, len(reply)/2)
+	for i := 0; i+1 < len(reply); i += 2 {
+		field, ok1 := reply[i].(string)
+		value, ok2 := reply[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%w: %q: malformed metadata", ErrFormat, name)
+		}
+		meta[field] = value
+	}
+	if got := meta["format"]; got != windowFormatName {
+		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, windowFormatName)
+	}
+	if why, ok := meta["lost"]; ok {
+		return nil, fmt.Errorf("%w: %q: %s", ErrLost, name, why)
+	}
+	return meta, nil
+}
+
+// parseWindowMeta builds a handle from the metadata (field, value, ...),
+// validating every field: the parameters must be those bloom.NewWindow
+// builds from the window, error rate, generations, period, policy and seed
+// stored (so the sizes are recomputed, not trusted), and match the check.
+func parseWindowMeta(rdb redis.UniversalClient, name string, reply []any) (*WindowFilter, error) {
+	meta, err := windowMetaMap(name, reply)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(field string) error {
+		return fmt.Errorf("%w: %q: invalid %s %q", ErrCorrupt, name, field, meta[field])
+	}
+	seed, err := strconv.ParseUint(meta["seed"], 10, 32)
+	if err != nil {
+		return nil, bad("seed")
+	}
+	window, err := strconv.ParseUint(meta["window"], 10, 64)
+	if err != nil {
+		return nil, bad("window")
+	}
+	errorRate, err := strconv.ParseFloat(meta["error_rate"], 64)
+	if err != nil {
+		return nil, bad("error_rate")
+	}
+	gens, err := strconv.Atoi(meta["generations"])
+	if err != nil || gens < 2 || gens > maxWindowGens {
+		return nil, bad("generations")
+	}
+	period, err := strconv.ParseInt(meta["period"], 10, 64)
+	if err != nil || period < 0 {
+		return nil, bad("period")
+	}
+	var policy byte
+	switch meta["policy"] {
+	case "rotate-early":
+	case "saturate":
+		policy = policySaturate
+	default:
+		return nil, bad("policy")
+	}
+	if meta["id"] == "" {
+		return nil, bad("id")
+	}
+	epoch, err := parseUint(name, "epoch", meta["epoch"])
+	if err != nil {
+		return nil, err
+	}
+	gen, err := parseUint(name, "gen", meta["gen"])
+	if err != nil {
+		return nil, err
+	}
+	rotations, err := parseUint(name, "rotations", meta["rotations"])
+	if err != nil {
+		return nil, err
+	}
+	p, err := windowProbe(window, errorRate, windowOptions(uint32(seed), gens, time.Duration(period), policy))
+	if err == nil && (p.gens != gens || p.period != time.Duration(period)) {
+		err = fmt.Errorf("%d generations of %v, where the metadata has %d of %v", p.gens, p.period, gens, time.Duration(period))
+	}
+	if err == nil {
+		err = checkWindowParams(p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: invalid parameters: %v", ErrCorrupt, name, err)
+	}
+	w := newWindowHandle(rdb, name, meta["id"], p)
+	if meta["check"] != w.check {
+		return nil, fmt.Errorf("%w: %q: metadata does not match its check field (%q, computed %q): its parameters were changed",
+			ErrCorrupt, name, meta["check"], w.check)
+	}
+	w.h.seen.observe(gen)
+	w.view = newChainView(epoch, int(min(rotations, math.MaxInt)))
+	return w, nil
+}
+
+// sameParameters returns an error wrapping bloom.ErrIncompatible unless w
+// and want have the same parameters.
+func (w *WindowFilter) sameParameters(want *WindowFilter) error {
+	if w.p != want.p {
+		return fmt.Errorf("%w: window filter %q exists with window %d, error rate %v, %d generations, period %v, policy %d, seed %d; not %d, %v, %d, %v, %d, %d",
+			bloom.ErrIncompatible, w.h.name, w.p.window, w.p.errorRate, w.p.gens, w.p.period, w.p.policy, w.p.seed,
+			want.p.window, want.p.errorRate, want.p.gens, want.p.period, want.p.policy, want.p.seed)
+	}
+	return nil
+}
+
+// Name returns the name the window was created with.
+func (w *WindowFilter) Name() string { return w.h.name }
+
+// Window returns the number of keys the window promises to keep.
+func (w *WindowFilter) Window() uint64 { return w.p.window }
+
+// ErrorRate returns the false-positive rate the window keeps at every
+// moment (for a saturating time window, while no generation holds more
+// than GenerationCapacity keys).
+func (w *WindowFilter) ErrorRate() float64 { return w.p.errorRate }
+
+// Generations returns r, the number of generations in the ring.
+func (w *WindowFilter) Generations() int { return w.p.gens }
+
+// GenerationCapacity returns the keys each generation holds before the
+// next rotation: ceil(Window/(r-1)).
+func (w *WindowFilter) GenerationCapacity() uint64 { return w.p.genCap }
+
+// GenerationBits returns the size of each generation in bits (a multiple
+// of bloom.BlockBits); Redis holds it in GenerationBits/8 bytes.
+func (w *WindowFilter) GenerationBits() uint64 { return w.p.m }
+
+// Hashes returns the number of bit positions each key sets in a
+// generation.
+func (w *WindowFilter) Hashes() uint { return w.p.k }
+
+// Seed returns the murmur3 seed of every generation.
+func (w *WindowFilter) Seed() uint32 { return w.p.seed }
+
+// Duration returns how long a time window keeps keys, (r-1) times the
+// period of a generation (at least bloom.Every's d), and 0 for a count
+// window, as bloom.WindowFilter's Duration. The server keeps time in whole
+// microseconds: a generation lasts the period rounded up to one.
+func (w *WindowFilter) Duration() time.Duration { return w.p.period * time.Duration(w.p.gens-1) }
+
+// Rotations returns the number of rotations the handle has seen (at the
+// current import epoch), as of its last call.
+func (w *WindowFilter) Rotations() uint64 { return uint64(w.view.load().n) }
+
+// windowPositionsPerScript bounds the positions (keys times hashes) of one
+// script call of a WindowFilter: each position is read in up to r
+// generations.
+var windowPositionsPerScript = 7000
+
+// run runs the add or test script over keys, in script calls of at most
+// windowPositionsPerScript positions, one after the other (each atomic),
+// and returns the answers, one byte per key.
+func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte, error) {
+	if w.h.rdb == nil {
+		return nil, errZeroWindow
+	}
+	out := make([]byte, 0, len(keys))
+	per := max(1, windowPositionsPerScript/int(w.p.k))
+	idle := 0
+	for len(keys) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, w.h.wrap(err)
+		}
+		batch := keys[:min(per, len(keys))]
+		v := w.view.load()
+		reply, err := w.call(ctx, add, v, batch)
+		if retry, err := w.changed(ctx, err); err != nil {
+			return nil, err
+		} else if retry {
+			if idle++; idle > maxChangedRetries {
+				return nil, w.errKeepsChanging()
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		idle = 0
+		gen, rest, ok1 := strings.Cut(reply, ":")
+		rotText, a, ok2 := strings.Cut(rest, ":")
+		rot, err := strconv.ParseUint(rotText, 10, 64)
+		if !ok1 || !ok2 || err != nil || len(a) != len(batch) || rot < uint64(v.n) {
+			return nil, fmt.Errorf("redisbloom: filter %q: malformed script reply", w.h.name)
+		}
+		if err := w.h.observe(gen); err != nil {
+			return nil, err
+		}
+		w.view.see(v.epoch, int(min(rot, math.MaxInt)))
+		out = append(out, a...)
+		keys = keys[len(batch):]
+	}
+	return out, nil
+}
+
+func (w *WindowFilter) errKeepsChanging() error {
+	return fmt.Errorf("redisbloom: filter %q: %d calls in a row found the window imported since the call before; giving up",
+		w.h.name, maxChangedRetries)
+}
+
+// baseArgs returns ARGV[1..11] of the scripts for a call prepared with the
+// view v, with room for extra more.
+func (w *WindowFilter) baseArgs(v chain, extra int) []any {
+	args := make([]any, 0, 11+extra)
+	return append(args, w.h.id, strconv.FormatUint(w.h.seen.load(), 10), w.args[0],
+		strconv.FormatUint(v.epoch, 10), strconv.Itoa(v.n),
+		w.args[1], w.args[2], w.args[3], w.args[4], w.args[5], w.now())
+}
+
+// call runs one script call over keys, prepared with the view v.
+func (w *WindowFilter) call(ctx context.Context, add bool, v chain, keys [][]byte) (string, error) {
+	k := int(w.p.k)
+	text := make([]byte, 0, 11*k*len(keys))
+	ends := make([]int, 0, k*len(keys))
+	var locs []uint64
+	for _, key := range keys {
+		locs = bloom.AppendBlockedLocations(locs[:0], key, w.p.m, w.p.k, w.p.seed)
+		for _, p := range locs {
+			text = strconv.AppendUint(text, p, 10)
+			ends = append(ends, len(text))
+		}
+	}
+	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
+	args := append(w.baseArgs(v, 1+len(ends)), strconv.Itoa(len(keys)))
+	start := 0
+	for _, end := range ends {
+		args = append(args, all[start:end])
+		start = end
+	}
+	if !add {
+		var reply string
+		err := w.h.retryStale(ctx, func() error {
+			var err error
+			reply, err = windowTestScript.RunRO(ctx, w.h.rdb, w.h.keys, args...).Text()
+			return w.scriptErr(ctx, err)
+		})
+		return reply, err
+	}
+	cmd, notReplicated := w.h.waitWrite(ctx, windowAddScript, w.h.keys, args)
+	reply, err := cmd.Text()
+	if err != nil {
+		return "", w.scriptErr(ctx, err)
+	}
+	if notReplicated != nil {
+		gen, _, _ := strings.Cut(reply, ":")
+		if err := w.h.observe(gen); err != nil {
+			return "", err
+		}
+		return "", notReplicated
+	}
+	return reply, nil
+}
+
+// scriptErr is the handle's scriptErr, with EPOCH left as it is for
+// changed.
+func (w *WindowFilter) scriptErr(ctx context.Context, err error) error {
+	if err == nil || redis.HasErrorPrefix(err, errEpochPrefix) {
+		return err
+	}
+	return w.h.scriptErr(ctx, err)
+}
+
+// changed handles a script's EPOCH reply (an Import since the handle's
+// view): it reads the metadata again and takes its epoch and rotations.
+// retry reports whether err was that and the handle has caught up.
+func (w *WindowFilter) changed(ctx context.Context, err error) (retry bool, _ error) {
+	if err == nil || !redis.HasErrorPrefix(err, errEpochPrefix) {
+		return false, nil
+	}
+	res, err := windowMetaScript.RunRO(ctx, w.h.rdb, w.h.keys[:1], windowSlotPrefix(w.h.name), maxWindowGens).Slice()
+	if err != nil {
+		return false, w.h.wrap(err)
+	}
+	meta, err := windowMetaMap(w.h.name, res)
+	if err != nil {
+		return false, err
+	}
+	if meta["id"] != w.h.id {
+		return false, fmt.Errorf("%w: %q (deleted and created again)", ErrNotFound, w.h.name)
+	}
+	if meta["check"] != w.check {
+		return false, fmt.Errorf("%w: %q: metadata check %q, opened with %q", ErrCorrupt, w.h.name, meta["check"], w.check)
+	}
+	epoch, err1 := parseUint(w.h.name, "epoch", meta["epoch"])
+	rot, err2 := parseUint(w.h.name, "rotations", meta["rotations"])
+	if err := errors.Join(err1, err2); err != nil {
+		return false, err
+	}
+	// The scripts check the rotations and the generation against these.
+	w.view.see(epoch, int(min(rot, math.MaxInt)))
+	return true, nil
+}
+
+// Add inserts key into the newest generation, rotating first if it is full
+// (or, in a time window, if periods have passed). It takes one round trip
+// and returns ErrNotFound, ErrCorrupt or ErrLost if the window no longer
+// exists or is in that state (and then writes nothing). After any other
+// error the key may or may not have been added; retrying is safe.
+func (w *WindowFilter) Add(ctx context.Context, key []byte) error {
+	_, err := w.run(ctx, true, [][]byte{key})
+	return err
+}
+
+// Test reports whether key may be in the window: false means key is not
+// one of the keys the window keeps (the last Window keys added, or those
+// of the live generations of a time window); true means it probably is. It
+// takes one round trip and returns the errors Add returns, never false; it
+// can be served by a read replica, as Filter.Test.
+func (w *WindowFilter) Test(ctx context.Context, key []byte) (bool, error) {
+	r, err := w.run(ctx, false, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	return r[0] == '1', nil
+}
+
+// TestAndAdd inserts key and reports whether it was probably in the window
+// before the call (in any generation), atomically: when several clients
+// TestAndAdd the same new key at once, exactly one of them gets false
+// (none does if the key is a false positive). It returns the errors Add
+// returns.
+func (w *WindowFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
+	r, err := w.run(ctx, true, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	return r[0] == '1', nil
+}
+
+// AddMany inserts every key of keys, in order, as Add would one by one. It
+// takes one script call, atomic, and one round trip per 7,000 positions
+// (keys times Hashes). After an error other than ErrNotFound, ErrCorrupt or
+// ErrLost some, all or none of the keys may have been added; retrying is
+// safe.
+func (w *WindowFilter) AddMany(ctx context.Context, keys [][]byte) error {
+	_, err := w.run(ctx, true, keys)
+	return err
+}
+
+// TestMany reports whether each key of keys may be in the window, with
+// Test's meaning of true and false: present[i] is for keys[i]. It returns
+// the errors Test returns, never all false.
+func (w *WindowFilter) TestMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
+	r, err := w.run(ctx, false, keys)
+	if err != nil {
+		return nil, err
+	}
+	return answers(r), nil
+}
+
+// TestAndAddMany inserts every key of keys, in order, and reports for each
+// whether it was probably in the window before: present[i] is what
+// TestAndAdd(keys[i]) would have returned had the keys been added one by
+// one. Each script call is atomic (see AddMany for how many there are). It
+// returns the errors AddMany returns, with the same meaning.
+func (w *WindowFilter) TestAndAddMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
+	r, err := w.run(ctx, true, keys)
+	if err != nil {
+		return nil, err
+	}
+	return answers(r), nil
+}
+
+// windowState is what the count and export scripts return.
+type windowState struct {
+	gen       uint64
+	rotations uint64
+	head      int
+	now       int64 // server time, microseconds (0 in a count window)
+	elapsed   uint64
+	counts    []uint64 // by slot
+	starts    []int64  // by slot, microseconds
+	bitmaps   []any    // by slot, export only
+}
+
+// live returns the generations a test sees.
+func (st *windowState) live(r int) int { return r - int(min(st.elapsed, uint64(r))) }
+
+// state runs the count or export script and parses its reply.
+func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps bool) (*windowState, error) {
+	if w.h.rdb == nil {
+		return nil, errZeroWindow
+	}
+	r := w.p.gens
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return nil, w.h.wrap(err)
+		}
+		if try > maxChangedRetries {
+			return nil, w.errKeepsChanging()
+		}
+		v := w.view.load()
+		var res []any
+		err := w.h.retryStale(ctx, func() error {
+			var err error
+			res, err = script.RunRO(ctx, w.h.rdb, w.h.keys, w.baseArgs(v, 0)...).Slice()
+			return w.scriptErr(ctx, err)
+		})
+		if retry, err := w.changed(ctx, err); err != nil {
+			return nil, err
+		} else if retry {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		want := 5 + 2*r
+		if bitmaps {
+			want += r
+		}
+		if len(res) != want {
+			return nil, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
+		}
+		if err := w.h.observe(res[0]); err != nil {
+			return nil, err
+		}
+		st := &windowState{counts: make([]uint64, r), starts: make([]int64, r)}
+		var errs [4]error
+		st.rotations, errs[0] = parseUint(w.h.name, "rotations", res[1])
+		head, err1 := parseUint(w.h.name, "head", res[2])
+		now, err2 := parseUint(w.h.name, "time", res[3])
+		st.elapsed, errs[3] = parseUint(w.h.name, "elapsed", res[4])
+		errs[1], errs[2] = err1, err2
+		if err := errors.Join(errs[:]...); err != nil {
+			return nil, err
+		}
+		if head >= uint64(r) || st.rotations%uint64(r) != head || st.rotations < uint64(v.n) {
+			return nil, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
+		}
+		st.head, st.now = int(head), int64(now)
+		for s := range r {
+			c, err1 := parseUint(w.h.name, "count", res[5+s])
+			t, err2 := parseUint(w.h.name, "start", res[5+r+s])
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, err
+			}
+			st.counts[s], st.starts[s] = c, int64(t)
+		}
+		if bitmaps {
+			st.bitmaps = res[5+2*r:]
+		}
+		w.view.see(v.epoch, int(min(st.rotations, math.MaxInt)))
+		return st, nil
+	}
+}
+
+// Count returns the keys counted in the live generations, as
+// bloom.WindowFilter's Count: each add that set a bit in the newest
+// generation counts one, so a key added again after it left the newest
+// counts again; it is an upper bound on the distinct keys the window holds.
+// It returns the errors Test returns.
+func (w *WindowFilter) Count(ctx context.Context) (uint64, error) {
+	st, err := w.state(ctx, windowCountScript, false)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	r := w.p.gens
+	for j := range st.live(r) {
+		n += st.counts[(st.head-j+r)%r]
+	}
+	return n, nil
+}
+
+// Delete removes the window's keys from Redis. Afterwards every handle on it
+// gets ErrNotFound. Deleting a window that does not exist is not an error.
+func (w *WindowFilter) Delete(ctx context.Context) error {
+	if w.h.rdb == nil {
+		return errZeroWindow
+	}
+	return Destroy(ctx, w.h.rdb, w.h.name)
+}
+
+// WithWait returns a handle on the same window whose writes (Add,
+// TestAndAdd, AddMany, TestAndAddMany, Import) return only after at least
+// replicas replicas acknowledged them, with Redis's WAIT, or an error
+// wrapping ErrNotReplicated after timeout, as ScalableFilter.WithWait. The
+// handle shares w's write generation and view of the rotations; reads are
+// unchanged. It returns an error wrapping bloom.ErrInvalidParameter for a
+// client other than *redis.Client or *redis.ClusterClient, replicas < 1
+// or a timeout under a millisecond.
+func (w *WindowFilter) WithWait(replicas int, timeout time.Duration) (*WindowFilter, error) {
+	if w.h.rdb == nil {
+		return nil, errZeroWindow
+	}
+	h, err := w.h.WithWait(replicas, timeout)
+	if err != nil {
+		return nil, err
+	}
+	g := *w
+	g.h = *h
+	return &g, nil
+}

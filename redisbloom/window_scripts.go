@@ -1,0 +1,515 @@
+package redisbloom
+
+import "github.com/redis/go-redis/v9"
+
+// The scripts of a WindowFilter. KEYS[1] is the metadata hash, KEYS[2..r+1]
+// the bitmaps of the ring's r slots {name}:w:0 .. {name}:w:r-1 (all of
+// them, always, so that a Cluster sees every key a script uses declared).
+// Those that act on an opened filter start with windowCheckLua and take
+//
+//	ARGV[1] the filter's id (see checkLua);
+//	ARGV[2] the highest write generation the handle has seen (genCheckLua);
+//	ARGV[3] the metadata's check field as the handle computed it from the
+//	        parameters it opened (format, id, seed, window, error rate,
+//	        generations, period, policy), which determine every size below;
+//	ARGV[4] the import epoch the handle has seen (metadata field epoch,
+//	        which Import increments): a filter at a later epoch gives
+//	        EPOCH, and the client reads the metadata again; one at an
+//	        earlier epoch is CORRUPT;
+//	ARGV[5] the rotations the handle has seen at that epoch: a filter with
+//	        fewer is CORRUPT (generations it saw went back), as one behind
+//	        the write generation is LOSTGEN;
+//	ARGV[6] keys per generation (GenCap), ARGV[7] bytes of one
+//	        generation's bitmap, ARGV[8] hashes, ARGV[9] the period in
+//	        microseconds (0 for a count window), ARGV[10] "1" if the newest
+//	        generation rotates when it holds GenCap keys (a count window, or
+//	        a time window that rotates early), "0" if it saturates;
+//	ARGV[11] "" (the server's time, TIME), or in the tests a time in
+//	        microseconds the call takes instead, so that a time window can be
+//	        compared with bloom.WindowFilter on a fake clock;
+//	ARGV[12] N, the number of keys, then N*hashes positions, key after
+//	        key: a key's positions are the same in every generation (they
+//	        all have the same size and seed).
+//
+// The metadata holds head (the slot of the newest generation), rotations
+// (head is rotations mod r), c0..c(r-1) the keys counted in each slot (an
+// add that set a bit in it), t0..t(r-1) when each slot's generation started
+// (server time in microseconds, TIME; 0 in a count window), epoch, gen and
+// lost as for a Filter. Slot s is (head - j) mod r for the generation j
+// after the newest. A generation with count 0 has no bit set, and is not
+// read.
+//
+// Time: a time window reads the server's clock (TIME), so every client
+// sees the same generations whatever its own clock says. As
+// bloom.WindowFilter, it rotates once for every period that has passed
+// since the newest generation started, each new one starting a period after
+// the one before; a test sees only the generations such a rotation would
+// keep (live). Each slot's key gets a PEXPIRE, when its generation starts,
+// for a second past the time it stops being live if no key rotates it out
+// earlier (rotations by count only bring that time forward): a window that
+// nobody uses frees its memory, and the metadata stays. So a bitmap may be
+// missing only where its generation is no longer live; a live one missing
+// is NOTFOUND (evicted, deleted), never "absent".
+//
+// The prologue checks what every call relies on and leaves: r, head, rot,
+// epoch, cap, bytes, k, period, onCount, counts[s] and starts[s] for each
+// slot, now (microseconds; 0 in a count window), elapsed (whole periods
+// since the newest generation started) and live (the generations a test
+// sees, r less elapsed).
+const windowCheckLua = `
+local meta = redis.call('HMGET', KEYS[1], 'id', 'gen', 'check', 'lost', 'format', 'head', 'epoch', 'rotations')
+if meta[1] ~= ARGV[1] then
+  return redis.error_reply('NOTFOUND redisbloom: filter deleted, flushed, evicted or replaced')
+end
+if meta[4] then
+  return redis.error_reply('LOST redisbloom: ' .. meta[4])
+end
+if meta[5] ~= 'redisbloom-window/1' or meta[3] ~= ARGV[3] then
+  return redis.error_reply('CORRUPT redisbloom: metadata changed: format ' .. tostring(meta[5]) .. ', check ' ..
+    tostring(meta[3]) .. ' where the filter was opened with ' .. ARGV[3])
+end
+` + genCheckLua + `
+local r = #KEYS - 1
+local function int(v)
+  local x = tonumber(v)
+  if not x or x < 0 or x % 1 ~= 0 or x >= 9007199254740992 then return nil end
+  return x
+end
+local function dec(x) return string.format('%.0f', x) end
+local head, epoch, rot = int(meta[6]), int(meta[7] or '0'), int(meta[8])
+if not head or not rot or head >= r or rot % r ~= head then
+  return redis.error_reply('CORRUPT redisbloom: newest generation ' .. tostring(meta[6]) .. ' after ' ..
+    tostring(meta[8]) .. ' rotations in a ring of ' .. r)
+end
+if not epoch then
+  return redis.error_reply('CORRUPT redisbloom: invalid import epoch ' .. tostring(meta[7]))
+end
+local seenEpoch = tonumber(ARGV[4])
+if epoch < seenEpoch then
+  return redis.error_reply('CORRUPT redisbloom: import epoch ' .. epoch .. ', the client saw ' .. ARGV[4])
+end
+if epoch > seenEpoch then
+  return redis.error_reply('EPOCH redisbloom: imported since: epoch ' .. epoch .. ', the client saw ' .. ARGV[4])
+end
+if rot < tonumber(ARGV[5]) then
+  return redis.error_reply('CORRUPT redisbloom: ' .. dec(rot) .. ' rotations, where the client saw ' .. ARGV[5] ..
+    ' with no Import since: generations went back')
+end
+local cap, bytes, k, period = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local onCount = ARGV[10] == '1'
+local fields = {}
+for s = 0, r - 1 do
+  fields[2 * s + 1] = 'c' .. s
+  fields[2 * s + 2] = 't' .. s
+end
+local vals = redis.call('HMGET', KEYS[1], unpack(fields))
+local counts, starts = {}, {}
+for s = 0, r - 1 do
+  counts[s], starts[s] = int(vals[2 * s + 1]), int(vals[2 * s + 2])
+  if not counts[s] or (onCount and counts[s] > cap) or not starts[s] then
+    return redis.error_reply('CORRUPT redisbloom: generation in slot ' .. s .. ': invalid count ' ..
+      tostring(vals[2 * s + 1]) .. ' or start ' .. tostring(vals[2 * s + 2]))
+  end
+end
+local now, elapsed = 0, 0
+if period > 0 then
+  if ARGV[11] ~= '' then
+    now = tonumber(ARGV[11])
+  else
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  local d = now - starts[head]
+  if d >= period then
+    elapsed = math.floor(d / period)
+    while elapsed * period > d do elapsed = elapsed - 1 end
+    while (elapsed + 1) * period <= d do elapsed = elapsed + 1 end
+  end
+end
+local live = r - math.min(elapsed, r)
+for j = 0, live - 1 do
+  local s = (head - j) % r
+  local size = redis.call('STRLEN', KEYS[s + 2])
+  if size ~= bytes then
+    if size == 0 and redis.call('EXISTS', KEYS[s + 2]) == 0 then
+      return redis.error_reply('NOTFOUND redisbloom: bitmap of the generation in slot ' .. s .. ' deleted, flushed, evicted or expired')
+    end
+    return redis.error_reply('CORRUPT redisbloom: bitmap of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. bytes)
+  end
+end
+`
+
+// windowKeysLua checks ARGV[12] = N against the positions given and
+// defines test(s, list): the keys of list (indices into the batch) whose
+// positions are all set in slot s, read one position of every key still in
+// the running at a time, so that an absent key costs about two reads in a
+// half-full generation. Each BITFIELD_RO call carries at most 2600
+// positions.
+const windowKeysLua = `
+local N = tonumber(ARGV[12])
+local base = 13
+if not N or #ARGV ~= 12 + N * k then
+  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 12) .. ' positions for ' .. tostring(ARGV[12]) .. ' keys of ' .. k .. ' hashes')
+end
+local function test(s, list)
+  for t = 0, k - 1 do
+    if #list == 0 then return list end
+    local keep = {}
+    for first = 1, #list, 2600 do
+      local last = math.min(#list, first + 2599)
+      local args = {}
+      local q = 0
+      for x = first, last do
+        args[q + 1] = 'GET'
+        args[q + 2] = 'u1'
+        args[q + 3] = ARGV[base + (list[x] - 1) * k + t]
+        q = q + 3
+      end
+      local got = redis.call('BITFIELD_RO', KEYS[s + 2], unpack(args, 1, q))
+      for x = first, last do
+        if got[x - first + 1] == 1 then keep[#keep + 1] = list[x] end
+      end
+    end
+    list = keep
+  end
+  return list
+end
+`
+
+// windowRotateLua defines clearSlot(s, start), which empties slot s for a
+// new generation started at start (microseconds), and expire(s, j), which
+// gives its key, the generation j after the newest, a PEXPIRE of a second
+// past the time it stops being live: starts[head] + (r - j) periods (later
+// rotations by time keep that time, rotations by count bring it forward).
+const windowRotateLua = `
+local function clearSlot(s, start)
+  redis.call('DEL', KEYS[s + 2])
+  redis.call('SETBIT', KEYS[s + 2], 8 * bytes - 1, 0)
+  counts[s], starts[s] = 0, start
+end
+local function expire(s, j)
+  if period > 0 then
+    local ms = math.ceil((starts[head] + (r - j) * period - now) / 1000) + 1000
+    redis.call('PEXPIRE', KEYS[s + 2], dec(math.max(ms, 1)))
+  end
+end
+local function saveState()
+  local h = {'head', head, 'rotations', dec(rot)}
+  for s = 0, r - 1 do
+    h[#h + 1] = 'c' .. s
+    h[#h + 1] = dec(counts[s])
+    h[#h + 1] = 't' .. s
+    h[#h + 1] = dec(starts[s])
+  end
+  redis.call('HSET', KEYS[1], unpack(h))
+end
+`
+
+// windowAddScript adds the N keys, in order, as bloom.WindowFilter's
+// TestAndAdd does one by one: first the rotations the time calls for
+// (Advance), then for each key a rotation if the newest generation holds
+// GenCap keys and the window rotates on count (the oldest is emptied and
+// becomes the newest, started now), then its positions set in the newest.
+// A key's answer is '1' if it was in any generation before it was added
+// (the oldest included when that key's add rotates it out, as
+// bloom.WindowFilter tests before it adds): its bits all set in the newest
+// (BITFIELD SET returns the old bits), or in an older one, read before the
+// keys are set (older generations do not change; a rotation during the
+// call adds the former newest to them and takes the oldest away). Keys are set in runs of at most the newest's
+// remaining room, so that a run cannot overfill it. It returns
+// "gen:rotations:answers".
+var windowAddScript = redis.NewScript(`#!lua
+` + windowCheckLua + windowKeysLua + windowRotateLua + `
+local changed = false
+if elapsed > 0 then
+  local start = starts[head]
+  local e = math.min(elapsed, r)
+  for i = 1, e do
+    head = (head + 1) % r
+    clearSlot(head, start + i * period)
+    rot = rot + 1
+  end
+  starts[head] = start + elapsed * period
+  for j = 0, e - 1 do expire((head - j) % r, j) end
+  changed = true
+end
+-- foundIn[x]: an older generation's slot that holds key x.
+local foundIn = {}
+local function find(list, from, to)
+  for j = from, to do
+    if #list == 0 then return end
+    local s = (head - j) % r
+    if counts[s] > 0 then
+      local hit = {}
+      for _, x in ipairs(test(s, list)) do
+        foundIn[x] = s
+        hit[x] = true
+      end
+      local rest = {}
+      for _, x in ipairs(list) do
+        if not hit[x] then rest[#rest + 1] = x end
+      end
+      list = rest
+    end
+  end
+end
+local all = {}
+for x = 1, N do all[x] = x end
+find(all, 1, r - 1)
+local out = {}
+local per = math.max(1, math.floor(1800 / k))
+local i = 1
+-- inDropped: the key i, which made the oldest generation go, was in it.
+local inDropped = 0
+while i <= N do
+  if onCount and counts[head] >= cap then
+    -- The oldest (slot head+1) is emptied and becomes the newest; the keys
+    -- found only there are looked for in the other older generations,
+    -- and the keys not found anywhere in the former newest.
+    local dropped = (head + 1) % r
+    if foundIn[i] == dropped then inDropped = i end
+    local lost, fresh = {}, {}
+    for x = i, N do
+      if foundIn[x] == dropped then
+        foundIn[x] = nil
+        lost[#lost + 1] = x
+      elseif not foundIn[x] then
+        fresh[#fresh + 1] = x
+      end
+    end
+    head = dropped
+    clearSlot(head, now)
+    expire(head, 0)
+    rot = rot + 1
+    changed = true
+    find(fresh, 1, 1)
+    find(lost, 1, r - 1)
+  end
+  local room = N
+  if onCount then room = cap - counts[head] end
+  local lim = math.max(1, math.min(room, per)) -- room >= 1: rotated above if full
+  local args, idx = {}, {}
+  local q = 0
+  while i <= N and #idx < lim do
+    idx[#idx + 1] = i
+    local p = base + (i - 1) * k
+    for t = 0, k - 1 do
+      args[q + 1] = 'SET'
+      args[q + 2] = 'u1'
+      args[q + 3] = ARGV[p + t]
+      args[q + 4] = '1'
+      q = q + 4
+    end
+    i = i + 1
+  end
+  local old = redis.call('BITFIELD', KEYS[head + 2], unpack(args, 1, q))
+  local o = 1
+  for _, x in ipairs(idx) do
+    local was = true
+    for _ = 1, k do
+      if old[o] == 0 then was = false end
+      o = o + 1
+    end
+    if not was then
+      counts[head] = counts[head] + 1
+      changed = true
+    end
+    if was or foundIn[x] or inDropped == x then out[x] = '1' else out[x] = '0' end
+  end
+end
+if changed then
+  saveState()
+  gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+end
+return gentext .. ':' .. dec(rot) .. ':' .. table.concat(out)
+`)
+
+// windowTestScript reports for each of the N keys whether it is in any
+// live generation (newest first; a key found is not read further) and
+// returns "gen:rotations:answers". It writes nothing.
+var windowTestScript = redis.NewScript(`#!lua flags=no-writes
+` + windowCheckLua + windowKeysLua + `
+local list = {}
+for x = 1, N do list[x] = x end
+local present = {}
+for j = 0, live - 1 do
+  if #list == 0 then break end
+  local s = (head - j) % r
+  if counts[s] > 0 then
+    for _, x in ipairs(test(s, list)) do present[x] = true end
+    local rest = {}
+    for _, x in ipairs(list) do
+      if not present[x] then rest[#rest + 1] = x end
+    end
+    list = rest
+  end
+end
+local out = {}
+for x = 1, N do
+  if present[x] then out[x] = '1' else out[x] = '0' end
+end
+return gentext .. ':' .. dec(rot) .. ':' .. table.concat(out)
+`)
+
+// windowStateLua builds reply: {gen, rotations, head, now, elapsed,
+// c0, ..., c(r-1), t0, ..., t(r-1)}.
+const windowStateLua = `
+local reply = {gentext, dec(rot), head, dec(now), dec(elapsed)}
+for s = 0, r - 1 do reply[#reply + 1] = dec(counts[s]) end
+for s = 0, r - 1 do reply[#reply + 1] = dec(starts[s]) end
+`
+
+// windowCountScript returns windowStateLua's reply (ARGV[1..11]).
+var windowCountScript = redis.NewScript(`#!lua flags=no-writes
+` + windowCheckLua + windowStateLua + `
+return reply
+`)
+
+// windowExportScript returns windowStateLua's reply followed by the r
+// bitmaps, slot 0 first; that of a generation that is no longer live may
+// be missing (false: expired), and the client takes it as emptied.
+var windowExportScript = redis.NewScript(`#!lua flags=no-writes
+` + windowCheckLua + windowStateLua + `
+for s = 0, r - 1 do reply[#reply + 1] = redis.call('GET', KEYS[s + 2]) end
+return reply
+`)
+
+// windowImportScript replaces the whole ring (ARGV[1..11] as above, ARGV[12]
+// the new head, ARGV[13] the new rotations, then r counts, r starts and r
+// bitmaps, slot 0 first, each of the size's bytes), gives each slot of a
+// time window its expiry, increments epoch and gen and returns {gen,
+// epoch}.
+var windowImportScript = redis.NewScript(`#!lua
+` + windowCheckLua + windowRotateLua + `
+local h, ro = int(ARGV[12]), int(ARGV[13])
+if not h or not ro or h >= r or ro % r ~= h or #ARGV ~= 13 + 3 * r then
+  return redis.error_reply('CORRUPT redisbloom: imported newest generation ' .. ARGV[12] .. ' after ' .. ARGV[13] .. ' rotations')
+end
+for s = 0, r - 1 do
+  if #ARGV[14 + 2 * r + s] ~= bytes or not int(ARGV[14 + s]) or not int(ARGV[14 + r + s]) then
+    return redis.error_reply('CORRUPT redisbloom: imported generation in slot ' .. s .. ' does not match the sizes')
+  end
+end
+head, rot = h, ro
+for s = 0, r - 1 do
+  redis.call('SET', KEYS[s + 2], ARGV[14 + 2 * r + s])
+  counts[s], starts[s] = tonumber(ARGV[14 + s]), tonumber(ARGV[14 + r + s])
+end
+for j = 0, r - 1 do expire((head - j) % r, j) end
+saveState()
+local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+return {redis.call('HINCRBY', KEYS[1], 'gen', 1), e}
+`)
+
+// windowLostLua sets lost when the metadata KEYS[1] of this format exists
+// with its newest generation's bitmap missing while that generation is
+// still live (a window that nobody used for r periods has let every bitmap
+// expire: that is not a loss), for r and slotKey(s) defined before, the
+// period being the metadata's period_us.
+const windowLostLua = `
+local lost = false
+local m = redis.call('HMGET', KEYS[1], 'head', 'period_us')
+local head, period = tonumber(m[1]), tonumber(m[2])
+if head and period and head >= 0 and head < r and head % 1 == 0 and redis.call('EXISTS', slotKey(head)) == 0 then
+  lost = true
+  if period > 0 then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local start = tonumber(redis.call('HGET', KEYS[1], 't' .. head))
+    if start and now - start >= r * period then lost = false end
+  end
+end
+`
+
+// windowCreateScript creates the window (ARGV: field, value, ... of the
+// metadata, format first, then ARGV[#ARGV-2] = bytes per bitmap,
+// ARGV[#ARGV-1] = the period in microseconds and ARGV[#ARGV] = "" or the
+// tests' time, as ARGV[11] of the other scripts) unless it exists: r empty
+// generations, all started now (0 in a count window), slot 0 the newest. It
+// returns {1} when it created the window and {0, field, value, ...} with the
+// stored metadata when one existed. Metadata of this format whose newest
+// bitmap is gone while live is a lost window, created again with a new id;
+// bitmaps without metadata are an error.
+var windowCreateScript = redis.NewScript(`#!lua
+local r = #KEYS - 1
+local function slotKey(s) return KEYS[s + 2] end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local format = redis.call('HGET', KEYS[1], 'format')
+  if format == ARGV[2] then
+` + windowLostLua + `
+    if not lost then
+      local meta = redis.call('HGETALL', KEYS[1])
+      table.insert(meta, 1, 0)
+      return meta
+    end
+  else
+    local meta = redis.call('HGETALL', KEYS[1])
+    table.insert(meta, 1, 0)
+    return meta
+  end
+  redis.call('DEL', unpack(KEYS))
+end
+for s = 2, #KEYS do
+  if redis.call('EXISTS', KEYS[s]) == 1 then
+    return redis.error_reply('EXISTS redisbloom: a generation key exists without its metadata (evicted, expired or deleted, or another program uses the name); remove it with Destroy or choose another name')
+  end
+end
+local bytes, period = tonumber(ARGV[#ARGV - 2]), tonumber(ARGV[#ARGV - 1])
+local now = 0
+if period > 0 and ARGV[#ARGV] ~= '' then
+  now = tonumber(ARGV[#ARGV])
+elseif period > 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local fields = {}
+for j = 1, #ARGV - 3 do fields[j] = ARGV[j] end
+for s = 0, r - 1 do
+  fields[#fields + 1] = 'c' .. s
+  fields[#fields + 1] = '0'
+  fields[#fields + 1] = 't' .. s
+  fields[#fields + 1] = string.format('%.0f', now)
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+for s = 0, r - 1 do
+  redis.call('SETBIT', KEYS[s + 2], 8 * bytes - 1, 0)
+  if period > 0 then
+    -- Slot s is the generation (0 - s) mod r after the newest.
+    local j = (0 - s) % r
+    redis.call('PEXPIRE', KEYS[s + 2], string.format('%.0f', math.ceil((r - j) * period / 1000) + 1000))
+  end
+end
+return {1}
+`)
+
+// windowMetaScript returns the metadata of an existing window as field,
+// value, ... (the client checks it; every later call checks the bitmaps),
+// and that of another format as it is (the client refuses it with
+// ErrFormat). KEYS[1] is the metadata, ARGV[1] the prefix of the slots'
+// keys, "{name}:w:" (keys of the filter's own hash tag, so in its slot,
+// though not declared: the client learns r here), ARGV[2] the most
+// generations a window has.
+var windowMetaScript = redis.NewScript(`#!lua flags=no-writes
+local function slotKey(s) return ARGV[1] .. s end
+local meta = redis.call('HGETALL', KEYS[1])
+if #meta == 0 then
+  for s = 0, tonumber(ARGV[2]) - 1 do
+    if redis.call('EXISTS', slotKey(s)) == 1 then
+      return redis.error_reply('CORRUPT redisbloom: a generation key exists without its metadata (evicted, expired or deleted); Destroy removes it')
+    end
+  end
+  return redis.error_reply('NOTFOUND redisbloom: filter does not exist')
+end
+if redis.call('HGET', KEYS[1], 'format') ~= 'redisbloom-window/1' then
+  return meta
+end
+local r = tonumber(redis.call('HGET', KEYS[1], 'generations'))
+if not r or r < 2 or r > tonumber(ARGV[2]) or r % 1 ~= 0 then
+  return meta
+end
+` + windowLostLua + `
+if lost then
+  return redis.error_reply('NOTFOUND redisbloom: the newest generation was deleted, flushed or evicted')
+end
+return meta
+`)
