@@ -4,7 +4,10 @@
 //
 // BloomFilter is a fixed-size filter sized from a capacity (keys) and a target
 // error rate. ScalableBloomFilter grows without limit while keeping its overall
-// error rate under its target.
+// error rate under its target. WindowFilter remembers only the last keys it
+// was given, by count or by time, keeping its rate in bounded memory. View
+// answers from the bytes of an encoding where they lie (a file mapping, an
+// embedded string) without loading them.
 //
 // Keys are hashed once with 128-bit murmur3 (seeded by the filter's seed); the
 // k bit positions are derived from the two 64-bit halves by enhanced double
@@ -128,7 +131,11 @@
 // Decoders reject a version-3 sub-filter in a filter of version 1 or 2 and
 // the reverse, and any other offset, padding or length.
 //
-// The text encoding of either type is the standard base64 (RFC 4648, with
+// A WindowFilter's encoding (magic "BLMW", version 3) is laid out the same
+// way, a 64-byte header with its own checksum and the bits of each
+// generation in checksummed sections; its type doc gives the fields.
+//
+// The text encoding of every type is the standard base64 (RFC 4648, with
 // padding, without line breaks) of its binary encoding.
 package bloom
 

@@ -3,6 +3,7 @@ package bloom
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -1152,7 +1153,7 @@ func ReadAny(r io.Reader, opts ...Option) (Filter, error) {
 	switch string(m[:]) {
 	case format.Magic:
 		if err := s.plainOnly(); err != nil {
-			return nil, paramError("Linear, Exponential and Tightening contradict a BloomFilter's encoding")
+			return nil, fmt.Errorf("%w (the encoding is a BloomFilter's)", err)
 		}
 		f, err := readPlain(r, m[:], s)
 		if err != nil {
