@@ -160,6 +160,7 @@ import (
 	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/bloomfilters/bloom/internal/mmap"
 	"github.com/bloomfilters/bloom/internal/murmur"
+	"github.com/bloomfilters/bloom/internal/window"
 
 	// The batch pipelines of internal/classic and internal/blocked are
 	// generic, so they are compiled here, where they are instantiated, and
@@ -1657,6 +1658,9 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // and answered 1.3 to 1.5x slower. For a big filter queried at random,
 // prefer Open on a file, or Read (docs/mapping.md).
 func NewView(data []byte, opts ...ViewOption) (*View, error) {
+	if len(data) >= len(window.Magic) && string(data[:len(window.Magic)]) == window.Magic {
+		return nil, format.Corrupt("a WindowFilter's encoding: a View reads those of BloomFilter and ScalableBloomFilter; use ReadWindow")
+	}
 	e, err := format.Locate(data, !skipBody(opts))
 	if err != nil {
 		return nil, err
