@@ -5284,6 +5284,20 @@ func BenchmarkHashed(b *testing.B) {
 					sink = keyed.Test(keys[i&(keySet-1)])
 				}
 			})
+			// Side by side on alternate chunks (benchPair): "speedup" is
+			// Test's time over TestHash's, which here also derives each
+			// hash from its key (hashesOf's two loads and a multiply).
+			b.Run(layout+"/Test"+kind+"/paired", func(b *testing.B) {
+				benchPair(b, keys, func(chunk [][]byte) {
+					for _, k := range chunk {
+						sink = keyed.Test(k)
+					}
+				}, func(chunk [][]byte) {
+					for _, k := range chunk {
+						sink = hashed.TestHash(binary.LittleEndian.Uint64(k) ^ binary.LittleEndian.Uint64(k[8:])*0x9E3779B97F4A7C15)
+					}
+				})
+			})
 			b.Run(layout+"/Test"+kind+"/TestHash", func(b *testing.B) {
 				b.ReportAllocs()
 				for i := range b.N {
