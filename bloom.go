@@ -1523,8 +1523,8 @@ func (f *BloomFilter) Blocked() bool { return f.blocked }
 // or more and never allocate.
 
 // hashBytes returns the 8 little-endian bytes of *h, in place, which the
-// hashed calls hash (see layout.KeyBytes).
-func hashBytes(h *uint64) []byte { return layout.KeyBytes(h) }
+// hashed calls hash (see layout.HashBytes).
+func hashBytes(h *uint64) []byte { return layout.HashBytes(h) }
 
 // AddHash inserts the key whose 64-bit hash is h: it is Add of the 8
 // little-endian bytes of h (see TestHash). It does not allocate.
