@@ -1002,6 +1002,33 @@ func encodeScalableV1(s *ScalableBloomFilter) []byte {
 // sameVersion returns the encoding of f in the format version of data:
 // MarshalBinary's for version 3, encodeV1's for the others.
 func sameVersion(f interface{ MarshalBinary() ([]byte, error) }, data []byte) []byte {
+	// Version 3 records its section size, which decoders accept as any
+	// power of two in [64, 2^30] and encoders write as 2^20: re-encode with
+	// the sizes data has.
+	if len(data) >= format.V3HeaderSize && format.IsV3(data) {
+		switch f := f.(type) {
+		case *BloomFilter:
+			h := format.V3Header{Header: f.header(), SectionSize: uint64(binary.LittleEndian.Uint32(data[48:]))}
+			return format.AppendV3(nil, h, f.words, false)
+		case *ScalableBloomFilter:
+			_, subs, err := format.WalkV3Scalable(data)
+			if err != nil || len(subs) != len(f.filters) {
+				return nil
+			}
+			sizes := make([]uint64, len(subs))
+			for i, sub := range subs {
+				h := format.V3Header{Header: f.filters[i].header(), SectionSize: sub.H.SectionSize}
+				sizes[i] = h.Size()
+			}
+			offsets, _ := format.V3ScalableOffsets(sizes)
+			b := format.AppendV3ScalableHeader(nil, format.V3ScalableHeader{ScalableHeader: f.header(f.filters, f.saturated)}, offsets)
+			for i, g := range f.filters {
+				b = append(b, make([]byte, int(offsets[i])-len(b))...)
+				b = format.AppendV3(b, format.V3Header{Header: g.header(), SectionSize: subs[i].H.SectionSize}, g.words, false)
+			}
+			return b
+		}
+	}
 	if len(data) >= 6 && !format.IsV3(data) {
 		switch f := f.(type) {
 		case *BloomFilter:
