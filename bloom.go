@@ -565,7 +565,7 @@ func (f *BloomFilter) AddString(key string) {
 // addKey is TestAndAdd: add written out after the hash, so that the
 // single-key calls of a filter that is not concurrent go straight to the
 // layout's code, one call less per key than through add (which cannot be
-// inlined). The hashed calls pass it a hash's 8 bytes (hashBytes). It is
+// inlined). The hashed calls pass it a hash's 8 bytes (layout.HashBytes). It is
 // not generic, as it was for a while: a call to a generic function that a
 // caller in another package inlines, such as Add, made the key escape there
 // (escape analysis had no tags for the instantiation), so Add of a stack
@@ -1522,14 +1522,10 @@ func (f *BloomFilter) Blocked() bool { return f.blocked }
 // rate (5e-11 at n = 10^9). They cost less than the calls on keys of 9 bytes
 // or more and never allocate.
 
-// hashBytes returns the 8 little-endian bytes of *h, in place, which the
-// hashed calls hash (see layout.HashBytes).
-func hashBytes(h *uint64) []byte { return layout.HashBytes(h) }
-
 // AddHash inserts the key whose 64-bit hash is h: it is Add of the 8
 // little-endian bytes of h (see TestHash). It does not allocate.
 func (f *BloomFilter) AddHash(h uint64) {
-	addKey(f, hashBytes(&h))
+	addKey(f, layout.HashBytes(&h))
 }
 
 // TestHash reports whether the key whose 64-bit hash is h may be in the
@@ -1540,13 +1536,13 @@ func (f *BloomFilter) AddHash(h uint64) {
 // which adds about n/2^64 to the rate for n keys and a uniform 64-bit hash.
 // It does not allocate.
 func (f *BloomFilter) TestHash(h uint64) bool {
-	return testKey(f, hashBytes(&h))
+	return testKey(f, layout.HashBytes(&h))
 }
 
 // TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
 // TestHash).
 func (f *BloomFilter) TestAndAddHash(h uint64) bool {
-	return addKey(f, hashBytes(&h))
+	return addKey(f, layout.HashBytes(&h))
 }
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes: it inserts every
@@ -1794,7 +1790,7 @@ func (v *View) TestString(key string) bool { return v.Test(bytesOf(key)) }
 func (v *View) TestHash(h uint64) bool {
 	v.check()
 	if v.f != nil {
-		return testKey(v.f, hashBytes(&h))
+		return testKey(v.f, layout.HashBytes(&h))
 	}
 	return v.s.test(murmur.Sum128(layout.KeyBytes(&h), v.s.seed))
 }

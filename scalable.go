@@ -1556,7 +1556,7 @@ func (w *WindowFilter) ring() *window.Filter {
 }
 
 // windowAdd is Add and TestAndAdd (test). It is not generic (the hashed
-// calls pass a hash's 8 bytes, hashBytes), as a generic function called
+// calls pass a hash's 8 bytes, layout.HashBytes), as a generic function called
 // from an inlined method made the caller's key escape: see addKey and
 // TestWindowNoAllocsFromOtherPackage (1 allocation per Add of a stack
 // array, 2 per batch, before).
@@ -1606,7 +1606,7 @@ func (w *WindowFilter) AddString(key string) { windowAdd(w, bytesOf(key), false)
 
 // AddHash is Add for the key whose 64-bit hash is h: Add of its 8
 // little-endian bytes (see BloomFilter.TestHash).
-func (w *WindowFilter) AddHash(h uint64) { windowAdd(w, hashBytes(&h), false) }
+func (w *WindowFilter) AddHash(h uint64) { windowAdd(w, layout.HashBytes(&h), false) }
 
 // Test reports whether key may be among the keys the window keeps: false
 // means it is not (it was never added, or was forgotten); true means it
@@ -1618,7 +1618,7 @@ func (w *WindowFilter) Test(key []byte) bool { return windowTest(w, key) }
 func (w *WindowFilter) TestString(key string) bool { return windowTest(w, bytesOf(key)) }
 
 // TestHash is Test for the key whose 64-bit hash is h (see AddHash).
-func (w *WindowFilter) TestHash(h uint64) bool { return windowTest(w, hashBytes(&h)) }
+func (w *WindowFilter) TestHash(h uint64) bool { return windowTest(w, layout.HashBytes(&h)) }
 
 // TestAndAdd reports whether key may be among the keys kept (as Test) and
 // adds it (as Add), in one call: under Concurrent, one of several
@@ -1630,7 +1630,7 @@ func (w *WindowFilter) TestAndAdd(key []byte) bool { return windowAdd(w, key, tr
 func (w *WindowFilter) TestAndAddString(key string) bool { return windowAdd(w, bytesOf(key), true) }
 
 // TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h.
-func (w *WindowFilter) TestAndAddHash(h uint64) bool { return windowAdd(w, hashBytes(&h), true) }
+func (w *WindowFilter) TestAndAddHash(h uint64) bool { return windowAdd(w, layout.HashBytes(&h), true) }
 
 // windowAddMany is the batch add, with results for TestAndAddMany. The
 // exported batch methods are go:noinline, as BloomFilter's are: a caller in

@@ -492,8 +492,9 @@ func metaCheck(fields []any) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// metaMap turns a metadata reply (field, value, ...) into a map.
-func metaMap(name string, reply []any) (map[string]string, error) {
+// metaMap turns a metadata reply (field, value, ...) into a map, refusing a
+// format other than want (ErrFormat).
+func metaMap(name string, reply []any, want string) (map[string]string, error) {
 	meta := make(map[string]string, len(reply)/2)
 	for i := 0; i+1 < len(reply); i += 2 {
 		field, ok1 := reply[i].(string)
@@ -503,8 +504,8 @@ func metaMap(name string, reply []any) (map[string]string, error) {
 		}
 		meta[field] = value
 	}
-	if got := meta["format"]; got != formatName {
-		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, formatName)
+	if got := meta["format"]; got != want {
+		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, want)
 	}
 	return meta, nil
 }
@@ -527,7 +528,7 @@ func parseUint(name, field string, v any) (uint64, error) {
 // (field, value, ..., "strlen", the bitmap's length), validating every field
 // and the bitmap's length.
 func parseMeta(rdb redis.UniversalClient, name string, reply []any) (*Filter, error) {
-	meta, err := metaMap(name, reply)
+	meta, err := metaMap(name, reply, formatName)
 	if err != nil {
 		return nil, err
 	}

@@ -382,7 +382,7 @@ func (s *ScalableFilter) reload(ctx context.Context) error {
 	if err != nil {
 		return s.h.wrap(err)
 	}
-	meta, err := scalableMetaMap(s.h.name, res)
+	meta, err := lostMetaMap(s.h.name, res, scalableFormatName)
 	if err != nil {
 		return err
 	}

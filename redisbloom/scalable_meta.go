@@ -39,7 +39,7 @@ func (s *ScalableFilter) metaFields() []any {
 // validating every field, the number of sub-filters against what the
 // parameters can build (checkCount) included.
 func parseScalableMeta(ctx context.Context, rdb redis.UniversalClient, name string, reply []any) (*ScalableFilter, error) {
-	meta, err := scalableMetaMap(name, reply)
+	meta, err := lostMetaMap(name, reply, scalableFormatName)
 	if err != nil {
 		return nil, err
 	}
@@ -110,21 +110,12 @@ func parseScalableMeta(ctx context.Context, rdb redis.UniversalClient, name stri
 	return s, nil
 }
 
-// scalableMetaMap turns a scalable filter's metadata (field, value, ...)
-// into a map, refusing another format (ErrFormat) and a filter marked lost
-// (ErrLost).
-func scalableMetaMap(name string, reply []any) (map[string]string, error) {
-	meta := make(map[string]string, len(reply)/2)
-	for i := 0; i+1 < len(reply); i += 2 {
-		field, ok1 := reply[i].(string)
-		value, ok2 := reply[i+1].(string)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("%w: %q: malformed metadata", ErrFormat, name)
-		}
-		meta[field] = value
-	}
-	if got := meta["format"]; got != scalableFormatName {
-		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, scalableFormatName)
+// lostMetaMap is metaMap for a scalable filter or a window, whose metadata
+// can also mark it lost (ErrLost).
+func lostMetaMap(name string, reply []any, want string) (map[string]string, error) {
+	meta, err := metaMap(name, reply, want)
+	if err != nil {
+		return nil, err
 	}
 	if why, ok := meta["lost"]; ok {
 		return nil, fmt.Errorf("%w: %q: %s", ErrLost, name, why)

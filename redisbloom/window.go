@@ -282,33 +282,12 @@ func OpenWindow(ctx context.Context, rdb redis.UniversalClient, name string) (*W
 	return parseWindowMeta(rdb, name, res)
 }
 
-// windowMetaMap turns a window's metadata (field, value, ...) into a map,
-// refusing another format (ErrFormat) and a window marked lost (ErrLost).
-func windowMetaMap(name string, reply []any) (map[string]string, error) {
-	meta := make(map[string]string, len(reply)/2)
-	for i := 0; i+1 < len(reply); i += 2 {
-		field, ok1 := reply[i].(string)
-		value, ok2 := reply[i+1].(string)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("%w: %q: malformed metadata", ErrFormat, name)
-		}
-		meta[field] = value
-	}
-	if got := meta["format"]; got != windowFormatName {
-		return nil, fmt.Errorf("%w: %q has format %q, want %q", ErrFormat, name, got, windowFormatName)
-	}
-	if why, ok := meta["lost"]; ok {
-		return nil, fmt.Errorf("%w: %q: %s", ErrLost, name, why)
-	}
-	return meta, nil
-}
-
 // parseWindowMeta builds a handle from the metadata (field, value, ...),
 // validating every field: the parameters must be those bloom.NewWindow
 // builds from the window, error rate, generations, period, policy and seed
 // stored (so the sizes are recomputed, not trusted), and match the check.
 func parseWindowMeta(rdb redis.UniversalClient, name string, reply []any) (*WindowFilter, error) {
-	meta, err := windowMetaMap(name, reply)
+	meta, err := lostMetaMap(name, reply, windowFormatName)
 	if err != nil {
 		return nil, err
 	}
@@ -556,7 +535,7 @@ func (w *WindowFilter) changed(ctx context.Context, err error) (retry bool, _ er
 	if err != nil {
 		return false, w.h.wrap(err)
 	}
-	meta, err := windowMetaMap(w.h.name, res)
+	meta, err := lostMetaMap(w.h.name, res, windowFormatName)
 	if err != nil {
 		return false, err
 	}

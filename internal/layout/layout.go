@@ -12,7 +12,6 @@
 package layout
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -47,9 +46,7 @@ func KeyBytes[K Key](k *K) []byte {
 	// K and knows the size in each (go build -gcflags=-m shows the test as
 	// uintptr(24) == uintptr(8)), so it costs nothing at run time.
 	if unsafe.Sizeof(*k) == 8 {
-		b := (*[8]byte)(unsafe.Pointer(k))
-		binary.LittleEndian.PutUint64(b[:], *(*uint64)(unsafe.Pointer(k)))
-		return b[:]
+		return HashBytes((*uint64)(unsafe.Pointer(k)))
 	}
 	// A string and a slice both start with the pointer to their bytes and
 	// their length; murmur3 only reads the bytes.
