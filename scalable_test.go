@@ -2728,8 +2728,20 @@ func windowBenchSetup(b *testing.B) {
 	if windowBench.w != nil {
 		return
 	}
+	windowBench.w, windowBench.f = windowBenchFilters(b, 0)
+}
+
+// windowBenchFilters returns a window of 10^7 keys at 1% (of r generations,
+// or as many as NewWindow chooses for 0) filled to its worst moment, every
+// generation full, and a blocked BloomFilter sized for the same keys and
+// holding them.
+func windowBenchFilters(b *testing.B, r int) (*WindowFilter, *BloomFilter) {
 	const n = 10_000_000
-	w, err := NewWindow(n, 0.01)
+	var opts []Option
+	if r != 0 {
+		opts = append(opts, Generations(r))
+	}
+	w, err := NewWindow(n, 0.01, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -2749,7 +2761,7 @@ func windowBenchSetup(b *testing.B) {
 	for i := w.Count(); i < uint64(w.Generations())*w.GenerationCapacity()-1; i++ {
 		w.AddHash(i)
 	}
-	windowBench.w, windowBench.f = w, f
+	return w, f
 }
 
 // BenchmarkWindow compares a window of 10^7 keys at 1% with a blocked
@@ -2830,7 +2842,26 @@ func BenchmarkWindow(b *testing.B) {
 // go test -run '^$' -bench WindowRatio -benchtime 1x.
 func BenchmarkWindowRatio(b *testing.B) {
 	windowBenchSetup(b)
-	w, f := windowBench.w, windowBench.f
+	windowRatio(b, windowBench.w, windowBench.f)
+}
+
+// BenchmarkWindowGenerations is BenchmarkWindowRatio for windows of 2 to 8
+// generations (Generations(r)), each beside its own BloomFilter, and reports
+// their bits per window key: the trade between memory and the cache lines a
+// test of an absent key reads, one per generation.
+// go test -run '^$' -bench WindowGenerations -benchtime 1x.
+func BenchmarkWindowGenerations(b *testing.B) {
+	for r := 2; r <= 8; r++ {
+		b.Run(fmt.Sprintf("r=%d", r), func(b *testing.B) {
+			w, f := windowBenchFilters(b, r)
+			windowRatio(b, w, f)
+		})
+	}
+}
+
+// windowRatio runs the side-by-side timings of BenchmarkWindowRatio on w
+// and f.
+func windowRatio(b *testing.B, w *WindowFilter, f *BloomFilter) {
 	const chunk, rounds = 20_000, 41
 	var buf [16]byte
 	next := uint64(1 << 40)
@@ -2904,6 +2935,7 @@ func BenchmarkWindowRatio(b *testing.B) {
 				b.ReportMetric(ratios[rounds/2], "window/bloom")
 				b.ReportMetric(tb/rounds/chunk, "bloom-ns/key")
 				b.ReportMetric(tw/rounds/chunk, "window-ns/key")
+				b.ReportMetric(float64(w.Bits())/float64(w.Window()), "bits/key")
 			}
 		})
 	}
