@@ -1387,17 +1387,46 @@ const (
 	// up: every key of the duration is kept, and the false-positive rate
 	// rises above the target (EstimatedErrorRate reports it).
 	Saturate
+
+	// Grow keeps both promises: when the newest generation is full
+	// before its time is up, it appends an extension to it, a blocked
+	// filter of its own, and adds there. Every key added within the
+	// duration is kept, the false-positive rate stays at or below
+	// ErrorRate at every moment, and the memory grows with the burst:
+	// Bits reports it, Extensions counts the extensions. The extensions
+	// of a generation are dropped when it leaves the window, so the
+	// memory returns to the ring's once a burst is older than
+	// Duration*r/(r-1).
+	//
+	// The rate is kept by construction: a generation's rate q (see
+	// WindowFilter) is shared between its base, sized at q*7/8, and its
+	// extensions, the j-th (j = 1, 2, ...) holding window/(r-1)*2^(j-1)
+	// keys at q/8*2^-j, so that all of them together stay within q. A
+	// burst of b times a generation's share takes about log2(b)+1
+	// extensions, and a test of an absent key reads one cache line more
+	// per extension in the window. The ring itself, sized at q*7/8, takes
+	// 0.39 bit more per window key than under the other policies at 1%
+	// (17.38 against 16.99), 0.46 at 0.1% (24.74 against 24.28).
+	//
+	// A generation has at most 16 extensions (2^16-1 times its share of
+	// keys on top of its base), and all of them together at most MaxBits
+	// bits; past that, the window rotates early, as under RotateEarly: the
+	// rate is kept, and RetainedSince reports the shorter time kept.
+	// Growing allocates the extension (O(its bits)) under the lock of a
+	// Concurrent window.
+	Grow
 )
 
 // OnOverflow sets the overflow policy of a time window (default
-// RotateEarly). It needs Every and may be given at most once.
+// RotateEarly): RotateEarly, Saturate or Grow. It needs Every and may be
+// given at most once.
 func OnOverflow(p Overflow) Option {
 	return Option{func(s *settings) error {
 		if s.win.policySet {
 			return paramError("OnOverflow may be given only once")
 		}
-		if p != RotateEarly && p != Saturate {
-			return paramError("OnOverflow needs RotateEarly or Saturate, got %d", p)
+		if p != RotateEarly && p != Saturate && p != Grow {
+			return paramError("OnOverflow needs RotateEarly, Saturate or Grow, got %d", p)
 		}
 		s.win.policy, s.win.policySet = p, true
 		return nil
@@ -1499,7 +1528,7 @@ func NewWindow(window uint64, errorRate float64, opts ...Option) (*WindowFilter,
 	if !(errorRate > 0 && errorRate < 1) {
 		return nil, paramError("errorRate must be in (0, 1), got %v", errorRate)
 	}
-	r, m, k, err := windowSize(window, errorRate, s.win.gens)
+	r, m, k, err := windowSize(window, errorRate, s.win.gens, s.win.every != 0 && s.win.policy == Grow)
 	if err != nil {
 		return nil, err
 	}
@@ -1523,7 +1552,16 @@ func windowConfig(keys uint64, errorRate float64, r int, m uint64, k uint, s set
 	return c
 }
 
-func newWindowRing(c window.Config, now int64) *window.Filter { return window.New(c, now) }
+// windowSizer sizes the extensions of a window under Grow (windowSizer),
+// for internal/window.
+func windowSizer(c window.Config, j int) (window.Ext, error) {
+	capacity, m, k, err := windowExtSize(c.GenCap, c.ErrorRate, c.Gens, j)
+	return window.Ext{Cap: capacity, M: m, K: k}, err
+}
+
+func newWindowRing(c window.Config, now int64) *window.Filter {
+	return window.New(c, now, windowSizer)
+}
 
 // windowOnly returns an error for options that do not apply to windows.
 func (s *settings) windowOnly() error {
@@ -1758,9 +1796,22 @@ func (w *WindowFilter) GenerationCapacity() uint64 { return w.ring().GenCap }
 // Hashes returns k, the bit positions each key sets in a generation.
 func (w *WindowFilter) Hashes() uint { return w.ring().K }
 
-// Bits returns the size of the window in bits, all generations: it takes
-// Bits()/8 bytes, plus 16 bytes per generation.
-func (w *WindowFilter) Bits() uint64 { f := w.ring(); return uint64(f.Gens) * f.M }
+// Bits returns the size of the window in bits as it stands: all
+// generations, and under Grow their extensions, which come with a burst and
+// go when it leaves the window. The window takes Bits()/8 bytes, plus 16
+// bytes per generation and 48 per extension.
+func (w *WindowFilter) Bits() (n uint64) {
+	w.read(func(f *window.Filter, _ int64) { n = f.Bits() })
+	return n
+}
+
+// Extensions returns the number of extensions the generations of a window
+// under Grow have (see Grow): 0 unless a burst is in the window, and always
+// 0 under the other policies.
+func (w *WindowFilter) Extensions() (n int) {
+	w.read(func(f *window.Filter, _ int64) { n = f.Extensions() })
+	return n
+}
 
 // Duration returns how long a time window keeps keys, (r-1) times the
 // period of a generation (at least Every's d), and 0 for a count window.
@@ -1801,18 +1852,19 @@ func (w *WindowFilter) RetainedSince() (t time.Time) {
 // FillRatio returns the fraction of the window's bits that are set, in
 // [0, 1]. O(Bits/64).
 func (w *WindowFilter) FillRatio() (r float64) {
-	w.read(func(f *window.Filter, now int64) { r = float64(f.SetBits(now)) / float64(uint64(f.Gens)*f.M) })
+	w.read(func(f *window.Filter, now int64) { r = float64(f.SetBits(now)) / float64(f.Bits()) })
 	return r
 }
 
 // EstimatedCount returns the number of distinct keys the window most
-// likely holds, from the bits of each generation (EstimateBlockedCount),
-// summed: a key in two generations counts twice. O(Bits/64).
+// likely holds, from the bits of each generation and extension
+// (EstimateBlockedCount), summed: a key in two generations counts twice.
+// O(Bits/64).
 func (w *WindowFilter) EstimatedCount() uint64 {
 	var n float64
 	w.read(func(f *window.Filter, now int64) {
 		for g := range f.Live(now) {
-			n += EstimateBlockedCount(f.M, f.K, f.GenSetBits(g))
+			f.EachSub(g, func(m uint64, k uint, set uint64) { n += EstimateBlockedCount(m, k, set) })
 		}
 	})
 	if n >= math.MaxUint64 {
@@ -1822,15 +1874,16 @@ func (w *WindowFilter) EstimatedCount() uint64 {
 }
 
 // EstimatedErrorRate returns the probability that Test reports an absent
-// key present, from the bits of the generations as they stand: at most
-// ErrorRate unless a time window Saturates. O(Bits/64).
+// key present, from the bits of the generations and their extensions as
+// they stand: at most ErrorRate unless a time window Saturates. O(Bits/64).
 func (w *WindowFilter) EstimatedErrorRate() (p float64) {
 	w.read(func(f *window.Filter, now int64) { p = f.ErrorRate(now) })
 	return p
 }
 
-// Clear empties the window, keeping its size; a time window restarts at
-// the current time. O(Bits/64).
+// Clear empties the window, keeping the size of its ring and dropping the
+// extensions of a window under Grow; a time window restarts at the current
+// time. O(Bits/64).
 func (w *WindowFilter) Clear() {
 	f := w.ring()
 	if w.mu != nil {
@@ -1899,7 +1952,7 @@ func (w *WindowFilter) MarshalBinary() ([]byte, error) {
 // on error, which wraps ErrCorrupt or is io.ErrUnexpectedEOF. It must not
 // run concurrently with other calls.
 func (w *WindowFilter) UnmarshalBinary(data []byte) error {
-	f, err := window.Decode(data)
+	f, err := window.Decode(data, windowSizer)
 	if err != nil {
 		return err
 	}
@@ -1919,7 +1972,7 @@ func (w *WindowFilter) WriteTo(dst io.Writer) (n int64, err error) {
 // no byte past it and allocating only what r has supplied or shown that it
 // holds.
 func (w *WindowFilter) ReadFrom(r io.Reader) (int64, error) {
-	f, n, err := window.Read(r, r, nil)
+	f, n, err := window.Read(r, r, nil, windowSizer)
 	if err != nil {
 		return n, err
 	}
@@ -1954,7 +2007,7 @@ func readWindow(r io.Reader, prefix []byte, s settings) (*WindowFilter, error) {
 		}
 		prefix = b[:]
 	}
-	f, _, err := window.Read(r, r, prefix)
+	f, _, err := window.Read(r, r, prefix, windowSizer)
 	if err != nil {
 		return nil, err
 	}
@@ -1997,3 +2050,6 @@ func (w *WindowFilter) UnmarshalText(text []byte) error {
 func (w *WindowFilter) Layout() Layout { return LayoutBlocked }
 
 func (*WindowFilter) isFilter() {}
+
+// windowExtSize stops at extension 16, as internal/window does.
+const _ = uint(window.MaxExtensions-16) + uint(16-window.MaxExtensions)

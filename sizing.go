@@ -897,7 +897,7 @@ const windowMaxAutoGens = 16
 // 7 at 1%, 16.99 bits per window key. It returns an error wrapping
 // ErrInvalidParameter where BlockedSize does, and for a ring of more than
 // MaxBits bits.
-func windowSize(keys uint64, errorRate float64, r int) (int, uint64, uint, error) {
+func windowSize(keys uint64, errorRate float64, r int, grow bool) (int, uint64, uint, error) {
 	lo, hi := r, r
 	if r == 0 {
 		lo, hi = 2, windowMaxAutoGens
@@ -909,7 +909,7 @@ func windowSize(keys uint64, errorRate float64, r int) (int, uint64, uint, error
 		if keys%uint64(g-1) != 0 {
 			genCap++
 		}
-		m, k, e := BlockedSize(genCap, -math.Expm1(math.Log1p(-errorRate)/float64(g)))
+		m, k, e := BlockedSize(genCap, windowGenRate(errorRate, g, grow))
 		if e != nil {
 			err = e
 			continue
@@ -926,4 +926,39 @@ func windowSize(keys uint64, errorRate float64, r int) (int, uint64, uint, error
 		return 0, 0, 0, err
 	}
 	return best, bestM, bestK, nil
+}
+
+// windowGenRate returns the rate of one generation of a ring of r at
+// errorRate, q = 1-(1-errorRate)^(1/r), or under Grow the rate of its base
+// sub-filter, q*(1-windowGrowShare): the extensions take the rest of q.
+func windowGenRate(errorRate float64, r int, grow bool) float64 {
+	q := -math.Expm1(math.Log1p(-errorRate) / float64(r))
+	if grow {
+		q *= 1 - windowGrowShare
+	}
+	return q
+}
+
+// windowGrowShare is eps, the share of a generation's rate q that a window
+// under Grow keeps for the extensions of the generation: its base is sized at
+// q*(1-eps), and its extension j (j >= 1) at q*eps*2^-j, so that the rates
+// of a generation's sub-filters sum to less than q whatever the number of
+// extensions, and the union bound keeps the generation at or below q.
+const windowGrowShare = 1.0 / 8
+
+// windowExtSize returns the size of extension j (1 <= j <= 16) of a
+// generation of genCap keys of a window of r generations at errorRate under
+// Grow: genCap*2^(j-1) keys at q*eps*2^-j (see windowGrowShare), blocked
+// (BlockedSize). Doubling the capacity makes the j-th extension hold as many
+// keys as the base and the j-1 before it together, so a burst of b times a
+// generation's share takes about log2(b)+1 extensions, each one more line to
+// read for a test. It returns an error wrapping ErrInvalidParameter where
+// BlockedSize does.
+func windowExtSize(genCap uint64, errorRate float64, r, j int) (capacity, m uint64, k uint, err error) {
+	if j < 1 || j > 16 || genCap > math.MaxUint64>>(j-1) {
+		return 0, 0, 0, paramError("no extension %d of a generation of %d keys", j, genCap)
+	}
+	capacity = genCap << (j - 1)
+	m, k, err = BlockedSize(capacity, math.Ldexp(windowGenRate(errorRate, r, false)*windowGrowShare, -j))
+	return capacity, m, k, err
 }

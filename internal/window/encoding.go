@@ -31,24 +31,49 @@ type header struct {
 	section uint64
 }
 
-// tableSize returns the bytes of the table of a window of gens generations,
-// padding included: period, rotations, a count and a start per generation,
-// and the table's CRC-32C.
-func tableSize(gens int) uint64 { return format.AlignV3(16 + 16*uint64(gens) + 4) }
+// extRecord is the bytes of an extension's record in the table: capacity
+// uint64, bits uint64, hash functions uint32, four zero bytes, key count
+// uint64.
+const extRecord = 32
+
+// tableFixed returns the bytes of the table before its extension records:
+// period, rotations, a count and a start per generation, and under Grow an
+// extension count per generation.
+func (h *header) tableFixed() uint64 {
+	n := 16 + 16*uint64(h.Gens)
+	if h.Policy == Grow {
+		n += 8 * uint64(h.Gens)
+	}
+	return n
+}
+
+// tableSize returns the bytes of the table of a window of h with exts
+// extensions in all, padding included: tableFixed, the records, and the
+// table's CRC-32C. For RotateEarly and Saturate it is what it was before
+// Grow: format.AlignV3(16 + 16*Gens + 4).
+func (h *header) tableSize(exts uint64) uint64 {
+	return format.AlignV3(h.tableFixed() + extRecord*exts + 4)
+}
 
 func (h *header) words() uint64 { return uint64(h.Gens) * (h.M / 64) }
 
-func (h *header) sections() uint64 { return (8*h.words() + h.section - 1) / h.section }
+// sections returns the checksummed sections of the words, the extensions'
+// extWords included.
+func (h *header) sections(extWords uint64) uint64 {
+	return (8*(h.words()+extWords) + h.section - 1) / h.section
+}
 
-// size returns the length of the encoding; no overflow for a parsed header.
-func (h *header) size() uint64 {
-	return HeaderSize + tableSize(h.Gens) + 8*h.words() + 4*h.sections()
+// size returns the length of the encoding of a window of h with exts
+// extensions of extWords words in all; no overflow for a parsed header and
+// a parsed table (at most MaxBits bits in all).
+func (h *header) size(exts, extWords uint64) uint64 {
+	return HeaderSize + h.tableSize(exts) + 8*(h.words()+extWords) + 4*h.sections(extWords)
 }
 
 // EncodedSize returns the length in bytes of f's encoding.
 func (f *Filter) EncodedSize() uint64 {
 	h := header{f.Config, SectionSize}
-	return h.size()
+	return h.size(uint64(f.nExt), f.extBits/64)
 }
 
 func appendHeader(b []byte, c Config) []byte {
@@ -69,7 +94,7 @@ func appendHeader(b []byte, c Config) []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], format.Castagnoli))
 }
 
-// oldest returns the index of the generation j after the oldest.
+// nth returns the index of the generation j after the oldest.
 func (f *Filter) nth(j int) int { return (f.newest + 1 + j) % f.Gens }
 
 func (f *Filter) appendTable(b []byte) []byte {
@@ -81,8 +106,39 @@ func (f *Filter) appendTable(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint64(b, f.counts[g])
 		b = binary.LittleEndian.AppendUint64(b, uint64(f.starts[g]))
 	}
+	if f.Policy == Grow {
+		for j := range f.Gens {
+			b = binary.LittleEndian.AppendUint64(b, uint64(len(f.exts[f.nth(j)])))
+		}
+		for j := range f.Gens {
+			for _, e := range f.exts[f.nth(j)] {
+				b = binary.LittleEndian.AppendUint64(b, e.Cap)
+				b = binary.LittleEndian.AppendUint64(b, e.M)
+				b = binary.LittleEndian.AppendUint32(b, uint32(e.K))
+				b = binary.LittleEndian.AppendUint32(b, 0)
+				b = binary.LittleEndian.AppendUint64(b, e.count)
+			}
+		}
+	}
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], format.Castagnoli))
-	return append(b, make([]byte, tableSize(f.Gens)-uint64(len(b)-start))...)
+	h := header{Config: f.Config}
+	return append(b, make([]byte, h.tableSize(uint64(f.nExt))-uint64(len(b)-start))...)
+}
+
+// bodies returns the word arrays of f in the order of the encoding: the
+// generations' bases oldest first, then the extensions of each generation,
+// oldest generation first.
+func (f *Filter) bodies() [][]uint64 {
+	out := make([][]uint64, 0, f.Gens+f.nExt)
+	for j := range f.Gens {
+		out = append(out, f.gen(f.nth(j)))
+	}
+	for j := range f.Gens {
+		for _, e := range f.exts[f.nth(j)] {
+			out = append(out, e.words)
+		}
+	}
+	return out
 }
 
 // AppendBinary appends the encoding of f to b.
@@ -90,8 +146,8 @@ func (f *Filter) AppendBinary(b []byte) []byte {
 	b = appendHeader(b, f.Config)
 	b = f.appendTable(b)
 	body := len(b)
-	for j := range f.Gens {
-		for _, x := range f.gen(f.nth(j)) {
+	for _, w := range f.bodies() {
+		for _, x := range w {
 			b = binary.LittleEndian.AppendUint64(b, x)
 		}
 	}
@@ -133,8 +189,8 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 		buf = buf[:0]
 		return err
 	}
-	for j := range f.Gens {
-		for _, x := range f.gen(f.nth(j)) {
+	for _, words := range f.bodies() {
+		for _, x := range words {
 			buf = binary.LittleEndian.AppendUint64(buf, x)
 			if len(buf) == cap(buf) {
 				if err := flush(); err != nil {
@@ -198,15 +254,36 @@ func parseHeader(b []byte) (header, error) {
 	return h, nil
 }
 
-// parseTable validates the table that follows header h in b (tableSize
-// bytes) and returns a filter of h with the table's state, its words not
-// yet allocated.
-func parseTable(h header, b []byte) (*Filter, error) {
-	n := 16 + 16*h.Gens
+// extCount validates the extension counts of the table that follows header
+// h, whose first tableFixed bytes are in b, and returns their sum (0 but
+// under Grow). They are read before the table's checksum, which covers
+// them, is checked; each is at most MaxExtensions, so the table they
+// imply is at most MaxGens*MaxExtensions records.
+func extCount(h *header, b []byte) (uint64, error) {
+	if h.Policy != Grow {
+		return 0, nil
+	}
+	var n uint64
+	for j := range h.Gens {
+		c := binary.LittleEndian.Uint64(b[16+16*h.Gens+8*j:])
+		if c > MaxExtensions {
+			return 0, format.Corrupt("generation %d has %d extensions, more than %d", j, c, MaxExtensions)
+		}
+		n += c
+	}
+	return n, nil
+}
+
+// parseTable validates the table that follows header h in b (tableSize(exts)
+// bytes, exts from extCount) and returns a filter of h with the table's
+// state, the extensions checked against sizer, and no words allocated yet.
+func parseTable(h header, b []byte, exts uint64, sizer Sizer) (*Filter, error) {
+	fixed := h.tableFixed()
+	n := fixed + extRecord*exts
 	if crc32.Checksum(b[:n], format.Castagnoli) != binary.LittleEndian.Uint32(b[n:]) {
 		return nil, format.Corrupt("checksum mismatch in the table of generations")
 	}
-	for _, c := range b[n+4 : tableSize(h.Gens)] {
+	for _, c := range b[n+4 : h.tableSize(exts)] {
 		if c != 0 {
 			return nil, format.Corrupt("non-zero padding after the table of generations")
 		}
@@ -223,24 +300,73 @@ func parseTable(h header, b []byte) (*Filter, error) {
 		gw:        h.M / 64,
 		counts:    make([]uint64, h.Gens),
 		starts:    make([]int64, h.Gens),
+		exts:      make([][]ext, h.Gens),
 		newest:    h.Gens - 1,
 		rotations: binary.LittleEndian.Uint64(b[8:]),
+		sizer:     sizer,
 	}
 	f.Period = period
 	for j := range h.Gens {
 		f.counts[j] = binary.LittleEndian.Uint64(b[16+16*j:])
 		f.starts[j] = int64(binary.LittleEndian.Uint64(b[24+16*j:]))
-		if f.counts[j] > f.GenCap && (period == 0 || h.Policy == RotateEarly) {
+		if f.counts[j] > f.GenCap && h.Policy != Saturate {
 			return nil, format.Corrupt("generation %d counts %d keys, more than its capacity %d", j, f.counts[j], f.GenCap)
+		}
+	}
+	if exts == 0 {
+		return f, nil
+	}
+	rec := b[fixed:]
+	for j := range h.Gens {
+		c := int(binary.LittleEndian.Uint64(b[16+16*h.Gens+8*j:]))
+		if c > 0 && f.counts[j] != f.GenCap {
+			return nil, format.Corrupt("generation %d has extensions, but its base counts %d keys, not its capacity %d", j, f.counts[j], f.GenCap)
+		}
+		for i := 1; i <= c; i++ {
+			want, ok := f.extSize(i)
+			if !ok {
+				return nil, format.Corrupt("generation %d has an extension %d, which its window cannot have", j, i)
+			}
+			e := ext{
+				Ext:   Ext{Cap: binary.LittleEndian.Uint64(rec), M: binary.LittleEndian.Uint64(rec[8:]), K: uint(binary.LittleEndian.Uint32(rec[16:]))},
+				count: binary.LittleEndian.Uint64(rec[24:]),
+			}
+			switch {
+			case binary.LittleEndian.Uint32(rec[20:]) != 0:
+				return nil, format.Corrupt("non-zero reserved bytes in extension %d of generation %d", i, j)
+			case e.Ext != want:
+				return nil, format.Corrupt("extension %d of generation %d has %d keys, %d bits, %d hashes; the window's sizing gives %d, %d, %d", i, j, e.Cap, e.M, e.K, want.Cap, want.M, want.K)
+			case e.count > e.Cap:
+				return nil, format.Corrupt("extension %d of generation %d counts %d keys, more than its capacity %d", i, j, e.count, e.Cap)
+			case i < c && e.count != e.Cap:
+				return nil, format.Corrupt("extension %d of generation %d counts %d keys, not its capacity %d, and has a successor", i, j, e.count, e.Cap)
+			case e.M > format.MaxBits-f.Bits():
+				return nil, format.Corrupt("extensions of more than %d bits in all", format.MaxBits)
+			}
+			f.exts[j] = append(f.exts[j], e)
+			f.nExt++
+			f.extBits += e.M
+			rec = rec[extRecord:]
 		}
 	}
 	return f, nil
 }
 
+// alloc allocates the words of f's ring and extensions.
+func (f *Filter) alloc() {
+	f.words = alignedWords(uint64(f.Gens) * f.gw)
+	for _, x := range f.exts {
+		for i := range x {
+			x[i].words = alignedWords(x[i].M / 64)
+		}
+	}
+}
+
 // Decode decodes data, exactly one encoding of a window, checking every
-// checksum. It validates the header and the table before it allocates the
-// words, and never panics.
-func Decode(data []byte) (*Filter, error) {
+// checksum, the extensions' sizes against sizer (under Grow; sizer may be
+// nil otherwise). It validates the header and the table before it
+// allocates the words, and never panics.
+func Decode(data []byte, sizer Sizer) (*Filter, error) {
 	if len(data) < HeaderSize {
 		return nil, io.ErrUnexpectedEOF
 	}
@@ -248,27 +374,43 @@ func Decode(data []byte) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch size := h.size(); {
+	if uint64(len(data)) < h.size(0, 0) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	tb := data[HeaderSize:]
+	exts, err := extCount(&h, tb)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(tb)) < h.tableSize(exts) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	f, err := parseTable(h, tb, exts, sizer)
+	if err != nil {
+		return nil, err
+	}
+	extWords := f.extBits / 64
+	switch size := h.size(exts, extWords); {
 	case uint64(len(data)) < size:
 		return nil, io.ErrUnexpectedEOF
 	case uint64(len(data)) > size:
 		return nil, format.Corrupt("%d trailing bytes", uint64(len(data))-size)
 	}
-	f, err := parseTable(h, data[HeaderSize:])
-	if err != nil {
-		return nil, err
-	}
-	body := data[HeaderSize+tableSize(h.Gens):][:8*h.words()]
-	table := data[HeaderSize+tableSize(h.Gens)+8*h.words():]
-	for i := uint64(0); i < h.sections(); i++ {
+	words := h.words() + extWords
+	body := tb[h.tableSize(exts):][:8*words]
+	table := tb[h.tableSize(exts)+8*words:]
+	for i := uint64(0); i < h.sections(extWords); i++ {
 		lo := i * h.section
 		if crc32.Checksum(body[lo:min(lo+h.section, uint64(len(body)))], format.Castagnoli) != binary.LittleEndian.Uint32(table[4*i:]) {
 			return nil, format.Corrupt("checksum mismatch in section %d of the generations", i)
 		}
 	}
-	f.words = alignedWords(h.words())
-	for i := range f.words {
-		f.words[i] = binary.LittleEndian.Uint64(body[8*i:])
+	f.alloc()
+	for _, w := range f.bodies() {
+		for i := range w {
+			w[i] = binary.LittleEndian.Uint64(body[8*i:])
+		}
+		body = body[8*len(w):]
 	}
 	return f, nil
 }
@@ -277,13 +419,14 @@ func Decode(data []byte) (*Filter, error) {
 const HeaderLen = HeaderSize
 
 // Least validates the header at the start of hdr (HeaderLen bytes) and
-// returns the length of the encoding it declares, for text decoding.
+// returns the least length of the encoding it declares (that of a window
+// without extensions), for text decoding.
 func Least(hdr []byte) (uint64, error) {
 	h, err := parseHeader(hdr)
 	if err != nil {
 		return 0, err
 	}
-	return h.size(), nil
+	return h.size(0, 0), nil
 }
 
 // readChunk is the words Read allocates at a time while the input has not
@@ -292,11 +435,12 @@ const readChunk = 1 << 13
 
 // Read reads one encoding of a window from r, whose first len(prefix)
 // bytes have been read into prefix, and returns it with the number of bytes
-// it read from r. It reads no byte past the encoding. If src, the reader
-// under r, shows that it holds the words (format.Holds), they go into one
-// slice; otherwise they are kept in chunks as they arrive, so that a header
-// that lies about the size costs no more than what arrived.
-func Read(r, src io.Reader, prefix []byte) (*Filter, int64, error) {
+// it read from r; sizer is Decode's. It reads no byte past the encoding.
+// If src, the reader under r, shows that it holds the words (format.Holds),
+// they go into their slices; otherwise they are kept in chunks as they
+// arrive, so that a header or table that lies about the size costs no
+// more than what arrived.
+func Read(r, src io.Reader, prefix []byte, sizer Sizer) (*Filter, int64, error) {
 	var hb [HeaderSize]byte
 	n := copy(hb[:], prefix)
 	got, err := io.ReadFull(r, hb[n:])
@@ -308,17 +452,32 @@ func Read(r, src io.Reader, prefix []byte) (*Filter, int64, error) {
 	if err != nil {
 		return nil, read, err
 	}
-	tb := make([]byte, tableSize(h.Gens))
+	tb := make([]byte, h.tableFixed(), h.tableSize(0))
 	got, err = io.ReadFull(r, tb)
 	read += int64(got)
 	if err != nil {
 		return nil, read, format.NoEOF(err)
 	}
-	f, err := parseTable(h, tb)
+	exts, err := extCount(&h, tb)
 	if err != nil {
 		return nil, read, err
 	}
-	total := h.words()
+	// The rest of the table, at most 33 KiB, a KiB at a time.
+	for size := h.tableSize(exts); uint64(len(tb)) < size; {
+		lo := len(tb)
+		tb = append(tb, make([]byte, min(size-uint64(lo), 1024))...)
+		got, err = io.ReadFull(r, tb[lo:])
+		read += int64(got)
+		if err != nil {
+			return nil, read, format.NoEOF(err)
+		}
+	}
+	f, err := parseTable(h, tb, exts, sizer)
+	if err != nil {
+		return nil, read, err
+	}
+	extWords := f.extBits / 64
+	total := h.words() + extWords
 	buf := make([]byte, 8*min(total, readChunk))
 	var sums []uint32
 	var crc uint32
@@ -344,11 +503,13 @@ func Read(r, src io.Reader, prefix []byte) (*Filter, int64, error) {
 		}
 		return nil
 	}
-	if total <= readChunk || format.Holds(src, 8*total+4*h.sections()) {
-		f.words = alignedWords(total)
-		for lo := uint64(0); lo < total; lo += readChunk {
-			if err := fill(f.words[lo:min(lo+readChunk, total)]); err != nil {
-				return nil, read, err
+	if total <= readChunk || format.Holds(src, 8*total+4*h.sections(extWords)) {
+		f.alloc()
+		for _, w := range f.bodies() {
+			for lo := 0; lo < len(w); lo += readChunk {
+				if err := fill(w[lo:min(lo+readChunk, len(w))]); err != nil {
+					return nil, read, err
+				}
 			}
 		}
 	} else {
@@ -360,10 +521,17 @@ func Read(r, src io.Reader, prefix []byte) (*Filter, int64, error) {
 			}
 			chunks = append(chunks, c)
 		}
-		f.words = alignedWords(total)[:0]
-		for i, c := range chunks {
-			f.words = append(f.words, c...)
-			chunks[i] = nil
+		f.alloc()
+		ci, off := 0, 0
+		for _, w := range f.bodies() {
+			for done := 0; done < len(w); {
+				n := copy(w[done:], chunks[ci][off:])
+				done += n
+				if off += n; off == len(chunks[ci]) {
+					chunks[ci] = nil
+					ci, off = ci+1, 0
+				}
+			}
 		}
 	}
 	if fillSec != 0 {

@@ -22,6 +22,16 @@
 //     with probability at most 1-(1-q)^r = ErrorRate: its positions are the
 //     same in every generation and the generations hold independent keys.
 //
+// Under Grow, a generation of a time window is a base (the ring's M bits)
+// and a chain of extensions, each a blocked filter of its own size, sized
+// by the root package (a Sizer): when the newest sub-filter of the newest
+// generation holds its capacity before the period is over, an extension
+// is appended to it instead of rotating. The root sizes the base at
+// q*(1-eps) and extension j at q*eps*2^-j, so that the rates of a
+// generation's sub-filters sum to less than q: the union bound keeps each
+// generation at or below q, and the ring at or below ErrorRate. Past
+// MaxExtensions, or MaxBits in all, the window rotates early instead.
+//
 // This file holds the state, rotation and the single-key add and test;
 // batch.go the batch pipelines; encoding.go the binary format.
 package window
@@ -30,6 +40,8 @@ import (
 	"math/bits"
 
 	"github.com/bloomfilters/bloom/internal/blocked"
+	"github.com/bloomfilters/bloom/internal/format"
+	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/bloomfilters/bloom/internal/prefetch"
 )
 
@@ -46,12 +58,41 @@ const (
 	// Saturate keeps adding to the newest generation until its period is
 	// over: the time is kept, the rate rises (Filter.ErrorRate measures it).
 	Saturate
+	// Grow appends extensions to the newest generation: time and rate are
+	// kept, the memory grows (Filter.Bits reports it) until the generation
+	// rotates out; past MaxExtensions it rotates early.
+	Grow
 
 	numPolicies
 )
 
 // MaxGens is the largest number of generations a window has.
 const MaxGens = 64
+
+// MaxExtensions is the most extensions a generation has under Grow. With
+// capacities doubling from GenCap (the root's sizing), 16 extensions hold
+// 2^16-1 times a generation's share of keys on top of its base.
+const MaxExtensions = 16
+
+// Ext is the size of an extension: keys, bits (a positive multiple of
+// BlockBits) and hash functions.
+type Ext struct {
+	Cap uint64
+	M   uint64
+	K   uint
+}
+
+// Sizer returns the size of extension j (j >= 1, the first appended being
+// 1) of a generation of the window of c, or an error if there is none.
+// It must give the same answer for the same (c, j).
+type Sizer func(c Config, j int) (Ext, error)
+
+// ext is an extension of a generation: its size, words and counted keys.
+type ext struct {
+	Ext
+	words []uint64 // cache-line aligned
+	count uint64
+}
 
 // Config is what a Filter is built from. The root package computes M and K
 // with its blocked sizing for GenCap keys at 1-(1-ErrorRate)^(1/Gens).
@@ -87,11 +128,20 @@ type Filter struct {
 	starts    []int64  // when each generation started (unix ns; time windows)
 	newest    int      // index of the newest generation
 	rotations uint64   // rotations since the filter was made or cleared
+
+	// Grow only.
+	sizer   Sizer   // sizes of the extensions
+	sizes   []Ext   // sizer's answers for j = 1, 2, ..., as far as asked
+	exts    [][]ext // each generation's extensions, oldest first; nil slices
+	nExt    int     // extensions in all: 0 outside bursts, and Test skips them
+	extBits uint64  // bits of the extensions
 }
 
 // New returns an empty window of c, whose fields the caller has checked;
-// now is the time it starts (unix ns; any value for a count window).
-func New(c Config, now int64) *Filter {
+// now is the time it starts (unix ns; any value for a count window). sizer
+// sizes the extensions of a time window under Grow; it may be nil for the
+// other policies.
+func New(c Config, now int64, sizer Sizer) *Filter {
 	gw := c.M / 64
 	f := &Filter{
 		Config: c,
@@ -99,6 +149,8 @@ func New(c Config, now int64) *Filter {
 		words:  alignedWords(uint64(c.Gens) * gw),
 		counts: make([]uint64, c.Gens),
 		starts: make([]int64, c.Gens),
+		exts:   make([][]ext, c.Gens),
+		sizer:  sizer,
 	}
 	for i := range f.starts {
 		f.starts[i] = now
@@ -127,6 +179,7 @@ func (f *Filter) rotate(start int64) {
 		f.newest = 0
 	}
 	clear(f.gen(f.newest))
+	f.dropExts(f.newest)
 	f.counts[f.newest] = 0
 	f.starts[f.newest] = start
 	f.rotations++
@@ -171,22 +224,21 @@ func (f *Filter) Live(now int64) int {
 	return f.Gens - int(min(f.elapsed(now), int64(f.Gens)))
 }
 
-// full reports whether the next key that sets a bit must go to a new
-// generation: the newest holds GenCap keys, and the window rotates on count
-// (every count window; a time window under RotateEarly).
-func (f *Filter) full() bool {
-	return f.counts[f.newest] >= f.GenCap && (f.Period == 0 || f.Policy == RotateEarly)
-}
-
 // Add adds the key hashed to (h1, h2) at now (unix ns) and reports whether
-// it was already in the newest generation (then it changed nothing). The
-// caller has called Advance.
+// it was already in the sub-filter it went to, the newest of the newest
+// generation (then it changed nothing). The caller has called Advance.
 func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
-	if f.full() {
-		// A key already in the newest generation needs no room, but
-		// finding out costs a test: rotating now is as good for both
-		// promises (the r-1 older generations are full).
-		f.rotate(now)
+	if f.counts[f.newest] >= f.GenCap {
+		// The newest generation's base is full. A key already in it
+		// needs no room, but finding out costs a test: rotating now is
+		// as good for both promises (the r-1 older generations are
+		// full).
+		switch {
+		case f.Period == 0 || f.Policy == RotateEarly:
+			f.rotate(now)
+		case f.Policy == Grow:
+			return f.addExt(h1, h2, now)
+		}
 	}
 	w := f.gen(f.newest)
 	if present = blocked.Add(w, f.M, f.K, h1, h2); !present {
@@ -194,6 +246,80 @@ func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
 	}
 	return present
 }
+
+// addExt is Add under Grow once the newest generation's base is full: into
+// its newest extension, appending one when that is full too, or rotating
+// early when the generation may not grow (MaxExtensions, MaxBits, or no
+// size from the sizer).
+func (f *Filter) addExt(h1, h2 uint64, now int64) bool {
+	x := f.exts[f.newest]
+	if len(x) == 0 || x[len(x)-1].count >= x[len(x)-1].Cap {
+		if !f.grow() {
+			f.rotate(now)
+			present := blocked.Add(f.gen(f.newest), f.M, f.K, h1, h2)
+			if !present {
+				f.counts[f.newest]++
+			}
+			return present
+		}
+		x = f.exts[f.newest]
+	}
+	e := &x[len(x)-1]
+	present := blocked.Add(e.words, e.M, e.K, h1, h2)
+	if !present {
+		e.count++
+	}
+	return present
+}
+
+// grow appends an extension to the newest generation and reports whether
+// it could. O(bits of the extension/64), for the allocation.
+func (f *Filter) grow() bool {
+	g := f.newest
+	j := len(f.exts[g]) + 1
+	if j > MaxExtensions {
+		return false
+	}
+	e, ok := f.extSize(j)
+	if !ok || e.M > format.MaxBits-f.Bits() {
+		return false
+	}
+	f.exts[g] = append(f.exts[g], ext{Ext: e, words: alignedWords(e.M / 64)})
+	f.nExt++
+	f.extBits += e.M
+	return true
+}
+
+// extSize returns the size of extension j, from the sizer once per j.
+func (f *Filter) extSize(j int) (Ext, bool) {
+	if j <= len(f.sizes) {
+		return f.sizes[j-1], true
+	}
+	if f.sizer == nil || j != len(f.sizes)+1 {
+		return Ext{}, false
+	}
+	e, err := f.sizer(f.Config, j)
+	if err != nil || e.Cap == 0 || e.M == 0 || e.M%blocked.BlockBits != 0 || e.M > format.MaxBits || e.K < 1 || e.K > format.MaxHashes {
+		return Ext{}, false
+	}
+	f.sizes = append(f.sizes, e)
+	return e, true
+}
+
+// dropExts drops the extensions of generation g.
+func (f *Filter) dropExts(g int) {
+	for _, e := range f.exts[g] {
+		f.extBits -= e.M
+	}
+	f.nExt -= len(f.exts[g])
+	f.exts[g] = nil
+}
+
+// Bits returns the bits of the ring and of every extension.
+func (f *Filter) Bits() uint64 { return uint64(f.Gens)*f.M + f.extBits }
+
+// Extensions returns the number of extensions, in all generations.
+func (f *Filter) Extensions() int { return f.nExt }
 
 // Test reports whether any of the newest live generations (see Live) holds
 // the key hashed to (h1, h2). It prefetches the key's line in every
@@ -250,6 +376,25 @@ func (f *Filter) probe(h1, h2 uint64, live int) bool {
 			return true
 		}
 	}
+	return f.nExt != 0 && f.testExts(h1, h2, live)
+}
+
+// testExts reports whether an extension of the newest live generations
+// holds the key: the single-key test of internal/blocked on each, newest
+// generation first. They exist only while a burst is in the window.
+func (f *Filter) testExts(h1, h2 uint64, live int) bool {
+	g := f.newest
+	for range live {
+		for i := range f.exts[g] {
+			e := &f.exts[g][i]
+			if blocked.Test(e.words, e.M, e.K, h1, h2) {
+				return true
+			}
+		}
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
 	return false
 }
 
@@ -272,6 +417,9 @@ func (f *Filter) Count(now int64) uint64 {
 	g := f.newest
 	for range f.Live(now) {
 		n += f.counts[g]
+		for _, e := range f.exts[g] {
+			n += e.count
+		}
 		if g--; g < 0 {
 			g = f.Gens - 1
 		}
@@ -306,6 +454,9 @@ func (f *Filter) ErrorRate(now int64) float64 {
 	g := f.newest
 	for range f.Live(now) {
 		miss *= 1 - blocked.ErrorRate(f.bitsOf(g), false)
+		for _, e := range f.exts[g] {
+			miss *= 1 - blocked.ErrorRate(layout.Bits{Words: e.words, M: e.M, K: e.K}, false)
+		}
 		if g--; g < 0 {
 			g = f.Gens - 1
 		}
@@ -321,6 +472,11 @@ func (f *Filter) SetBits(now int64) uint64 {
 		for _, x := range f.gen(g) {
 			n += bits.OnesCount64(x)
 		}
+		for _, e := range f.exts[g] {
+			for _, x := range e.words {
+				n += bits.OnesCount64(x)
+			}
+		}
 		if g--; g < 0 {
 			g = f.Gens - 1
 		}
@@ -328,9 +484,13 @@ func (f *Filter) SetBits(now int64) uint64 {
 	return uint64(n)
 }
 
-// Clear empties every generation, restarting them at now.
+// Clear empties every generation and drops every extension, restarting
+// them at now.
 func (f *Filter) Clear(now int64) {
 	clear(f.words)
+	for g := range f.exts {
+		f.dropExts(g)
+	}
 	clear(f.counts)
 	for i := range f.starts {
 		f.starts[i] = now
@@ -345,6 +505,15 @@ func (f *Filter) Clone() *Filter {
 	copy(c.words, f.words)
 	c.counts = append([]uint64(nil), f.counts...)
 	c.starts = append([]int64(nil), f.starts...)
+	c.sizes = append([]Ext(nil), f.sizes...)
+	c.exts = make([][]ext, len(f.exts))
+	for g, x := range f.exts {
+		for _, e := range x {
+			w := alignedWords(uint64(len(e.words)))
+			copy(w, e.words)
+			c.exts[g] = append(c.exts[g], ext{Ext: e.Ext, words: w, count: e.count})
+		}
+	}
 	return &c
 }
 
@@ -360,9 +529,12 @@ func (f *Filter) Equal(o *Filter) bool {
 		if f.counts[g] != o.counts[h] || f.starts[g] != o.starts[h] {
 			return false
 		}
-		a, b := f.gen(g), o.gen(h)
-		for i := range a {
-			if a[i] != b[i] {
+		if !equalWords(f.gen(g), o.gen(h)) || len(f.exts[g]) != len(o.exts[h]) {
+			return false
+		}
+		for i, e := range f.exts[g] {
+			d := o.exts[h][i]
+			if e.Ext != d.Ext || e.count != d.count || !equalWords(e.words, d.words) {
 				return false
 			}
 		}
@@ -370,15 +542,35 @@ func (f *Filter) Equal(o *Filter) bool {
 	return true
 }
 
-// GenSetBits returns the bits set in the generation j after the newest,
-// backwards (0 for the newest).
-func (f *Filter) GenSetBits(j int) uint64 {
+func equalWords(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// EachSub calls fn with the bits, hash functions and bits set of each
+// sub-filter of the generation j after the newest, backwards (0 for the
+// newest): its base, then its extensions.
+func (f *Filter) EachSub(j int, fn func(m uint64, k uint, set uint64)) {
 	g := f.newest - j
 	if g < 0 {
 		g += f.Gens
 	}
+	fn(f.M, f.K, onesCount(f.gen(g)))
+	for _, e := range f.exts[g] {
+		fn(e.M, e.K, onesCount(e.words))
+	}
+}
+
+func onesCount(w []uint64) uint64 {
 	var n int
-	for _, x := range f.gen(g) {
+	for _, x := range w {
 		n += bits.OnesCount64(x)
 	}
 	return uint64(n)

@@ -22,6 +22,13 @@ func testConfig(window uint64, gens int) Config {
 	return c
 }
 
+// testSizer sizes extension j of a test window as testConfig sizes a
+// generation: GenCap*2^(j-1) keys at about 16 bits each, k = 8.
+func testSizer(c Config, j int) (Ext, error) {
+	capacity := c.GenCap << (j - 1)
+	return Ext{Cap: capacity, M: max((capacity*16+511)/512, 1) * 512, K: 8}, nil
+}
+
 func hashOf(key uint64, seed uint32) (uint64, uint64) {
 	return murmur.Sum128(layout.KeyBytes(&key), seed)
 }
@@ -59,7 +66,7 @@ func TestLastWindowPresent(t *testing.T) {
 		for _, window := range []uint64{1, 5, 37, 120} {
 			for _, pool := range []uint64{0, window/2 + 1, 2 * window} {
 				t.Run(fmt.Sprintf("r=%d/window=%d/pool=%d", gens, window, pool), func(t *testing.T) {
-					f := New(testConfig(window, gens), 0)
+					f := New(testConfig(window, gens), 0, testSizer)
 					var last []uint64
 					steps := int(4*uint64(gens)*f.GenCap) + 50
 					for i := range steps {
@@ -91,7 +98,7 @@ func TestLastWindowPresent(t *testing.T) {
 // added after it: its generation has been cleared, so it tests present only
 // as a false positive would.
 func TestForgets(t *testing.T) {
-	f := New(testConfig(1000, 5), 0)
+	f := New(testConfig(1000, 5), 0, testSizer)
 	for i := range uint64(1000) {
 		add(f, i, 0)
 	}
@@ -120,7 +127,7 @@ func TestBatchMatchesLoop(t *testing.T) {
 			if m != 0 {
 				c.M = m // large enough that the batch calls prefetch
 			}
-			a, b := New(c, 0), New(c, 0)
+			a, b := New(c, 0, testSizer), New(c, 0, testSizer)
 			for range 20 {
 				keys := make([]uint64, rng.IntN(700))
 				for i := range keys {
@@ -175,7 +182,7 @@ func TestTimeRotation(t *testing.T) {
 	c := testConfig(1000, 4)
 	c.Period = period
 	for _, gap := range []int64{1, 7, 33, 99, 100, 101, 250} {
-		f := New(c, 1000)
+		f := New(c, 1000, testSizer)
 		now := int64(1000)
 		type added struct {
 			key uint64
@@ -218,7 +225,7 @@ func TestTimeRotation(t *testing.T) {
 	}
 
 	t.Run("burst/RotateEarly", func(t *testing.T) {
-		f := New(c, 0)
+		f := New(c, 0, testSizer)
 		for i := range uint64(5 * c.GenCap) {
 			add(f, i, 10)
 		}
@@ -235,7 +242,7 @@ func TestTimeRotation(t *testing.T) {
 	t.Run("burst/Saturate", func(t *testing.T) {
 		c := c
 		c.Policy = Saturate
-		f := New(c, 0)
+		f := New(c, 0, testSizer)
 		before := 0.0
 		for i := range uint64(20 * c.GenCap) {
 			add(f, i, 10)
@@ -258,7 +265,7 @@ func TestTimeRotation(t *testing.T) {
 }
 
 func filled(c Config, n uint64) *Filter {
-	f := New(c, 5)
+	f := New(c, 5, testSizer)
 	for i := range n {
 		add(f, i, 5+int64(i))
 	}
@@ -276,7 +283,7 @@ func TestEncodingRoundTrip(t *testing.T) {
 			if uint64(len(data)) != f.EncodedSize() {
 				t.Fatalf("encoding of %d bytes, EncodedSize %d", len(data), f.EncodedSize())
 			}
-			g, err := Decode(data)
+			g, err := Decode(data, testSizer)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +294,7 @@ func TestEncodingRoundTrip(t *testing.T) {
 			if _, err := f.WriteTo(&buf); err != nil || !bytes.Equal(buf.Bytes(), data) {
 				t.Fatalf("WriteTo differs from AppendBinary (%v)", err)
 			}
-			h, read, err := Read(struct{ io.Reader }{bytes.NewReader(data)}, nil, nil)
+			h, read, err := Read(struct{ io.Reader }{bytes.NewReader(data)}, nil, nil, testSizer)
 			if err != nil || read != int64(len(data)) || !f.Equal(h) {
 				t.Fatalf("Read: %v, %d of %d bytes", err, read, len(data))
 			}
@@ -312,23 +319,23 @@ func TestDecodeRefusesDamage(t *testing.T) {
 		for bit := range 8 {
 			d := bytes.Clone(data)
 			d[i] ^= 1 << bit
-			if _, err := Decode(d); !errors.Is(err, format.ErrCorrupt) && err != io.ErrUnexpectedEOF {
+			if _, err := Decode(d, testSizer); !errors.Is(err, format.ErrCorrupt) && err != io.ErrUnexpectedEOF {
 				t.Fatalf("byte %d bit %d flipped: Decode error %v", i, bit, err)
 			}
-			if _, _, err := Read(bytes.NewReader(d), nil, nil); err == nil {
+			if _, _, err := Read(bytes.NewReader(d), nil, nil, testSizer); err == nil {
 				t.Fatalf("byte %d bit %d flipped: Read accepted it", i, bit)
 			}
 		}
 	}
 	for n := range len(data) {
-		if _, err := Decode(data[:n]); err != io.ErrUnexpectedEOF {
+		if _, err := Decode(data[:n], testSizer); err != io.ErrUnexpectedEOF {
 			t.Fatalf("cut to %d bytes: %v", n, err)
 		}
-		if _, _, err := Read(bytes.NewReader(data[:n]), nil, nil); err != io.ErrUnexpectedEOF {
+		if _, _, err := Read(bytes.NewReader(data[:n]), nil, nil, testSizer); err != io.ErrUnexpectedEOF {
 			t.Fatalf("Read cut to %d bytes: %v", n, err)
 		}
 	}
-	if _, err := Decode(append(bytes.Clone(data), 0)); !errors.Is(err, format.ErrCorrupt) {
+	if _, err := Decode(append(bytes.Clone(data), 0), testSizer); !errors.Is(err, format.ErrCorrupt) {
 		t.Fatalf("trailing byte: %v", err)
 	}
 }
@@ -339,8 +346,8 @@ func FuzzDecode(f *testing.F) {
 	c.Period = 9
 	f.Add(filled(c, 50).AppendBinary(nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		w, err := Decode(data)
-		w2, _, err2 := Read(bytes.NewReader(data), nil, nil)
+		w, err := Decode(data, testSizer)
+		w2, _, err2 := Read(bytes.NewReader(data), nil, nil, testSizer)
 		if (err == nil) != (err2 == nil) {
 			t.Fatalf("Decode %v, Read %v", err, err2)
 		}
