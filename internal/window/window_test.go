@@ -122,10 +122,15 @@ func TestForgets(t *testing.T) {
 func TestBatchMatchesLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, gens := range []int{2, 3, 8, 16} {
-		for _, m := range []uint64{0, 1 << 21} {
+		for _, m := range []uint64{0, 1 << 21, 1} {
 			c := testConfig(3000, gens)
-			if m != 0 {
+			if m == 1<<21 {
 				c.M = m // large enough that the batch calls prefetch
+			}
+			if m == 1 {
+				// A time window under Grow, all in one period: it takes
+				// extensions, which the tests read too.
+				c.Period, c.Policy = 1<<40, Grow
 			}
 			a, b := New(c, 0, testSizer), New(c, 0, testSizer)
 			for range 20 {
@@ -148,6 +153,9 @@ func TestBatchMatchesLoop(t *testing.T) {
 				}
 				if !a.Equal(b) {
 					t.Fatalf("r=%d: batch state differs from loop's", gens)
+				}
+				if c.Policy == Grow && a.Extensions() == 0 && a.Count(0) > c.GenCap {
+					t.Fatalf("r=%d: no extension past the base's capacity", gens)
 				}
 				strs := make([]string, len(keys))
 				for i := range strs {
@@ -262,6 +270,92 @@ func TestTimeRotation(t *testing.T) {
 			}
 		}
 	})
+	t.Run("burst/Grow", func(t *testing.T) {
+		c := c
+		c.Policy = Grow
+		f := New(c, 0, testSizer)
+		base := f.Bits()
+		for i := range uint64(20 * c.GenCap) {
+			add(f, i, 10)
+			if i < c.GenCap && f.Extensions() != 0 {
+				t.Fatalf("extension before the base is full (key %d)", i)
+			}
+		}
+		// 20 shares: the base and extensions of 1, 2, 4, 8 and 16 shares.
+		if f.Rotations() != 0 || f.Extensions() != 5 || f.Count(10) < 19*c.GenCap {
+			t.Fatalf("Grow: %d rotations, %d extensions, count %d", f.Rotations(), f.Extensions(), f.Count(10))
+		}
+		if f.Bits() <= base {
+			t.Fatalf("Bits %d did not grow from %d", f.Bits(), base)
+		}
+		for i := range uint64(20 * c.GenCap) {
+			if !test(f, i, 10) {
+				t.Fatalf("Grow lost key %d", i)
+			}
+		}
+		// Three periods later the burst's generation is the oldest live
+		// one; a fourth drops it with its extensions.
+		f.Advance(10 + 3*period)
+		if f.Extensions() != 5 || !test(f, 3, 10+3*period) {
+			t.Fatal("burst dropped before its generation left the window")
+		}
+		f.Advance(10 + 4*period)
+		if f.Extensions() != 0 || f.Bits() != base {
+			t.Fatalf("after the window: %d extensions, %d bits, want 0 and %d", f.Extensions(), f.Bits(), base)
+		}
+	})
+	t.Run("burst/Grow/limit", func(t *testing.T) {
+		// A generation of one key: MaxExtensions extensions hold
+		// 2^16-1 more; past them the window rotates early.
+		c := testConfig(3, 4)
+		c.Period, c.Policy = period, Grow
+		f := New(c, 0, testSizer)
+		per := c.GenCap << MaxExtensions // base and all extensions
+		// Keys that set no bit are not counted: a few more than the
+		// capacity of two generations make two rotations.
+		n := 2*per + per/64
+		for i := range n {
+			add(f, i, 10)
+		}
+		if f.Rotations() != 2 || f.Extensions() < MaxExtensions || f.OldestStart(10) != 0 {
+			t.Fatalf("%d rotations, %d extensions, oldest start %d", f.Rotations(), f.Extensions(), f.OldestStart(10))
+		}
+		for g := range f.exts {
+			if len(f.exts[g]) > MaxExtensions {
+				t.Fatalf("generation %d has %d extensions", g, len(f.exts[g]))
+			}
+		}
+		// Two more rotate out every generation that started at 0: the
+		// retained time is shorter, OldestStart says so.
+		for i := range 2 * per {
+			add(f, n+i, 10)
+		}
+		if f.Rotations() != 4 || f.OldestStart(10) != 10 {
+			t.Fatalf("%d rotations, oldest start %d, want 4 and 10", f.Rotations(), f.OldestStart(10))
+		}
+		if f.Bits() > uint64(c.Gens)*(c.M+(c.GenCap<<MaxExtensions)*16+512*MaxExtensions) {
+			t.Fatalf("%d bits: more than every generation at its limit", f.Bits())
+		}
+		for i := n + 2*per - 3*c.GenCap; i < n+2*per; i++ {
+			if !test(f, i, 10) {
+				t.Fatalf("key %d, one of the last window keys, lost", i)
+			}
+		}
+	})
+}
+
+// growFilled returns a window of c under Grow fed n keys at time 5 (a
+// burst: extensions) and then n/4 more a period later.
+func growFilled(c Config, n uint64) *Filter {
+	c.Policy = Grow
+	f := New(c, 5, testSizer)
+	for i := range n {
+		add(f, i, 5)
+	}
+	for i := range n / 4 {
+		add(f, 1<<20+i, 5+c.Period)
+	}
+	return f
 }
 
 func filled(c Config, n uint64) *Filter {
@@ -276,9 +370,17 @@ func TestEncodingRoundTrip(t *testing.T) {
 	c := testConfig(500, 3)
 	ct := c
 	ct.Period, ct.Policy = 40, Saturate
-	for _, c := range []Config{c, ct} {
-		for _, n := range []uint64{0, 10, 300, 2000} {
+	cg := c
+	cg.Period, cg.Policy = 40, Grow
+	for _, c := range []Config{c, ct, cg} {
+		for _, n := range []uint64{0, 10, 300, 2000, 70_000} {
 			f := filled(c, n)
+			if c.Policy == Grow {
+				f = growFilled(c, n)
+				if n > c.GenCap && f.Extensions() == 0 {
+					t.Fatalf("n=%d: no extension", n)
+				}
+			}
 			data := f.AppendBinary(nil)
 			if uint64(len(data)) != f.EncodedSize() {
 				t.Fatalf("encoding of %d bytes, EncodedSize %d", len(data), f.EncodedSize())
@@ -298,13 +400,19 @@ func TestEncodingRoundTrip(t *testing.T) {
 			if err != nil || read != int64(len(data)) || !f.Equal(h) {
 				t.Fatalf("Read: %v, %d of %d bytes", err, read, len(data))
 			}
-			// The decoded window goes on as the original does.
-			for i := range uint64(100) {
+			// The decoded window goes on as the original does, growing
+			// alike.
+			for i := range uint64(100) + n {
 				add(f, 1<<40+i, 5000)
 				add(g, 1<<40+i, 5000)
 			}
 			if !f.Equal(g) {
 				t.Fatalf("n=%d: decoded window diverges", n)
+			}
+			if c := f.Clone(); !c.Equal(f) || c.Extensions() != f.Extensions() {
+				t.Fatalf("n=%d: Clone differs", n)
+			} else if add(c, 1<<50, 5000); f.Extensions() > 0 && c.Equal(f) && !test(f, 1<<50, 5000) {
+				t.Fatalf("n=%d: Clone shares state", n)
 			}
 		}
 	}
@@ -314,7 +422,30 @@ func TestEncodingRoundTrip(t *testing.T) {
 // encoding: each must be an error (ErrCorrupt or io.ErrUnexpectedEOF), from
 // both decoders.
 func TestDecodeRefusesDamage(t *testing.T) {
-	data := filled(testConfig(60, 3), 100).AppendBinary(nil)
+	cg := testConfig(60, 3)
+	cg.Period = 9
+	for _, data := range [][]byte{filled(testConfig(60, 3), 100).AppendBinary(nil), growFilled(cg, 200).AppendBinary(nil)} {
+		refusesDamage(t, data)
+	}
+	// A Grow window with extensions, decoded with another sizing, or
+	// none: its extensions are not what the window would make.
+	g := growFilled(cg, 200).AppendBinary(nil)
+	other := func(c Config, j int) (Ext, error) {
+		e, err := testSizer(c, j)
+		e.K++
+		return e, err
+	}
+	for _, s := range []Sizer{nil, other} {
+		if _, err := Decode(g, s); !errors.Is(err, format.ErrCorrupt) {
+			t.Fatalf("Decode with another sizing: %v", err)
+		}
+		if _, _, err := Read(bytes.NewReader(g), nil, nil, s); !errors.Is(err, format.ErrCorrupt) {
+			t.Fatalf("Read with another sizing: %v", err)
+		}
+	}
+}
+
+func refusesDamage(t *testing.T, data []byte) {
 	for i := range len(data) {
 		for bit := range 8 {
 			d := bytes.Clone(data)
@@ -345,6 +476,8 @@ func FuzzDecode(f *testing.F) {
 	c := testConfig(30, 4)
 	c.Period = 9
 	f.Add(filled(c, 50).AppendBinary(nil))
+	f.Add(growFilled(c, 30).AppendBinary(nil))
+	f.Add(growFilled(c, 200).AppendBinary(nil))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, err := Decode(data, testSizer)
 		w2, _, err2 := Read(bytes.NewReader(data), nil, nil, testSizer)
