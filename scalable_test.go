@@ -2503,6 +2503,220 @@ func TestWindowTime(t *testing.T) {
 	}
 }
 
+// growBurst drives a time window under Grow with a fake clock: r periods
+// of a generation's share of keys each, spread evenly, then a burst of b
+// shares within one period, spread evenly up to just before its end. It
+// calls check after every add, and at before its end the sample
+// moments: after each tenth of the burst. It returns the window, the clock
+// and the times of the keys, key i being windowKey(&buf, tag, i).
+type growRun struct {
+	w     *WindowFilter
+	now   time.Time
+	at    []time.Time // when key i was added
+	tag   uint64
+	base  uint64 // Bits before any burst
+	start time.Time
+}
+
+func newGrowRun(t *testing.T, window uint64, p float64, tag uint64, opts ...Option) *growRun {
+	g := &growRun{now: time.Unix(1e9, 0), tag: tag}
+	opts = append([]Option{Every(6 * time.Hour), Clock(func() time.Time { return g.now }), OnOverflow(Grow), Seed(uint32(tag))}, opts...)
+	g.w = mustWindow(t, window, p, opts...)
+	g.base = g.w.Bits()
+	g.start = g.now
+	return g
+}
+
+func (g *growRun) period() time.Duration {
+	return g.w.Duration() / time.Duration(g.w.Generations()-1)
+}
+
+// feed adds n keys spread evenly over the period that starts at g.now,
+// calling each after every add (if not nil), and leaves g.now at the
+// period's end.
+func (g *growRun) feed(n uint64, each func(i uint64)) {
+	var buf [16]byte
+	start, per := g.now, g.period()
+	for i := range n {
+		g.now = start.Add(time.Duration(uint64(per-1) * i / n))
+		k := uint64(len(g.at))
+		g.w.Add(windowKey(&buf, g.tag, k))
+		g.at = append(g.at, g.now)
+		if each != nil {
+			each(k)
+		}
+	}
+	g.now = start.Add(per - 1)
+}
+
+// keptAll fails t unless every key added within Duration of g.now tests
+// present.
+func (g *growRun) keptAll(t *testing.T) {
+	t.Helper()
+	var buf [16]byte
+	from := g.now.Add(-g.w.Duration())
+	for i := len(g.at) - 1; i >= 0 && g.at[i].After(from); i-- {
+		if !g.w.Test(windowKey(&buf, g.tag, uint64(i))) {
+			t.Fatalf("key %d, added %v before now (window %v), tests absent", i, g.now.Sub(g.at[i]), g.w.Duration())
+		}
+	}
+}
+
+// TestWindowGrowKeepsAll is the first promise under Grow, after every add:
+// a window of 60 keys in 6 hours (r = 4, 20 keys a generation) is fed its
+// share for four periods, then bursts of 2, 10 and 100 times a
+// generation's share in one period, and then its share again; after every
+// add, every key added within the 6 hours tests present. No rotation is
+// early: the retained time stays the duration.
+func TestWindowGrowKeepsAll(t *testing.T) {
+	for _, b := range []uint64{2, 10, 100} {
+		t.Run(fmt.Sprintf("burst=%dx", b), func(t *testing.T) {
+			g := newGrowRun(t, 60, 0.01, 10+b, Generations(4))
+			share := g.w.GenerationCapacity()
+			check := func(uint64) { g.keptAll(t) }
+			for range 4 {
+				g.feed(share, check)
+				g.now = g.now.Add(1)
+			}
+			g.feed(b*share, check)
+			if g.w.Extensions() == 0 || g.w.Bits() <= g.base {
+				t.Fatalf("burst of %dx: %d extensions, %d bits (base %d)", b, g.w.Extensions(), g.w.Bits(), g.base)
+			}
+			if got, want := g.w.RetainedSince(), g.now.Add(-g.w.Duration()); got.After(want) {
+				t.Fatalf("RetainedSince %v, after now - Duration %v: rotated early", got, want)
+			}
+			for range 5 {
+				g.now = g.now.Add(1)
+				g.feed(share, check)
+			}
+			if g.w.Extensions() != 0 || g.w.Bits() != g.base {
+				t.Fatalf("after the burst left the window: %d extensions, %d bits, want 0 and %d", g.w.Extensions(), g.w.Bits(), g.base)
+			}
+		})
+	}
+}
+
+// TestWindowGrowRate is the second promise under Grow, measured at the worst
+// moment: the ring full (a generation's share in each of r periods), then a
+// burst of 2, 10 and 100 times a generation's share in the newest
+// generation's period, measured just before that period ends, on 10^6
+// absent keys (2*10^5 with -short), whose mean must be within 3 standard
+// deviations of p, which the test checks is below 1.2p. After each tenth of
+// the burst the rate of 50/p absent keys is within 4 standard deviations,
+// EstimatedErrorRate at most p, and every key of the duration present.
+// Bits grows with the burst and comes back to the ring's once the burst has
+// left the window.
+func TestWindowGrowRate(t *testing.T) {
+	window, absent := uint64(20_000), 1_000_000
+	if testing.Short() {
+		window, absent = 2000, 200_000
+	}
+	for _, p := range []float64{0.01, 0.001} {
+		for _, b := range []uint64{2, 10, 100} {
+			if p == 0.001 && (testing.Short() || b == 2) {
+				continue
+			}
+			t.Run(fmt.Sprintf("p=%g/burst=%dx", p, b), func(t *testing.T) {
+				g := newGrowRun(t, window, p, 20+b)
+				share := g.w.GenerationCapacity()
+				sd := math.Sqrt(p / float64(absent))
+				if limit := p + 3*sd; limit >= 1.2*p {
+					t.Fatalf("test too weak: limit %v does not rule out 1.2p", limit)
+				}
+				var buf [16]byte
+				probe := uint64(0)
+				rate := func(n int) float64 {
+					fp := 0
+					for range n {
+						probe++
+						if g.w.Test(windowKey(&buf, 1<<32, probe)) {
+							fp++
+						}
+					}
+					return float64(fp) / float64(n)
+				}
+				for range g.w.Generations() {
+					g.feed(share, nil)
+					g.now = g.now.Add(1)
+				}
+				step := b * share / 10
+				g.feed(b*share, func(i uint64) {
+					if (i+1)%step != 0 {
+						return
+					}
+					g.keptAll(t)
+					if got, sd := rate(int(50/p)), math.Sqrt(p/(50/p)); got > p+4*sd {
+						t.Fatalf("during the burst, key %d: rate %v above %v + 4 sd", i, got, p)
+					}
+					if e := g.w.EstimatedErrorRate(); e > p {
+						t.Fatalf("during the burst, key %d: EstimatedErrorRate %v above %v", i, e, p)
+					}
+				})
+				// Just before the burst's period ends: the worst moment.
+				bits := g.w.Bits()
+				got := rate(absent)
+				if got > p+3*sd {
+					t.Errorf("rate at the worst moment %v above %v + 3 sd (%v)", got, p, sd)
+				}
+				t.Logf("burst %dx: rate %.5f at the worst moment (target %g, %.2fx), EstimatedErrorRate %.5f; %d extensions, Bits %.2fx the ring's (%.2f bits per window key)",
+					b, got, p, got/p, g.w.EstimatedErrorRate(), g.w.Extensions(), float64(bits)/float64(g.base), float64(bits)/float64(window))
+				if g.w.Extensions() == 0 || bits <= g.base {
+					t.Fatalf("%d extensions, %d bits: no growth", g.w.Extensions(), bits)
+				}
+				g.keptAll(t)
+				for range g.w.Generations() {
+					g.now = g.now.Add(1)
+					g.feed(share, nil)
+				}
+				if g.w.Extensions() != 0 || g.w.Bits() != g.base {
+					t.Fatalf("after the burst left the window: %d extensions, %d bits, want 0 and %d", g.w.Extensions(), g.w.Bits(), g.base)
+				}
+			})
+		}
+	}
+}
+
+// TestWindowGrowLimit drives a window under Grow past its limit: a
+// generation of 1 key (3 keys in 4 generations) has at most 16 extensions,
+// 2^16 keys in all; a burst of 5 times that within one instant rotates
+// early, and then the rate is kept, the last window keys are kept, and
+// RetainedSince reports the shorter time.
+func TestWindowGrowLimit(t *testing.T) {
+	const p = 0.01
+	g := newGrowRun(t, 3, p, 30, Generations(4))
+	if g.w.GenerationCapacity() != 1 {
+		t.Fatalf("generation capacity %d", g.w.GenerationCapacity())
+	}
+	var buf [16]byte
+	const n = 5 << 16
+	for i := range uint64(n) {
+		g.w.Add(windowKey(&buf, g.tag, i))
+	}
+	if g.w.Rotations() < 4 || !g.w.RetainedSince().Equal(g.now) {
+		t.Fatalf("%d rotations, RetainedSince %v, want >= 4 and %v", g.w.Rotations(), g.w.RetainedSince(), g.now)
+	}
+	if e := g.w.Extensions(); e > 4*16 || e < 16 {
+		t.Fatalf("%d extensions, want 16 to 64", e)
+	}
+	for i := uint64(n - 3); i < n; i++ {
+		if !g.w.Test(windowKey(&buf, g.tag, i)) {
+			t.Fatalf("key %d, one of the last 3, absent", i)
+		}
+	}
+	const absent = 200_000
+	fp := 0
+	for i := range uint64(absent) {
+		if g.w.Test(windowKey(&buf, 1<<33, i)) {
+			fp++
+		}
+	}
+	got, sd := float64(fp)/absent, math.Sqrt(p/absent)
+	if got > p+4*sd || g.w.EstimatedErrorRate() > p {
+		t.Fatalf("past the limit: rate %v, EstimatedErrorRate %v, target %v", got, g.w.EstimatedErrorRate(), p)
+	}
+	t.Logf("past the limit: rate %.5f, EstimatedErrorRate %.5f, %d rotations, %d extensions, %d bits", got, g.w.EstimatedErrorRate(), g.w.Rotations(), g.w.Extensions(), g.w.Bits())
+}
+
 func TestWindowOptions(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -2522,6 +2736,8 @@ func TestWindowOptions(t *testing.T) {
 		{"OnOverflow alone", 10, 0.01, []Option{OnOverflow(Saturate)}},
 		{"Clock alone", 10, 0.01, []Option{Clock(time.Now)}},
 		{"bad policy", 10, 0.01, []Option{Every(1), OnOverflow(7)}},
+		{"policy 3", 10, 0.01, []Option{Every(1), OnOverflow(Grow + 1)}},
+		{"Grow alone", 10, 0.01, []Option{OnOverflow(Grow)}},
 		{"too large", 1 << 62, 1e-9, nil},
 	} {
 		if _, err := NewWindow(c.n, c.p, c.opts...); !errors.Is(err, ErrInvalidParameter) {
