@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -430,6 +431,30 @@ func ExampleNewWindow() {
 	// true true true false
 	// true
 	// false
+}
+
+// A time window under Grow keeps every key of its duration and its rate
+// through a burst: the burst's generation takes extensions, which Bits and
+// Extensions report, and drops them when it leaves the window.
+func ExampleGrow() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	day, _ := bloom.NewWindow(1000, 0.01, bloom.Every(24*time.Hour), bloom.OnOverflow(bloom.Grow),
+		bloom.Clock(func() time.Time { return now }))
+	ring := day.Bits()
+	for i := range 10_000 { // ten days' keys in one instant
+		day.AddString("event-" + strconv.Itoa(i))
+	}
+	kept := true
+	for i := range 10_000 {
+		kept = kept && day.TestString("event-"+strconv.Itoa(i))
+	}
+	fmt.Println(kept, day.Extensions() > 0, day.Bits() > ring, day.EstimatedErrorRate() <= 0.01)
+	now = now.Add(48 * time.Hour) // the burst has left the window
+	day.AddString("later")        // an add drops what has left it
+	fmt.Println(day.TestString("event-1"), day.Extensions(), day.Bits() == ring)
+	// Output:
+	// true true true true
+	// false 0 true
 }
 
 // TestWindowNoAllocsFromOtherPackage is TestNoAllocsFromOtherPackage for

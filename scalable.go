@@ -1798,8 +1798,9 @@ func (w *WindowFilter) Hashes() uint { return w.ring().K }
 
 // Bits returns the size of the window in bits as it stands: all
 // generations, and under Grow their extensions, which come with a burst and
-// go when it leaves the window. The window takes Bits()/8 bytes, plus 16
-// bytes per generation and 48 per extension.
+// go with its generation (freed by the first add, batch add or Clear after
+// the generation left the window). The window takes Bits()/8 bytes, plus 16
+// bytes per generation and 56 per extension.
 func (w *WindowFilter) Bits() (n uint64) {
 	w.read(func(f *window.Filter, _ int64) { n = f.Bits() })
 	return n

@@ -2767,11 +2767,15 @@ func TestWindowEncoding(t *testing.T) {
 	for _, w := range []*WindowFilter{
 		mustWindow(t, 500, 0.01),
 		mustWindow(t, 500, 0.001, Every(time.Minute), Clock(clock), OnOverflow(Saturate), Seed(9)),
+		mustWindow(t, 500, 0.001, Every(time.Minute), Clock(clock), OnOverflow(Grow), Seed(9)),
 	} {
 		var buf [16]byte
 		for i := range uint64(1700) {
 			w.Add(windowKey(&buf, 4, i))
 			now = now.Add(time.Second / 10)
+		}
+		if w.f.Policy == 2 && w.Extensions() == 0 {
+			t.Fatal("Grow: no extension to encode")
 		}
 		data, _ := w.MarshalBinary()
 		if len(data) != w.EncodedSize() {
@@ -2825,7 +2829,18 @@ func TestWindowEncoding(t *testing.T) {
 // calls answer and leave the window as the loops of single calls do.
 func TestWindowBatchMatchesLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	a, b := mustWindow(t, 5000, 0.01), mustWindow(t, 5000, 0.01)
+	now := time.Unix(0, 0)
+	clock := Clock(func() time.Time { return now })
+	for _, opts := range [][]Option{nil, {Every(time.Hour), clock, OnOverflow(Grow)}} {
+		a, b := mustWindow(t, 5000, 0.01, opts...), mustWindow(t, 5000, 0.01, opts...)
+		windowBatchMatchesLoop(t, rng, a, b)
+		if len(opts) != 0 && a.Extensions() == 0 {
+			t.Fatal("Grow: no extension")
+		}
+	}
+}
+
+func windowBatchMatchesLoop(t *testing.T, rng *rand.Rand, a, b *WindowFilter) {
 	for range 10 {
 		keys := make([]string, rng.IntN(3000))
 		hashes := make([]uint64, len(keys))
@@ -2858,10 +2873,22 @@ func TestWindowBatchMatchesLoop(t *testing.T) {
 
 func TestWindowDoesNotAllocate(t *testing.T) {
 	now := time.Unix(0, 0)
+	// A window under Grow with extensions: no call below makes one more
+	// (the same keys again), and tests read them.
+	grown := mustWindow(t, 1e3, 0.01, Every(time.Hour), Clock(func() time.Time { return now }), OnOverflow(Grow))
+	grown.AddManyHashes(slices.Collect(func(yield func(uint64) bool) {
+		for i := range uint64(5000) {
+			yield(i << 20)
+		}
+	}))
+	if grown.Extensions() == 0 {
+		t.Fatal("no extension")
+	}
 	for _, w := range []*WindowFilter{
 		mustWindow(t, 1e5, 0.01),
 		mustWindow(t, 1e5, 0.01, Every(time.Hour), Clock(func() time.Time { return now })),
 		mustWindow(t, 1e5, 0.01, Concurrent()),
+		grown,
 	} {
 		key, s := []byte("some key"), "some string"
 		keys, strs, hashes := [][]byte{key, key}, []string{s, s}, []uint64{1, 2}
@@ -2930,6 +2957,56 @@ func TestWindowConcurrent(t *testing.T) {
 	}
 	if n := firsts.Load(); n > per || n < per*99/100 {
 		t.Fatalf("%d shared keys reported new, want about %d", n, per)
+	}
+}
+
+// TestWindowGrowConcurrent grows a Concurrent window under Grow from several
+// goroutines at once (run it with -race): 40 times its keys within one
+// period, every key added stays present, and readers see the extensions.
+func TestWindowGrowConcurrent(t *testing.T) {
+	const workers, per = 4, 10_000
+	at := time.Unix(1e9, 0)
+	w := mustWindow(t, 1000, 0.01, Concurrent(), Every(time.Hour), Clock(func() time.Time { return at }), OnOverflow(Grow))
+	done := make(chan error)
+	for g := range uint64(workers) {
+		go func() {
+			var buf [16]byte
+			keys := make([][]byte, 0, 8)
+			for i := range uint64(per) {
+				if i%2 == 0 {
+					w.Add(windowKey(&buf, g, i))
+				} else {
+					keys = append(keys[:0], windowKey(new([16]byte), g, i))
+					w.TestAndAddMany(keys, nil)
+				}
+				if i >= 100 && !w.Test(windowKey(&buf, g, i-100)) {
+					done <- fmt.Errorf("worker %d: key %d absent", g, i-100)
+					return
+				}
+				if i%2000 == 0 {
+					w.EstimatedErrorRate()
+					w.Bits()
+					w.Clone()
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range workers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf [16]byte
+	for g := range uint64(workers) {
+		for i := range uint64(per) {
+			if !w.Test(windowKey(&buf, g, i)) {
+				t.Fatalf("worker %d: key %d absent at the end", g, i)
+			}
+		}
+	}
+	if w.Rotations() != 0 || w.Extensions() == 0 || w.EstimatedErrorRate() > 0.01 {
+		t.Fatalf("%d rotations, %d extensions, EstimatedErrorRate %v", w.Rotations(), w.Extensions(), w.EstimatedErrorRate())
 	}
 }
 
@@ -3209,4 +3286,113 @@ func TestWindowGolden(t *testing.T) {
 			t.Errorf("%s: by the real clock, long after, window-299 is still present", path)
 		}
 	}
+}
+
+// goldenGrowWindow builds testdata/window/grow-1h-n100-p0.01.bin: a window
+// of the keys of the last hour under Grow, sized for 100 keys in it, at 1%,
+// seed 23, fed "window-0" to "window-299" one every 10 seconds from a fixed
+// clock: 4 generations (the fewest bits for 100 keys under Grow) of 34
+// keys and 20 minutes, fed 120 keys each, so that each of the generations
+// of the last 50 minutes has one or two extensions, 5 in all.
+func goldenGrowWindow(t testing.TB) *WindowFilter {
+	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	w := mustWindow(t, 100, 0.01, Seed(23), Every(time.Hour), Clock(func() time.Time { return now }), OnOverflow(Grow))
+	for i := range 300 {
+		w.AddString("window-" + strconv.Itoa(i))
+		now = now.Add(10 * time.Second)
+	}
+	return w
+}
+
+// TestWindowGoldenGrow pins the encoding of a window under Grow with
+// extensions (policy 2: extension counts and records in the table, their
+// words after the ring's) and the sizing of its extensions: the file is
+// what MarshalBinary writes for goldenGrowWindow, and it decodes, by every
+// decoder, to a window that holds all 300 keys at the time of the last
+// add, with 5 extensions and a rate at most 1%.
+func TestWindowGoldenGrow(t *testing.T) {
+	const path = "testdata/window/grow-1h-n100-p0.01.bin"
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := goldenGrowWindow(t)
+	if got, _ := w.MarshalBinary(); !bytes.Equal(got, want) {
+		t.Errorf("%s: MarshalBinary of the same window differs from the file (%d bytes, file %d)", path, len(got), len(want))
+	}
+	end := time.Date(2026, 12, 4, 0, 50, 0, 0, time.UTC)
+	clock := Clock(func() time.Time { return end })
+	text, _ := w.MarshalText()
+	var u, v WindowFilter
+	uerr, verr := u.UnmarshalBinary(want), v.UnmarshalText(text)
+	d, err := ReadWindow(bytes.NewReader(want), clock)
+	a, aerr := ReadAny(bytes.NewReader(want), clock)
+	if err != nil || uerr != nil || verr != nil || aerr != nil {
+		t.Fatalf("%s: ReadWindow %v, UnmarshalBinary %v, UnmarshalText %v, ReadAny %v", path, err, uerr, verr, aerr)
+	}
+	if !u.Equal(d) || !v.Equal(d) || !a.(*WindowFilter).Equal(d) || !d.Equal(w) {
+		t.Fatalf("%s: the decoders disagree", path)
+	}
+	if d.Generations() != 4 || d.Extensions() != 5 {
+		t.Fatalf("%s: %d generations, %d extensions, want 4 and 5", path, d.Generations(), d.Extensions())
+	}
+	for i := range 300 {
+		if !d.TestString("window-" + strconv.Itoa(i)) {
+			t.Errorf("%s: window-%d absent", path, i)
+		}
+	}
+	fp := 0
+	for i := range 10_000 {
+		if d.TestString("absent-" + strconv.Itoa(i)) {
+			fp++
+		}
+	}
+	if fp > 150 || d.EstimatedErrorRate() > 0.01 {
+		t.Errorf("%s: %d of 10,000 absent keys present, EstimatedErrorRate %v", path, fp, d.EstimatedErrorRate())
+	}
+}
+
+
+// FuzzWindowDecode feeds the decoders of WindowFilter any bytes, the
+// golden windows (one under Grow, with extensions) as seeds: they agree,
+// an error leaves no usable result and the receiver unchanged, a decoded
+// window re-encodes to its input and is usable, and none allocates more
+// than the input justifies.
+func FuzzWindowDecode(f *testing.F) {
+	for _, path := range []string{"count-n100-p0.01.bin", "time-1h-n100-p0.01.bin", "grow-1h-n100-p0.01.bin"} {
+		data, err := os.ReadFile("testdata/window/" + path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var u WindowFilter
+		var uerr, rerr error
+		checkDecodeAllocs(t, "UnmarshalBinary", data, func() { uerr = u.UnmarshalBinary(data) })
+		var r *WindowFilter
+		checkDecodeAllocs(t, "ReadWindow", data, func() { r, rerr = ReadWindow(bytes.NewReader(data)) })
+		var v WindowFilter
+		verr := v.UnmarshalText([]byte(base64.StdEncoding.EncodeToString(data)))
+		a, aerr := ReadAny(bytes.NewReader(data))
+		if (uerr == nil) != (rerr == nil) || (uerr == nil) != (verr == nil) {
+			t.Fatalf("UnmarshalBinary %v, ReadWindow %v, UnmarshalText %v", uerr, rerr, verr)
+		}
+		if uerr != nil {
+			if u.f != nil || v.f != nil || r != nil {
+				t.Fatal("a result or a changed receiver on error")
+			}
+			return
+		}
+		if aerr != nil || !a.(*WindowFilter).Equal(&u) || !r.Equal(&u) || !v.Equal(&u) {
+			t.Fatalf("the decoders disagree (ReadAny %v)", aerr)
+		}
+		if out, _ := u.MarshalBinary(); !bytes.Equal(out, data) {
+			t.Fatal("re-encoding differs")
+		}
+		u.AddString("x")
+		if !u.TestString("x") {
+			t.Fatal("decoded window does not keep a key")
+		}
+	})
 }
