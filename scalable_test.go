@@ -3352,7 +3352,6 @@ func TestWindowGoldenGrow(t *testing.T) {
 	}
 }
 
-
 // FuzzWindowDecode feeds the decoders of WindowFilter any bytes, the
 // golden windows (one under Grow, with extensions) as seeds: they agree,
 // an error leaves no usable result and the receiver unchanged, a decoded
