@@ -14,7 +14,10 @@ import (
 // a 64-byte header with its own CRC-32C, a table of the generations with
 // its CRC-32C padded to a cache line, the words of the generations oldest
 // first (so that each starts a cache line of the encoding), and the CRC-32C
-// of each section of the words. All integers little-endian.
+// of each section of the words. All integers little-endian. Under Grow
+// (policy 2) the table also holds each generation's extension count and a
+// record per extension, whose words follow the generations'; encodings of
+// the other policies are what they were before Grow, byte for byte.
 const (
 	Magic   = "BLMW"
 	Version = 3
