@@ -1419,6 +1419,19 @@ const (
 	Grow
 )
 
+// String returns the name of p: "RotateEarly", "Saturate" or "Grow".
+func (p Overflow) String() string {
+	switch p {
+	case RotateEarly:
+		return "RotateEarly"
+	case Saturate:
+		return "Saturate"
+	case Grow:
+		return "Grow"
+	}
+	return fmt.Sprintf("Overflow(%d)", uint8(p))
+}
+
 // OnOverflow sets the overflow policy of a time window (default
 // RotateEarly): RotateEarly, Saturate or Grow. It needs Every and may be
 // given at most once.
@@ -1827,6 +1840,10 @@ func (w *WindowFilter) Extensions() (n int) {
 	w.read(func(f *window.Filter, _ int64) { n = f.Extensions() })
 	return n
 }
+
+// Overflow returns the overflow policy of a time window (see OnOverflow),
+// and RotateEarly for a count window, which rotates on count.
+func (w *WindowFilter) Overflow() Overflow { return Overflow(w.ring().Policy) }
 
 // Duration returns how long a time window keeps keys, (r-1) times the
 // period of a generation (at least Every's d), and 0 for a count window.

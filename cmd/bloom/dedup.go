@@ -49,10 +49,16 @@ generations, 7 or 8 at usual rates), and the filter's size is fixed, about
 17 bits per line of the window at 1%. With -window DURATION (such as 24h,
 90m or 7d) it remembers the lines written within that time instead, sized
 for -capacity lines in it: a crawler's frontier that must fetch a page
-again after a week. If more lines come, the window forgets early rather
-than drop more new lines than -error-rate says. The state keeps the
-window's clock: the times of its generations, so a later run goes on where
-the last one stopped, forgetting what has aged out in between.
+again after a week. If more lines come within the time than -capacity,
+-overflow says what gives: "rotate" (the default) forgets early rather than
+drop more new lines than -error-rate says; "grow" keeps both, every line of
+the DURATION and the error rate, and takes more memory while the burst is
+in the window (about 5 times the window's for 10 times -capacity lines in
+one generation's time, back to its size once they have aged out); and
+"saturate" keeps the time and drops more new lines than -error-rate. The
+state keeps the window's clock: the times of its generations, so a later
+run goes on where the last one stopped, forgetting what has aged out in
+between; and its -overflow, which later runs keep.
 
 At the end a summary line goes to stderr (lines read and written, distinct
 lines in the filter, its size), unless -q.
@@ -72,6 +78,7 @@ func runDedup(e *env, args []string) error {
 	errorRate := flags.Float64("error-rate", dedupErrorRate, "highest probability of dropping a new line, in (0, 1)")
 	state := flags.String("state", "", "load the filter from `FILE` if it exists, save it there at the end")
 	windowFlag := flags.String("window", "", "remember only the last `N` new lines, or those of the last DURATION (24h, 7d), in a window filter")
+	overflowFlag := flags.String("overflow", "", "with -window DURATION, what more than -capacity lines in the window do: `POLICY` rotate (forget early; the default), grow (take more memory) or saturate (drop more new lines)")
 	quiet := flags.Bool("q", false, "print no progress and no summary on stderr, only warnings and errors")
 	if err := flags.parse(args); err != nil {
 		return err
@@ -82,6 +89,15 @@ func runDedup(e *env, args []string) error {
 	win, err := parseWindow(*windowFlag)
 	if err != nil {
 		return fmt.Errorf("-window: %w", err)
+	}
+	if *overflowFlag != "" {
+		if win.every == 0 {
+			return errors.New("-overflow needs -window DURATION (a time window)")
+		}
+		if win.overflow, err = parseOverflow(*overflowFlag); err != nil {
+			return fmt.Errorf("-overflow: %w", err)
+		}
+		win.overflowSet = true
 	}
 	// Stdin alone is read as the INPUT "-", so that the same bytes make the
 	// same lines whichever way they arrive.
@@ -200,10 +216,35 @@ type dedupSet interface {
 	WriteTo(w io.Writer) (int64, error)
 }
 
-// windowSpec is -window: none, a count of lines, or a duration.
+// windowSpec is -window: none, a count of lines, or a duration, and
+// -overflow for a duration.
 type windowSpec struct {
-	lines uint64
-	every time.Duration
+	lines       uint64
+	every       time.Duration
+	overflow    bloom.Overflow
+	overflowSet bool
+}
+
+// overflowNames are the values of -overflow.
+var overflowNames = map[string]bloom.Overflow{"rotate": bloom.RotateEarly, "saturate": bloom.Saturate, "grow": bloom.Grow}
+
+// parseOverflow parses -overflow.
+func parseOverflow(s string) (bloom.Overflow, error) {
+	p, ok := overflowNames[s]
+	if !ok {
+		return 0, fmt.Errorf("want rotate, grow or saturate, got %q", s)
+	}
+	return p, nil
+}
+
+// overflowName is the -overflow value of p.
+func overflowName(p bloom.Overflow) string {
+	for name, q := range overflowNames {
+		if q == p {
+			return name
+		}
+	}
+	return p.String()
 }
 
 // parseWindow parses -window: a count (1e6 notation works) or a duration
@@ -246,6 +287,9 @@ func dedupFilter(state string, capacity uint64, errorRate float64, win windowSpe
 				}
 				return f, nil
 			case *bloom.WindowFilter:
+				if win.overflowSet && (f.Duration() == 0 || f.Overflow() != win.overflow) {
+					return nil, fmt.Errorf("%s: a window with -overflow %s, not %s: drop -overflow to go on with it, or start a new -state", state, overflowName(f.Overflow()), overflowName(win.overflow))
+				}
 				return f, nil
 			}
 			return nil, fmt.Errorf("%s: a fixed-size filter, not a dedup state (a scalable or window filter)", state)
@@ -257,7 +301,7 @@ func dedupFilter(state string, capacity uint64, errorRate float64, win windowSpe
 	if win != (windowSpec{}) {
 		keys, opts, sizing := win.lines, []bloom.Option(nil), fmt.Sprintf("-window %d at -error-rate %g", win.lines, errorRate)
 		if win.every != 0 {
-			keys, opts = capacity, []bloom.Option{bloom.Every(win.every)}
+			keys, opts = capacity, []bloom.Option{bloom.Every(win.every), bloom.OnOverflow(win.overflow)}
 			sizing = fmt.Sprintf("-window %v with -capacity %d at -error-rate %g", win.every, capacity, errorRate)
 		}
 		// About 17 bits per key at 1%, 25 at 0.1%: the sizing of a
@@ -364,7 +408,8 @@ type dedupCounts struct {
 // output, flushing it whenever it has used up the input it has read, and
 // before it returns.
 func dedup(r io.Reader, w io.Writer, f dedupSet, stop *atomic.Bool, p *progress) (n dedupCounts, err error) {
-	// A window filter never grows nor saturates: every block is a batch.
+	// A window filter never saturates (under Grow it grows within a batch
+	// as it would line by line): every block is a batch.
 	scalable, _ := f.(*bloom.ScalableBloomFilter)
 	lr := newLineReader(r)
 	bw := bufio.NewWriterSize(w, ioBufferSize)

@@ -68,6 +68,11 @@ func windowInfo(e *env, path string, w *bloom.WindowFilter, asJSON bool) error {
 	if d := w.Duration(); d != 0 {
 		row("window", "%v, sized for %s keys in it", d, thousands(w.Window()))
 		row("keeps every key since", "%s", w.RetainedSince().UTC().Format(time.RFC3339))
+		if w.Overflow() == bloom.Grow {
+			row("on overflow", "grow (%d extensions now)", w.Extensions())
+		} else {
+			row("on overflow", "%s", overflowName(w.Overflow()))
+		}
 	} else {
 		row("window", "the last %s keys", thousands(w.Window()))
 	}

@@ -106,3 +106,47 @@ func TestDedupWindowKilled(t *testing.T) {
 	}
 	runBloom(t, "before\nduring\n", "dedup", "-q", "-state", state).want(t, 0, ptr("during\n"))
 }
+
+// TestDedupWindowGrow checks -overflow grow: 20 times -capacity lines within
+// the hour, each then repeated, in one run: every repeat is dropped (no line
+// is written twice), where -overflow rotate forgets early and writes
+// repeats again; few new lines are dropped (the error rate is kept); the
+// state round-trips, keeps its policy, and refuses another -overflow.
+func TestDedupWindowGrow(t *testing.T) {
+	t.Parallel()
+	const n = 2000
+	in := lineRange("e", 0, n) + lineRange("e", 0, n)
+	written := func(out string) (lines int, repeated bool) {
+		seen := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			repeated = repeated || seen[l]
+			seen[l] = true
+		}
+		return len(seen), repeated
+	}
+	dir := t.TempDir()
+	state := filepath.Join(dir, "hour.bf")
+	r := runBloom(t, in, "dedup", "-q", "-window", "1h", "-capacity", "100", "-error-rate", "0.01", "-overflow", "grow", "-state", state)
+	lines, repeated := written(r.stdout)
+	if r.code != 0 || repeated || lines < n*97/100 {
+		t.Fatalf("-overflow grow: status %d, %d distinct lines written of %d, a line repeated: %v\n%s", r.code, lines, n, repeated, r.stderr)
+	}
+	rot := runBloom(t, in, "dedup", "-q", "-window", "1h", "-capacity", "100", "-error-rate", "0.01", "-overflow", "rotate")
+	if _, repeated := written(rot.stdout); rot.code != 0 || !repeated {
+		t.Fatalf("-overflow rotate: status %d, no line repeated: the burst did not overflow", rot.code)
+	}
+	// The state holds a window under Grow with its extensions: a second
+	// run writes none of the lines again, only a new one.
+	w, err := bloom.ReadWindow(strings.NewReader(string(readFile(t, state))))
+	if err != nil || w.Overflow() != bloom.Grow || w.Extensions() == 0 {
+		t.Fatalf("state: %v, policy %v, %d extensions", err, w.Overflow(), w.Extensions())
+	}
+	runBloom(t, lineRange("e", 0, n)+"new\n", "dedup", "-q", "-state", state).want(t, 0, ptr("new\n"))
+	if r := runBloom(t, "", "info", state); r.code != 0 || !strings.Contains(r.stdout, "grow (") {
+		t.Errorf("info of a Grow window: status %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	runBloom(t, "x\n", "dedup", "-q", "-window", "1h", "-overflow", "saturate", "-state", state).want(t, exitError, nil)
+	runBloom(t, "", "dedup", "-window", "1h", "-overflow", "more").want(t, exitError, nil)
+	runBloom(t, "", "dedup", "-window", "100", "-overflow", "grow").want(t, exitError, nil)
+	runBloom(t, "", "dedup", "-overflow", "grow").want(t, exitError, nil)
+}
