@@ -208,7 +208,8 @@ func checkWindowParams(p windowParams) error {
 //
 // It returns an error wrapping bloom.ErrInvalidParameter for an invalid
 // name or arguments (those bloom.NewWindow refuses, a generation of more
-// than MaxBits bits, a period that is not a whole number of microseconds);
+// than MaxBits bits, a period that is not a whole number of microseconds,
+// and bloom.OnOverflow(bloom.Grow): a window on Redis has a fixed size);
 // one wrapping bloom.ErrIncompatible when the window exists with other
 // parameters; ErrFormat when name's keys hold something else; ErrCorrupt
 // or ErrLost for a window in that state; or the error of the round trip.

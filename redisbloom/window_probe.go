@@ -93,6 +93,9 @@ func windowProbe(window uint64, errorRate float64, opts []bloom.Option) (windowP
 		return windowParams{}, fmt.Errorf("redisbloom: internal error: bloom.WindowFilter's encoding is not the one this package writes")
 	}
 	policy := enc[6]
+	if probe.Overflow() == bloom.Grow {
+		return windowParams{}, errGrow("NewWindow")
+	}
 	period := time.Duration(binary.LittleEndian.Uint64(enc[winHeader:]))
 	p, err := windowParamsFor(window, errorRate, gens, period, policy, probe.Seed())
 	if err != nil {
@@ -104,6 +107,14 @@ func windowProbe(window uint64, errorRate float64, opts []bloom.Option) (windowP
 		return windowParams{}, fmt.Errorf("redisbloom: internal error: the sizes of a window differ from bloom.NewWindow's")
 	}
 	return p, nil
+}
+
+// errGrow is the error of a window under bloom.Grow, which this package
+// does not keep: its generations would need extensions, which the scripts
+// do not make (the window on Redis rotates early or saturates).
+func errGrow(call string) error {
+	return fmt.Errorf("%w: redisbloom: %s: bloom.OnOverflow(bloom.Grow) is not supported on Redis; use bloom.RotateEarly or bloom.Saturate",
+		bloom.ErrInvalidParameter, call)
 }
 
 // windowOptions returns the options that make bloom.NewWindow build a

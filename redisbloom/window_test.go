@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -720,6 +721,28 @@ func TestWindowImport(t *testing.T) {
 	}
 	if err := w.Import(ctx, small); !errors.Is(err, bloom.ErrIncompatible) {
 		t.Fatalf("Import of another window: %v, want ErrIncompatible", err)
+	}
+	// bloom.Grow is refused, by name, when creating and when importing.
+	tw, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 300, 0.01, bloom.Every(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	grown, err := bloom.NewWindow(300, 0.01, bloom.Every(time.Hour), bloom.OnOverflow(bloom.Grow), bloom.Clock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown.AddMany(keyRange("g-", 0, 1000))
+	for name, err := range map[string]error{
+		"NewWindow": func() error {
+			_, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 300, 0.01, bloom.Every(time.Hour), bloom.OnOverflow(bloom.Grow))
+			return err
+		}(),
+		"Import": tw.Import(ctx, grown),
+	} {
+		if !errors.Is(err, bloom.ErrInvalidParameter) || !strings.Contains(err.Error(), "Grow") {
+			t.Errorf("%s of a window under Grow: %v, want ErrInvalidParameter naming Grow", name, err)
+		}
 	}
 }
 

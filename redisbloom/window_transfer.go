@@ -137,7 +137,9 @@ func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) 
 // microsecond; and if src's generations are no longer live at the server's
 // time, Export drops them as the next add does). src must have the
 // window's parameters (window, error rate, generations, period, overflow
-// policy, seed), or Import returns an error wrapping bloom.ErrIncompatible.
+// policy, seed), or Import returns an error wrapping bloom.ErrIncompatible;
+// a window under bloom.Grow, which this package does not keep, gives an
+// error wrapping bloom.ErrInvalidParameter.
 // Other handles notice the Import at their next call (the import epoch).
 // Keys added by other clients between Export and Import are lost; Import is
 // meant for restoring or seeding a window.
@@ -147,6 +149,9 @@ func (w *WindowFilter) Import(ctx context.Context, src *bloom.WindowFilter) erro
 	}
 	if src == nil {
 		return fmt.Errorf("%w: nil WindowFilter", bloom.ErrIncompatible)
+	}
+	if src.Overflow() == bloom.Grow {
+		return errGrow("Import")
 	}
 	enc, err := src.MarshalBinary()
 	if err != nil {
