@@ -53,6 +53,11 @@ func launch[K layout.Key](f *Filter, r *flight, keys []K, gens int) {
 			g = f.Gens - 1
 		}
 	}
+	if f.nExt != 0 {
+		for i := range r.n {
+			f.prefetchExts(r.h[i].H1, r.h[i].H2, gens)
+		}
+	}
 }
 
 // TestMany sets results[i] to Test of keys[i] with live generations (see

@@ -345,7 +345,34 @@ func (f *Filter) Test(h1, h2 uint64, live int) bool {
 		}
 	}
 	prefetch.Words(w, idx[:live])
+	if f.nExt != 0 {
+		f.prefetchExts(h1, h2, live)
+	}
 	return f.probe(h1, h2, live)
+}
+
+// prefetchExts prefetches the key's line in every extension of the newest
+// live generations, so that their misses overlap those of the ring.
+func (f *Filter) prefetchExts(h1, h2 uint64, live int) {
+	var ps [32]*uint64
+	n := 0
+	w0 := h2 & (blocked.BlockBits - 1) >> 6 // the first candidate's word
+	g := f.newest
+	for range live {
+		for i := range f.exts[g] {
+			e := &f.exts[g][i]
+			b, _ := bits.Mul64(h1, e.M/blocked.BlockBits) // blocked.Block's
+			ps[n] = &e.words[b*8+w0]
+			if n++; n == len(ps) {
+				prefetch.Pointers(ps[:])
+				n = 0
+			}
+		}
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	prefetch.Pointers(ps[:n])
 }
 
 // probe is Test without its prefetches, for the batch calls, whose
