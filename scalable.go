@@ -1475,7 +1475,8 @@ func Generations(r int) Option {
 //     already in the newest generation; keys added once each, as a
 //     deduplicator adds them, are the last window distinct keys.) A time
 //     window also keeps every key added within its duration, unless
-//     RotateEarly had to rotate early (see OnOverflow).
+//     RotateEarly had to rotate early, or Grow reached its limit (see
+//     OnOverflow).
 //   - A false-positive rate at or below ErrorRate: Test reports a key that
 //     is not among the keys kept present with probability at most
 //     ErrorRate. Under Saturate, a time window may break this one, and
@@ -1853,7 +1854,8 @@ func (w *WindowFilter) Duration() time.Duration {
 }
 
 // Count returns the keys counted in the generations that are still in the
-// window: those whose Add set a bit in the newest generation. It is at
+// window, extensions included: those whose Add set a bit in the sub-filter
+// it went to. It is at
 // least the number of distinct keys the window keeps, less the false
 // positives of the newest generation, and counts a key added again in a
 // later generation again. O(r).
@@ -1871,7 +1873,8 @@ func (w *WindowFilter) Rotations() (n uint64) {
 
 // RetainedSince returns the time from which a time window keeps every key
 // added: the start of its oldest generation, at most Duration ago unless
-// RotateEarly rotated early. It returns the zero Time for a count window.
+// RotateEarly rotated early (or Grow, past its limit). It returns the zero
+// Time for a count window.
 func (w *WindowFilter) RetainedSince() (t time.Time) {
 	w.read(func(f *window.Filter, now int64) {
 		if f.Period != 0 {

@@ -303,6 +303,17 @@ func TestTimeRotation(t *testing.T) {
 		if f.Extensions() != 0 || f.Bits() != base {
 			t.Fatalf("after the window: %d extensions, %d bits, want 0 and %d", f.Extensions(), f.Bits(), base)
 		}
+		// Clear drops the extensions too.
+		for i := range uint64(3 * c.GenCap) {
+			add(f, i, 10+4*period)
+		}
+		if f.Extensions() == 0 {
+			t.Fatal("no extension after a second burst")
+		}
+		f.Clear(10 + 4*period)
+		if f.Extensions() != 0 || f.Bits() != base || f.Count(10+4*period) != 0 || test(f, 1, 10+4*period) {
+			t.Fatalf("after Clear: %d extensions, %d bits, count %d", f.Extensions(), f.Bits(), f.Count(10+4*period))
+		}
 	})
 	t.Run("burst/Grow/limit", func(t *testing.T) {
 		// A generation of one key: MaxExtensions extensions hold
