@@ -226,3 +226,104 @@ func TestScalableHashedParity(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowHashedParity feeds a Redis window and the in-memory one with the
+// same parameters the same hashes through every hashed call, single and
+// batch, across rotations (a window of 500 hashes, 6,000 added): every
+// answer agrees with the in-memory hashed calls', Export is Equal to the
+// in-memory window, and Test of a hash's 8 little-endian bytes answers as
+// TestHash.
+func TestWindowHashedParity(t *testing.T) {
+	rdb := client(t)
+	ctx := context.Background()
+	const window, p, n = 500, 0.01, 6000
+	w, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), window, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := bloom.NewWindow(window, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := hashRange(0, n)
+	for i, h := range present[:300] {
+		var got, want bool
+		switch i % 3 {
+		case 0:
+			if err := w.AddHash(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			mem.AddHash(h)
+			continue
+		case 1:
+			got, err = w.TestAndAddHash(ctx, h)
+			want = mem.TestAndAddHash(h)
+		case 2:
+			// A hash added before (or not yet, for i/2 = i-1).
+			h = present[i/2]
+			got, err = w.TestAndAddHash(ctx, h)
+			want = mem.TestAndAddHash(h)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("TestAndAddHash(%d) = %v, in memory %v", h, got, want)
+		}
+	}
+	for lo, step := 300, 0; lo < n; step++ {
+		batch := present[lo:min(lo+400, n)]
+		lo += len(batch)
+		if step%2 == 0 {
+			if err := w.AddManyHashes(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			mem.AddManyHashes(batch)
+			continue
+		}
+		got, err := w.TestAndAddManyHashes(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mem.TestAndAddManyHashes(batch, nil)
+		for i := range batch {
+			if got[i] != want[i] {
+				t.Fatalf("TestAndAddManyHashes: hash %d: %v, in memory %v", batch[i], got[i], want[i])
+			}
+		}
+	}
+	if mem.Rotations() < 10 || w.Rotations() != mem.Rotations() {
+		t.Fatalf("%d rotations in Redis, %d in memory (want the same, at least 10)", w.Rotations(), mem.Rotations())
+	}
+	checkWindowExport(t, w, mem)
+	got, err := w.TestManyHashes(ctx, present)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for i, h := range present {
+		want := mem.TestHash(h)
+		if got[i] != want || (h >= n-window && !got[i]) {
+			t.Fatalf("TestManyHashes: hash %d: %v, in memory %v", h, got[i], want)
+		}
+		if got[i] {
+			kept++
+		}
+	}
+	if kept >= n/2 {
+		t.Fatalf("%d of %d hashes test present: the window forgot too little for the test to mean anything", kept, n)
+	}
+	for _, h := range []uint64{present[0], present[n-1], 1 << 40, 1<<40 + 1} {
+		got, err := w.TestHash(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asBytes, err := w.Test(ctx, le8(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := mem.TestHash(h); got != want || asBytes != want {
+			t.Fatalf("TestHash(%d) = %v, Test of its bytes %v, in memory %v", h, got, asBytes, want)
+		}
+	}
+}
