@@ -70,20 +70,30 @@ func NewRedis(ctx context.Context, rdb redis.UniversalClient, name string, initi
 	if err != nil {
 		return nil, err
 	}
-	marker := "{" + name + "}:collystorage"
-	old, err := rdb.SetArgs(ctx, marker, keyEncodingValue, redis.SetArgs{Mode: "NX", Get: true}).Result()
-	switch {
-	case err == redis.Nil: // set now
-	case err != nil:
-		return nil, fmt.Errorf("collystorage: %s: %w", marker, err)
-	case old != keyEncodingValue:
-		return nil, fmt.Errorf("collystorage: filter %q holds request IDs encoded as %q, not %q: %w", name, old, keyEncodingValue, bloom.ErrIncompatible)
+	if err := claimEncoding(ctx, rdb, name); err != nil {
+		return nil, err
 	}
 	s := &RedisStorage{f: f, rdb: rdb}
 	if err := s.cookies.Init(); err != nil {
 		return nil, fmt.Errorf("collystorage: cookies: %w", err)
 	}
 	return s, nil
+}
+
+// claimEncoding sets {name}:collystorage to keyEncodingValue unless it is
+// set, and returns an error wrapping bloom.ErrIncompatible if it holds
+// another encoding.
+func claimEncoding(ctx context.Context, rdb redis.UniversalClient, name string) error {
+	marker := "{" + name + "}:collystorage"
+	old, err := rdb.SetArgs(ctx, marker, keyEncodingValue, redis.SetArgs{Mode: "NX", Get: true}).Result()
+	switch {
+	case err == redis.Nil: // set now
+	case err != nil:
+		return fmt.Errorf("collystorage: %s: %w", marker, err)
+	case old != keyEncodingValue:
+		return fmt.Errorf("collystorage: filter %q holds request IDs encoded as %q, not %q: %w", name, old, keyEncodingValue, bloom.ErrIncompatible)
+	}
+	return nil
 }
 
 // Init implements storage.Storage; Collector.SetStorage calls it. It returns

@@ -123,13 +123,20 @@ func (s *site) counts() (hits, byAgent map[string]int) {
 // requested exactly once and nothing else was requested.
 func (s *site) checkOnce(t testing.TB, first, last int) {
 	t.Helper()
+	s.checkTimes(t, first, last, 1)
+}
+
+// checkTimes fails the test unless the pages first..last (inclusive) were
+// each requested exactly times times and nothing else was requested.
+func (s *site) checkTimes(t testing.TB, first, last, times int) {
+	t.Helper()
 	hits, _ := s.counts()
 	bad := 0
 	for i := first; i <= last; i++ {
 		path := "/p/" + strconv.Itoa(i)
-		if n := hits[path]; n != 1 {
+		if n := hits[path]; n != times {
 			if bad++; bad <= 10 {
-				t.Errorf("%s fetched %d times, want 1", path, n)
+				t.Errorf("%s fetched %d times, want %d", path, n, times)
 			}
 		}
 		delete(hits, path)
