@@ -153,7 +153,9 @@ func (s *RedisWindowStorage) SetCookies(u *url.URL, cookies string) {
 
 // Count returns the number of request IDs marked by all the processes in
 // the generations still in the window (redisbloom.WindowFilter.Count), in
-// one round trip.
+// one round trip: about the pages fetched within the window, and a few more
+// when a process that lost the race for a page marked it again in a later
+// generation than the winner's.
 func (s *RedisWindowStorage) Count(ctx context.Context) (uint64, error) {
 	if s.f == nil {
 		return 0, errZeroRedisWindow

@@ -21,14 +21,17 @@ import (
 )
 
 // The Redis window of TestCrawlWindowTwoProcessesRedis, on the server's real
-// clock (a test cannot move it): redisWindow in redisWindowGens generations
-// of 400 ms (a whole number of microseconds, as redisbloom requires), so a
-// page is forgotten at most redisForgetBy after it was marked; sized for
-// the site crawled twice within one generation, for the reason windowPages
-// gives.
+// clock (a test cannot move it): redisWindow (9 s) in redisWindowGens
+// generations of 600 ms (a whole number of microseconds, as redisbloom
+// requires), so a page is forgotten at most redisForgetBy (9.6 s) after it
+// was marked; sized for the site crawled twice within one generation, for
+// the reason windowPages gives. Its site has redisWindowLinks random links
+// a page (25 links), so that a crawl takes well under the window, under
+// the race detector too.
 const (
 	redisWindowGens  = 16
-	redisWindow      = (redisWindowGens - 1) * 400 * time.Millisecond
+	redisWindowLinks = 3
+	redisWindow      = (redisWindowGens - 1) * 600 * time.Millisecond
 	redisForgetBy    = redisWindow * redisWindowGens / (redisWindowGens - 1)
 	redisWindowPages = 2 * sitePages * (redisWindowGens - 1)
 )
@@ -58,10 +61,10 @@ const windowChildEnv = "COLLYSTORAGE_TEST_WINDOW_CRAWLER"
 // TestCrawlTwoProcessesRedis does: in the first crawl every page is fetched
 // exactly once, by one process or the other; a crawl from this process
 // within the window, from every page, fetches nothing; once the window has
-// passed for the first crawl's pages (redisForgetBy, 6.4 s, after it
+// passed for the first crawl's pages (redisForgetBy, 9.6 s, after it
 // started), the two processes crawl again and fetch every page exactly once
 // more. The refused crawl met every page, so a window that kept a page
-// another 6 s each time it met a link to it would fetch nothing the second
+// another 9 s each time it met a link to it would fetch nothing the second
 // time.
 func TestCrawlWindowTwoProcessesRedis(t *testing.T) {
 	if env := os.Getenv(windowChildEnv); env != "" {
@@ -75,7 +78,7 @@ func TestCrawlWindowTwoProcessesRedis(t *testing.T) {
 		t.Fatalf("Duration = %v, want %v", got, redisWindow)
 	}
 	agents := []string{"crawler-a", "crawler-b"}
-	s := newSite(t, sitePages, redisSiteLinks, 2*time.Millisecond, 0)
+	s := newSite(t, sitePages, redisWindowLinks, 2*time.Millisecond, 0)
 	crawl := func(round int) {
 		t.Helper()
 		// Both processes start together, at the barrier.
@@ -119,8 +122,8 @@ func TestCrawlWindowTwoProcessesRedis(t *testing.T) {
 	crawl(0)
 	took := time.Since(start)
 	t.Logf("the first crawl took %v", took)
-	if took > redisWindow/2 {
-		t.Fatalf("the first crawl took %v, more than half the window (%v): the machine is too slow for this test's timing", took, redisWindow)
+	if took > redisWindow-time.Second {
+		t.Fatalf("the first crawl took %v, too close to the window (%v): the machine is too slow for this test's timing", took, redisWindow)
 	}
 	// The refused crawl, at least a second after the first began, so that a
 	// page it marked again would still be kept at the second crawl.
@@ -134,9 +137,13 @@ func TestCrawlWindowTwoProcessesRedis(t *testing.T) {
 	if since := time.Since(start); since >= redisWindow {
 		t.Fatalf("the crawl within the window ended %v after the first began, after the window (%v): too slow", since, redisWindow)
 	}
+	// Count counts a page again when a process that lost the race for it
+	// test-and-added it in a later generation than the winner's (the
+	// generations turn every 600 ms): 302 in one run under the race
+	// detector.
 	n, err := store.Count(context.Background())
-	if err != nil || n != sitePages {
-		t.Errorf("Count = %d, %v; want %d", n, err, sitePages)
+	if err != nil || n < sitePages || n > sitePages+sitePages/10 {
+		t.Errorf("Count = %d, %v; want %d, or a few more", n, err, sitePages)
 	}
 
 	time.Sleep(time.Until(start.Add(redisForgetBy + 100*time.Millisecond)))
@@ -160,7 +167,7 @@ func crawlWindowChild(t *testing.T, env string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &site{t: t, n: sitePages, links: redisSiteLinks, url: siteURL}
+	s := &site{t: t, n: sitePages, links: redisWindowLinks, url: siteURL}
 	start := make([]string, sitePages)
 	for i, j := range mrand.New(mrand.NewPCG(uint64(seed), 7)).Perm(sitePages) {
 		start[i] = s.page(j)
