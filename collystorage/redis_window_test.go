@@ -21,9 +21,9 @@ import (
 )
 
 // The Redis window of TestCrawlWindowTwoProcessesRedis, on the server's real
-// clock (a test cannot move it): redisWindow (9 s) in redisWindowGens
-// generations of 600 ms (a whole number of microseconds, as redisbloom
-// requires), so a page is forgotten at most redisForgetBy (9.6 s) after it
+// clock (a test cannot move it): redisWindow (15 s) in redisWindowGens
+// generations of 1 s (a whole number of microseconds, as redisbloom
+// requires), so a page is forgotten at most redisForgetBy (16 s) after it
 // was marked; sized for the site crawled twice within one generation, for
 // the reason windowPages gives. Its site has redisWindowLinks random links
 // a page (25 links), so that a crawl takes well under the window, under
@@ -31,7 +31,7 @@ import (
 const (
 	redisWindowGens  = 16
 	redisWindowLinks = 3
-	redisWindow      = (redisWindowGens - 1) * 600 * time.Millisecond
+	redisWindow      = (redisWindowGens - 1) * time.Second
 	redisForgetBy    = redisWindow * redisWindowGens / (redisWindowGens - 1)
 	redisWindowPages = 2 * sitePages * (redisWindowGens - 1)
 )
@@ -61,10 +61,10 @@ const windowChildEnv = "COLLYSTORAGE_TEST_WINDOW_CRAWLER"
 // TestCrawlTwoProcessesRedis does: in the first crawl every page is fetched
 // exactly once, by one process or the other; a crawl from this process
 // within the window, from every page, fetches nothing; once the window has
-// passed for the first crawl's pages (redisForgetBy, 9.6 s, after it
+// passed for the first crawl's pages (redisForgetBy, 16 s, after it
 // started), the two processes crawl again and fetch every page exactly once
 // more. The refused crawl met every page, so a window that kept a page
-// another 9 s each time it met a link to it would fetch nothing the second
+// another 15 s each time it met a link to it would fetch nothing the second
 // time.
 func TestCrawlWindowTwoProcessesRedis(t *testing.T) {
 	if env := os.Getenv(windowChildEnv); env != "" {
@@ -139,7 +139,7 @@ func TestCrawlWindowTwoProcessesRedis(t *testing.T) {
 	}
 	// Count counts a page again when a process that lost the race for it
 	// test-and-added it in a later generation than the winner's (the
-	// generations turn every 600 ms): 302 in one run under the race
+	// generations turn every second, 600 ms then): 302 in one run under the race
 	// detector.
 	n, err := store.Count(context.Background())
 	if err != nil || n < sitePages || n > sitePages+sitePages/10 {
