@@ -138,9 +138,8 @@ func TestCrawlWindowTwoProcessesRedis(t *testing.T) {
 		t.Fatalf("the crawl within the window ended %v after the first began, after the window (%v): too slow", since, redisWindow)
 	}
 	// Count counts a page again when a process that lost the race for it
-	// test-and-added it in a later generation than the winner's (the
-	// generations turn every second, 600 ms then): 302 in one run under the race
-	// detector.
+	// test-and-added it in a later generation than the winner's: 302 in
+	// one run under the race detector, with generations of 600 ms.
 	n, err := store.Count(context.Background())
 	if err != nil || n < sitePages || n > sitePages+sitePages/10 {
 		t.Errorf("Count = %d, %v; want %d, or a few more", n, err, sitePages)
