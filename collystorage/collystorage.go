@@ -2,8 +2,11 @@
 // (github.com/gocolly/colly/v2) in a Bloom filter instead of colly's default
 // map: 2 to 5 bytes per URL instead of the map's 44 at 10^6 URLs (the README
 // has the figures), saved to a file and reloaded across runs (Storage), or
-// shared by crawlers on many machines through Redis (RedisStorage). Both
-// implement colly's storage.Storage; pass one to Collector.SetStorage.
+// shared by crawlers on many machines through Redis (RedisStorage). For a
+// crawler that must fetch each page again after a while (a week, with
+// bloom.Every), WindowStorage and RedisWindowStorage keep a window filter
+// instead, which forgets what was fetched before the window. All implement
+// colly's storage.Storage; pass one to Collector.SetStorage.
 //
 // colly identifies a request by a 64-bit ID, the FNV-64a hash of its URL and
 // body. A Bloom filter answers "visited" for every ID it was given and, with
@@ -37,7 +40,7 @@
 //
 // # Cookies
 //
-// Both storages keep cookies in memory, in colly's storage.InMemoryStorage:
+// The storages keep cookies in memory, in colly's storage.InMemoryStorage:
 // per process, not saved by Save and not shared through Redis. Crawlers on
 // several machines that need one session must share it some other way.
 package collystorage

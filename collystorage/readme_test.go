@@ -36,3 +36,52 @@ func TestReadmeSnippet(t *testing.T) {
 		t.Errorf("README's Quick start snippet differs from internal/readme/main.go:\n%s", snippet)
 	}
 }
+
+// TestReadmeWindowSnippet checks that the Go snippet of the README's
+// "Re-crawl after a week" is ExampleOpenWindow's code with lines left out:
+// its lines, trimmed, appear in that order in the example, which compiles
+// and runs.
+func TestReadmeWindowSnippet(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)
+	i := strings.Index(section, "## Re-crawl after a week")
+	if i < 0 {
+		t.Fatal("README has no Re-crawl after a week section")
+	}
+	section = section[i:]
+	start := strings.Index(section, "```go\n")
+	if start < 0 {
+		t.Fatal("the Re-crawl section has no Go snippet")
+	}
+	snippet := section[start+len("```go\n"):]
+	snippet = snippet[:strings.Index(snippet, "```\n")]
+	src, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := string(src)
+	i = strings.Index(example, "func ExampleOpenWindow()")
+	if i < 0 {
+		t.Fatal("example_test.go has no ExampleOpenWindow")
+	}
+	example = example[i:]
+	example = example[:strings.Index(example, "\n}\n")]
+	lines := strings.Split(example, "\n")
+	n := 0
+	for _, want := range strings.Split(snippet, "\n") {
+		want = strings.TrimSpace(want)
+		if want == "" {
+			continue
+		}
+		for n < len(lines) && strings.TrimSpace(lines[n]) != want {
+			n++
+		}
+		if n == len(lines) {
+			t.Fatalf("README's Re-crawl snippet line %q is not in ExampleOpenWindow (in that order)", want)
+		}
+		n++
+	}
+}
