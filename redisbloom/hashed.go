@@ -7,12 +7,11 @@ import (
 
 // Hashed keys.
 //
-// AddHash, TestHash, TestAndAddHash and their batch forms (of Filter,
-// ScalableFilter and WindowFilter) take a key that the
-// caller has already hashed to 64 bits (a request ID, a content hash), as
-// the hashed calls of bloom.BloomFilter, ScalableBloomFilter and
-// WindowFilter do, and
-// set and read the positions those do: the positions of the key of h's 8
+// AddHash, TestHash, TestAndAddHash and their batch forms, of Filter,
+// ScalableFilter and WindowFilter, take a key that the caller has already
+// hashed to 64 bits (a request ID, a content hash), as the hashed calls of
+// bloom.BloomFilter, ScalableBloomFilter and WindowFilter do, and set and
+// read the positions those do: the positions of the key of h's 8
 // little-endian bytes, mixed with murmur3 and the filter's seed. So a filter
 // filled through them exports to an in-memory filter that answers TestHash
 // alike (Export), an in-memory filter filled through AddHash imports to one
