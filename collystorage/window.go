@@ -37,9 +37,9 @@ import (
 // one, and skipped, with a probability of at most the error rate. When more
 // pages come in a generation's time (d/(r-1)) than it was sized for, the
 // default policy, bloom.RotateEarly, keeps the error rate and may forget
-// pages sooner than d (RetainedSince then reports a time less than d ago);
-// bloom.OnOverflow(bloom.Saturate) keeps every page for d and lets the
-// error rate rise.
+// pages sooner than d; bloom.OnOverflow(bloom.Saturate) keeps every page
+// for d and lets the error rate rise. The README's "Re-crawl after a week"
+// shows how to size a window for a crawl that comes in bursts.
 //
 // A WindowStorage is safe for concurrent use, as Storage is. A zero
 // WindowStorage is not usable: Init, IsVisited, Visited, Save and WriteTo
@@ -179,10 +179,10 @@ func (s *WindowStorage) Duration() time.Duration {
 	return s.f.Duration()
 }
 
-// RetainedSince returns the time from which every page marked is
-// remembered, on the window's clock: at most Duration ago, unless more pages
-// came than the window was sized for and RotateEarly forgot some sooner. It
-// returns the zero Time without Every or for a zero WindowStorage.
+// RetainedSince returns the start of the oldest generation still in the
+// window, on the window's clock (bloom.WindowFilter.RetainedSince): at most
+// Duration ago. It returns the zero Time without Every or for a zero
+// WindowStorage.
 func (s *WindowStorage) RetainedSince() time.Time {
 	if s.f == nil {
 		return time.Time{}
@@ -221,9 +221,8 @@ const windowFileMagic = "colly-bw"
 // bloom.ErrInvalidParameter if opts make another window (another Every,
 // OnOverflow, Generations or Seed) or, for a new file, if NewWindow would
 // refuse the parameters. To learn what the options make, it builds the
-// empty window they make and reads the file into it: the file's window
-// is allocated once, besides that empty window's memory, which is never
-// written. Otherwise its errors are those of Open.
+// empty window they make and reads the file into it, so it briefly holds
+// the memory of two windows. Otherwise its errors are those of Open.
 func OpenWindow(path string, window uint64, errorRate float64, opts ...bloom.Option) (*WindowStorage, error) {
 	s, err := NewWindow(window, errorRate, opts...)
 	if err != nil {

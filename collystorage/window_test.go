@@ -409,3 +409,45 @@ func TestWindowZero(t *testing.T) {
 		t.Error("Cookies of a zero WindowStorage")
 	}
 }
+
+// FuzzReadWindow checks that ReadWindow never panics, that an error comes
+// with no WindowStorage, and that what it accepts saves to bytes it reads
+// back alike. (Not the same bytes: the window's decoder accepts checksum
+// sections of any power of two, its encoder writes 2^20.)
+func FuzzReadWindow(f *testing.F) {
+	clock := newFakeClock()
+	w, err := collystorage.NewWindow(100, 0.01, windowOpts(clock)...)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i := range 50 {
+		w.IsVisited(requestID(i))
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte("colly-bw\x01\x01\x00\x00"))
+	f.Add([]byte("colly-bw\x01\x01\x00\x00BLMW"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := collystorage.ReadWindow(bytes.NewReader(data), clock.option())
+		if err != nil {
+			if s != nil {
+				t.Fatal("a WindowStorage with an error")
+			}
+			return
+		}
+		var out bytes.Buffer
+		if _, err := s.WriteTo(&out); err != nil {
+			t.Fatal(err)
+		}
+		again, err := collystorage.ReadWindow(bytes.NewReader(out.Bytes()), clock.option())
+		if err != nil {
+			t.Fatalf("ReadWindow of what a read window wrote: %v", err)
+		}
+		if again.Count() != s.Count() || again.Bits() != s.Bits() || again.Duration() != s.Duration() {
+			t.Fatal("a WindowStorage read back differs")
+		}
+	})
+}
