@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/collystorage"
@@ -102,7 +103,8 @@ func TestMemoryPerURL(t *testing.T) {
 }
 
 // BenchmarkIsVisited measures IsVisited of a URL already visited (most links
-// a crawler meets), with 10^6 visited, in colly's map and in Storage.
+// a crawler meets), with 10^6 visited, in colly's map, in Storage and in a
+// WindowStorage of a week sized for 10^6 pages.
 func BenchmarkIsVisited(b *testing.B) {
 	ids := make([]uint64, 0, memoryURLs)
 	requestIDs(memoryURLs, func(id uint64) { ids = append(ids, id) })
@@ -114,14 +116,19 @@ func BenchmarkIsVisited(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	w, err := collystorage.NewWindow(memoryURLs, 0.001, bloom.Every(7*24*time.Hour))
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, id := range ids {
 		m.Visited(id)
 		s.IsVisited(id)
+		w.IsVisited(id)
 	}
 	for _, st := range []struct {
 		name string
 		s    storage.Storage
-	}{{"map", m}, {"Storage/p=0.001", s}} {
+	}{{"map", m}, {"Storage/p=0.001", s}, {"WindowStorage/p=0.001", w}} {
 		b.Run(st.name, func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
