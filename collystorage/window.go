@@ -15,27 +15,28 @@ import (
 )
 
 // WindowStorage is a colly storage.Storage that remembers the requests of
-// the recent past only, in a concurrent bloom.WindowFilter in memory: with
-// bloom.Every(d), a page fetched is refused for at least d and fetched again
-// once it is forgotten, at most d*r/(r-1) after it was fetched (r is the
+// the recent past only, in a concurrent bloom.WindowFilter in memory. With
+// bloom.Every(d) a page fetched is refused for at least d, and fetched again
+// once it is forgotten, at most d*r/(r-1) after it was fetched, r being the
 // window's number of generations: 7 to 11 for 10^6 pages a week at error
-// rates from 1% to 10^-9, so a page is fetched again 7 to 7.7-8.2 days
-// after it was). A crawler that runs every day and must
-// fetch each page again after a week keeps one, saved to a file between
-// runs (OpenWindow, Save, WriteTo, ReadWindow). Its memory is fixed when it
-// is made: it does not grow, however long the crawler runs. Cookies are
-// kept in memory by colly's storage.InMemoryStorage and are not saved.
+// rates from 1% to 10^-9, so a page comes back 7 to 7.7-8.2 days after it
+// was fetched. A crawler that runs every day and must fetch each page again
+// after a week keeps one, saved to a file between runs (OpenWindow, Save,
+// WriteTo, ReadWindow). Its memory is fixed when it is made: it does not
+// grow, however long the crawler runs. Cookies are kept in memory by
+// colly's storage.InMemoryStorage and are not saved.
 //
 // A page is remembered from the time it was first found not visited, not
 // from the last time a link to it was met: IsVisited marks only requests
 // that were not visited (see IsVisited), so a home page linked from every
 // page is still fetched again after the window.
 //
-// Its promises are the window's, for the number of pages given to
-// NewWindow fetched within d: no page fetched within the last d is fetched
-// again, and a page not fetched within the window is taken for a fetched
-// one, and skipped, with a probability of at most the error rate. When more
-// pages come in a generation's time (d/(r-1)) than it was sized for, the
+// Its promises are the window's, as long as at most window/(r-1) pages come
+// in a generation's time, d/(r-1) (window being NewWindow's first argument):
+// no page fetched within the last d is fetched again, and a page not
+// fetched within the window is taken for a fetched one, and skipped, with
+// a probability of at most the error rate. When more pages come in a
+// generation's time than it was sized for, the
 // default policy, bloom.RotateEarly, keeps the error rate and may forget
 // pages sooner than d; bloom.OnOverflow(bloom.Saturate) keeps every page
 // for d and lets the error rate rise. The README's "Re-crawl after a week"
@@ -57,8 +58,9 @@ var errZeroWindow = errors.New("collystorage: use of a zero WindowStorage (creat
 // NewWindow returns an empty WindowStorage whose filter is
 // bloom.NewWindow(window, errorRate, opts...) made Concurrent. With
 // bloom.Every(d) it remembers the pages fetched within the last d, and
-// window is the number of pages the crawler fetches within d at most, for
-// which it is sized; without Every it remembers the last window pages
+// window is the number of pages the crawler fetches within d at most,
+// spread over it: at most window/(r-1) within each d/(r-1) (see
+// WindowStorage); without Every it remembers the last window pages
 // fetched. errorRate is the largest false-positive rate allowed, in (0, 1).
 // opts are bloom's options for a WindowFilter (Every, OnOverflow,
 // Generations, Seed, Clock); Concurrent is always applied and must not be
