@@ -36,11 +36,13 @@ import (
 // no page fetched within the last d is fetched again, and a page not
 // fetched within the window is taken for a fetched one, and skipped, with
 // a probability of at most the error rate. When more pages come in a
-// generation's time than it was sized for, the
-// default policy, bloom.RotateEarly, keeps the error rate and may forget
-// pages sooner than d; bloom.OnOverflow(bloom.Saturate) keeps every page
-// for d and lets the error rate rise. The README's "Re-crawl after a week"
-// shows how to size a window for a crawl that comes in bursts.
+// generation's time than it was sized for, the default policy,
+// bloom.RotateEarly, keeps the error rate and may forget pages sooner than
+// d; bloom.OnOverflow(bloom.Grow) keeps both promises and extends the
+// generation for the burst (Bits grows, and shrinks back once the burst has
+// left the window); bloom.OnOverflow(bloom.Saturate) keeps every page for d
+// and lets the error rate rise. A crawl that comes in bursts (the whole
+// site in an hour, once a week) wants Grow.
 //
 // A WindowStorage is safe for concurrent use, as Storage is. A zero
 // WindowStorage is not usable: Init, IsVisited, Visited, Save and WriteTo
@@ -239,10 +241,7 @@ func OpenWindow(path string, window uint64, errorRate float64, opts ...bloom.Opt
 		return nil, fmt.Errorf("collystorage: %w", err)
 	}
 	defer file.Close()
-	want, err := windowParamsOf(s.f)
-	if err != nil {
-		return nil, err
-	}
+	want := windowParamsOf(s.f)
 	if err := readWindowHeader(file); err != nil {
 		return nil, fmt.Errorf("collystorage: %s: %w", path, err)
 	}
@@ -261,53 +260,32 @@ func OpenWindow(path string, window uint64, errorRate float64, opts ...bloom.Opt
 		}
 		return nil, fmt.Errorf("collystorage: %s: %w", path, err)
 	}
-	got, err := windowParamsOf(s.f)
-	if err != nil {
-		return nil, err
-	}
-	if err := got.match(want); err != nil {
+	if err := windowParamsOf(s.f).match(want); err != nil {
 		return nil, fmt.Errorf("collystorage: %s holds %w", path, err)
 	}
 	return s, nil
 }
 
-// windowParams is what makes a window: those of the arguments and the
-// options of NewWindow, and the sizes they give.
+// windowParams is what makes a window: the arguments and the options of
+// NewWindow, and the sizes they give (not Bits, which under bloom.Grow
+// includes the extensions of a burst).
 type windowParams struct {
 	window    uint64
 	errorRate float64
 	gens      int
 	genCap    uint64
 	k         uint
-	bits      uint64
 	duration  time.Duration
 	seed      uint32
-	policy    byte // the encoding's overflow policy byte
+	policy    bloom.Overflow
 }
 
-// errHeaderRead stops a WindowFilter's WriteTo once the header is in.
-var errHeaderRead = errors.New("header read")
-
-// headerWriter keeps the first bytes written to it, then fails.
-type headerWriter struct{ b []byte }
-
-func (h *headerWriter) Write(p []byte) (int, error) {
-	h.b = append(h.b, p...)
-	return len(p), errHeaderRead
-}
-
-// windowParamsOf returns the parameters of f. The overflow policy has no
-// accessor: it is byte 6 of the encoding's header (bloom.WindowFilter's doc
-// gives the format), the first write of WriteTo, which stops there.
-func windowParamsOf(f *bloom.WindowFilter) (windowParams, error) {
-	var h headerWriter
-	if _, err := f.WriteTo(&h); err != errHeaderRead || len(h.b) < 8 || string(h.b[:4]) != "BLMW" {
-		return windowParams{}, fmt.Errorf("collystorage: internal error: a bloom.WindowFilter's encoding does not start as documented (%v)", err)
-	}
+// windowParamsOf returns the parameters of f.
+func windowParamsOf(f *bloom.WindowFilter) windowParams {
 	return windowParams{
 		window: f.Window(), errorRate: f.ErrorRate(), gens: f.Generations(), genCap: f.GenerationCapacity(),
-		k: f.Hashes(), bits: f.Bits(), duration: f.Duration(), seed: f.Seed(), policy: h.b[6],
-	}, nil
+		k: f.Hashes(), duration: f.Duration(), seed: f.Seed(), policy: f.Overflow(),
+	}
 }
 
 // match returns an error saying how p, a saved window's, differs from
@@ -325,10 +303,10 @@ func (p windowParams) match(want windowParams) error {
 	case p.seed != want.seed:
 		return fmt.Errorf("a window of seed %#x, not %#x (Seed): %w", p.seed, want.seed, bloom.ErrInvalidParameter)
 	case p.policy != want.policy:
-		return fmt.Errorf("a window of overflow policy %d, not %d (OnOverflow): %w", p.policy, want.policy, bloom.ErrInvalidParameter)
+		return fmt.Errorf("a window of overflow policy %v, not %v (OnOverflow): %w", p.policy, want.policy, bloom.ErrInvalidParameter)
 	case p != want:
-		return fmt.Errorf("a window of other sizes (%d keys per generation, %d hashes, %d bits), not %d, %d, %d: %w",
-			p.genCap, p.k, p.bits, want.genCap, want.k, want.bits, bloom.ErrCorrupt)
+		return fmt.Errorf("a window of other sizes (%d keys per generation, %d hashes), not %d, %d: %w",
+			p.genCap, p.k, want.genCap, want.k, bloom.ErrCorrupt)
 	}
 	return nil
 }

@@ -174,6 +174,52 @@ func TestCrawlWindowRestart(t *testing.T) {
 	}
 }
 
+// TestCrawlWindowGrow crawls the whole site at one instant into a window
+// sized for 1,000 pages a week (143 a day, a generation's share) with
+// bloom.OnOverflow(bloom.Grow), which extends the generation for the burst
+// of 300: saved with its extensions, resumed on day 7 less a nanosecond, a
+// crawl from every page fetches nothing (under the default RotateEarly the
+// window forgot 143 of them on day 6); resumed after the window, a crawl
+// fetches every page once more.
+func TestCrawlWindowGrow(t *testing.T) {
+	const pages = 1000
+	s := newSite(t, sitePages, siteLinks(), 0, 0)
+	path := filepath.Join(t.TempDir(), "visited.bw")
+	clock := newFakeClock()
+	t0 := clock.now()
+	opts := append(windowOpts(clock), bloom.OnOverflow(bloom.Grow))
+	ring, err := collystorage.NewWindow(pages, testRate, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(start ...string) *collystorage.WindowStorage {
+		t.Helper()
+		store, err := collystorage.OpenWindow(path, pages, testRate, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &crawler{store: store, async: true, parallel: 4}
+		c.crawl(t, s, start...)
+		if err := store.Save(); err != nil {
+			t.Fatal(err)
+		}
+		return store
+	}
+	store := run(s.page(0))
+	s.checkOnce(t, 0, sitePages-1)
+	if store.Bits() <= ring.Bits() {
+		t.Errorf("Bits = %d after a burst of %d pages, no more than the ring's %d: no extension", store.Bits(), sitePages, ring.Bits())
+	}
+
+	clock.set(t0.Add(week - time.Nanosecond))
+	run(allPages(s)...)
+	s.checkOnce(t, 0, sitePages-1)
+
+	clock.set(t0.Add(forgetBy + time.Nanosecond))
+	run(s.page(0))
+	s.checkTimes(t, 0, sitePages-1, 2)
+}
+
 // TestWindowIsVisitedConcurrent asks about the same 5,000 new IDs from 8
 // goroutines at once: each ID is heard as not visited exactly once, and
 // asking again changes nothing.
