@@ -1381,7 +1381,7 @@ const (
 	// RotateEarly, the default, starts a new generation when the newest is
 	// full, as a count window does: the false-positive rate stays at or
 	// below the target, and the window keeps at least its last window keys
-	// but may keep less than its duration (RetainedSince reports from
+	// but may keep less than its duration (RetainedSince reports after
 	// when it keeps every key).
 	RotateEarly Overflow = iota
 
@@ -1871,10 +1871,13 @@ func (w *WindowFilter) Rotations() (n uint64) {
 	return n
 }
 
-// RetainedSince returns the time from which a time window keeps every key
-// added: the start of its oldest generation, at most Duration ago unless
-// RotateEarly rotated early (or Grow, past its limit). It returns the zero
-// Time for a count window.
+// RetainedSince returns a time after which a time window keeps every key
+// added: Test reports present every key added strictly after it. It is the
+// start of the oldest generation still in the window: once the window has
+// run for Duration, between Duration and Duration*r/(r-1) ago, or later when
+// RotateEarly rotated early (or Grow, past its limit). A key added at that very instant may be gone: a window
+// that rotated early at t put the keys of t before the rotation in the
+// generation it drops first. It returns the zero Time for a count window.
 func (w *WindowFilter) RetainedSince() (t time.Time) {
 	w.read(func(f *window.Filter, now int64) {
 		if f.Period != 0 {

@@ -183,9 +183,11 @@ func (s *WindowStorage) Duration() time.Duration {
 	return s.f.Duration()
 }
 
-// RetainedSince returns the start of the oldest generation still in the
-// window, on the window's clock (bloom.WindowFilter.RetainedSince): at most
-// Duration ago. It returns the zero Time without Every or for a zero
+// RetainedSince returns a time after which every request visited is
+// remembered, on the window's clock (bloom.WindowFilter.RetainedSince): the
+// start of the oldest generation still in the window, up to
+// Duration*r/(r-1) ago for r generations, later after a burst rotated the
+// window early. It returns the zero Time without Every or for a zero
 // WindowStorage.
 func (s *WindowStorage) RetainedSince() time.Time {
 	if s.f == nil {

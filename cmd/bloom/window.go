@@ -67,7 +67,7 @@ func windowInfo(e *env, path string, w *bloom.WindowFilter, asJSON bool) error {
 	row("seed", "%#08x", in.Seed)
 	if d := w.Duration(); d != 0 {
 		row("window", "%v, sized for %s keys in it", d, thousands(w.Window()))
-		row("keeps every key since", "%s", w.RetainedSince().UTC().Format(time.RFC3339))
+		row("keeps every key added after", "%s", w.RetainedSince().UTC().Format(time.RFC3339))
 		if w.Overflow() == bloom.Grow {
 			row("on overflow", "grow (%d extensions now)", w.Extensions())
 		} else {
