@@ -208,11 +208,26 @@ func TestRedisIsVisitedConcurrent(t *testing.T) {
 	rdb := redisClient(t)
 	name := filterName(t)
 	newRedisStorage(t, rdb, name)
+	isVisitedOnce(t, func() (visitedStore, error) {
+		return collystorage.NewRedis(context.Background(), rdb, name, testCapacity, testRate)
+	})
+}
+
+// visitedStore is what isVisitedOnce asks: colly's IsVisited.
+type visitedStore interface {
+	IsVisited(requestID uint64) (bool, error)
+}
+
+// isVisitedOnce has 8 goroutines, each with its own handle from open, ask
+// IsVisited about the same 500 IDs at once: each ID must hear false exactly
+// once.
+func isVisitedOnce(t *testing.T, open func() (visitedStore, error)) {
+	t.Helper()
 	const goroutines, ids = 8, 500
 	falses := make([][ids]bool, goroutines)
 	var wg sync.WaitGroup
 	for g := range goroutines {
-		s, err := collystorage.NewRedis(context.Background(), rdb, name, testCapacity, testRate)
+		s, err := open()
 		if err != nil {
 			t.Fatal(err)
 		}

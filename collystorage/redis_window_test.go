@@ -235,40 +235,9 @@ func TestRedisWindowIsVisitedConcurrent(t *testing.T) {
 	rdb := redisClient(t)
 	name := filterName(t)
 	newRedisWindowStorage(t, rdb, name)
-	const goroutines, ids = 8, 500
-	falses := make([][ids]bool, goroutines)
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		s, err := collystorage.NewRedisWindow(context.Background(), rdb, name, redisWindowPages, testRate, redisWindowOpts()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ids {
-				id := uint64(i)*0x9e3779b97f4a7c15 + 1
-				v, err := s.IsVisited(id)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				falses[g][i] = !v
-			}
-		}()
-	}
-	wg.Wait()
-	for i := range ids {
-		n := 0
-		for g := range goroutines {
-			if falses[g][i] {
-				n++
-			}
-		}
-		if n != 1 {
-			t.Errorf("ID %d heard false %d times, want 1", i, n)
-		}
-	}
+	isVisitedOnce(t, func() (visitedStore, error) {
+		return collystorage.NewRedisWindow(context.Background(), rdb, name, redisWindowPages, testRate, redisWindowOpts()...)
+	})
 }
 
 // TestRedisWindowKeyEncoding checks that a window whose {name}:collystorage
