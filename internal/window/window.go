@@ -38,6 +38,7 @@ package window
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/bloomfilters/bloom/internal/blocked"
 	"github.com/bloomfilters/bloom/internal/format"
@@ -556,26 +557,14 @@ func (f *Filter) Equal(o *Filter) bool {
 		if f.counts[g] != o.counts[h] || f.starts[g] != o.starts[h] {
 			return false
 		}
-		if !equalWords(f.gen(g), o.gen(h)) || len(f.exts[g]) != len(o.exts[h]) {
+		if !slices.Equal(f.gen(g), o.gen(h)) || len(f.exts[g]) != len(o.exts[h]) {
 			return false
 		}
 		for i, e := range f.exts[g] {
 			d := o.exts[h][i]
-			if e.Ext != d.Ext || e.count != d.count || !equalWords(e.words, d.words) {
+			if e.Ext != d.Ext || e.count != d.count || !slices.Equal(e.words, d.words) {
 				return false
 			}
-		}
-	}
-	return true
-}
-
-func equalWords(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
 		}
 	}
 	return true
