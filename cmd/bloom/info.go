@@ -70,6 +70,12 @@ type filterInfo struct {
 	Copied             bool     `json:"copied"`
 	BodyChecked        bool     `json:"checksums_checked"`
 
+	// Windows only.
+	WindowSeconds *float64 `json:"window_seconds,omitempty"` // a time window's duration
+	RetainedAfter *string  `json:"retained_after,omitempty"` // RFC 3339: every key added after it is kept
+	Overflow      *string  `json:"overflow,omitempty"`       // a time window's policy: rotate, grow or saturate
+	Extensions    *int     `json:"extensions,omitempty"`     // under grow: extensions now
+
 	countLowerBound uint64 // when EstimatedCount is unknown
 	full            bool   // a fixed-size filter over capacity
 }

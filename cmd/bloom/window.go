@@ -50,6 +50,14 @@ func windowInfo(e *env, path string, w *bloom.WindowFilter, asJSON bool) error {
 		EstimatedErrorRate: w.EstimatedErrorRate(), SubFilters: ptrTo(w.Generations()),
 		FormatVersion: 3, Copied: true, BodyChecked: true,
 	}
+	if d := w.Duration(); d != 0 {
+		in.WindowSeconds = ptrTo(d.Seconds())
+		in.RetainedAfter = ptrTo(w.RetainedSince().UTC().Format(time.RFC3339Nano))
+		in.Overflow = ptrTo(overflowName(w.Overflow()))
+		if w.Overflow() == bloom.Grow {
+			in.Extensions = ptrTo(w.Extensions())
+		}
+	}
 	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")

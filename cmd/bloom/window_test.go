@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -144,6 +145,17 @@ func TestDedupWindowGrow(t *testing.T) {
 	runBloom(t, lineRange("e", 0, n)+"new\n", "dedup", "-q", "-state", state).want(t, 0, ptr("new\n"))
 	if r := runBloom(t, "", "info", state); r.code != 0 || !strings.Contains(r.stdout, "grow (") {
 		t.Errorf("info of a Grow window: status %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var js struct {
+		WindowSeconds float64 `json:"window_seconds"`
+		RetainedAfter string  `json:"retained_after"`
+		Overflow      string  `json:"overflow"`
+		Extensions    int     `json:"extensions"`
+	}
+	r = runBloom(t, "", "info", "-json", state)
+	if err := json.Unmarshal([]byte(r.stdout), &js); r.code != 0 || err != nil ||
+		js.WindowSeconds != 3600 || js.Overflow != "grow" || js.Extensions == 0 || js.RetainedAfter == "" {
+		t.Errorf("info -json of a Grow window: status %d, %v, %+v\n%s", r.code, err, in, r.stdout)
 	}
 	runBloom(t, "x\n", "dedup", "-q", "-window", "1h", "-overflow", "saturate", "-state", state).want(t, exitError, nil)
 	runBloom(t, "", "dedup", "-window", "1h", "-overflow", "more").want(t, exitError, nil)
