@@ -155,7 +155,7 @@ func TestDedupWindowGrow(t *testing.T) {
 	r = runBloom(t, "", "info", "-json", state)
 	if err := json.Unmarshal([]byte(r.stdout), &js); r.code != 0 || err != nil ||
 		js.WindowSeconds != 3600 || js.Overflow != "grow" || js.Extensions == 0 || js.RetainedAfter == "" {
-		t.Errorf("info -json of a Grow window: status %d, %v, %+v\n%s", r.code, err, in, r.stdout)
+		t.Errorf("info -json of a Grow window: status %d, %v, %+v\n%s", r.code, err, js, r.stdout)
 	}
 	runBloom(t, "x\n", "dedup", "-q", "-window", "1h", "-overflow", "saturate", "-state", state).want(t, exitError, nil)
 	runBloom(t, "", "dedup", "-window", "1h", "-overflow", "more").want(t, exitError, nil)
