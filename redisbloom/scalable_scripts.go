@@ -454,7 +454,11 @@ while true do
   j = j + 1
 end
 if ARGV[2] then
-  for s = 0, tonumber(ARGV[3]) - 1 do deleted = deleted + redis.call('DEL', ARGV[2] .. s) end
+  for s = 0, tonumber(ARGV[3]) - 1 do
+    deleted = deleted + redis.call('DEL', ARGV[2] .. s)
+    -- a window's extensions under Grow (at most 16 a generation)
+    for j = 1, 16 do deleted = deleted + redis.call('DEL', ARGV[2] .. s .. ':x' .. j) end
+  end
 end
 return deleted + redis.call('DEL', unpack(KEYS))
 `)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -33,6 +34,7 @@ const maxWindowPeriodMicros = 1 << 50
 const (
 	policyRotateEarly = 0
 	policySaturate    = 1
+	policyGrow        = 2
 )
 
 // windowParams is what determines a window's sizes and behaviour.
@@ -106,8 +108,14 @@ type WindowFilter struct {
 	h     Filter // name, rdb, keys (meta, then the r slots), id, seen, wait
 	p     windowParams
 	check string
-	// args are ARGV[3] and ARGV[6..10] of the scripts, as sent.
-	args [6]string
+	// args are ARGV[3], ARGV[6..10] and ARGV[12] of the scripts, as sent.
+	args [7]string
+	// xs are the sizes of the extension levels under Grow (nil for the
+	// other policies), and levels the extension levels whose positions
+	// calls send (ARGV[13]): raised when a script asks for more (NEEDEXT),
+	// shared with the handles WithWait derives.
+	xs     []windowExt
+	levels *atomic.Int32
 	// view is the import epoch and the rotations the handle has seen,
 	// shared with the handles WithWait derives (a chain's n is the
 	// rotations here).
@@ -146,13 +154,23 @@ func newWindowHandle(rdb redis.UniversalClient, name, id string, p windowParams)
 	if p.onCount() {
 		onCount = "1"
 	}
-	w.args = [6]string{
+	w.xs = windowExtSizes(p)
+	w.levels = new(atomic.Int32)
+	var sizes []byte
+	if w.xs != nil {
+		sizes = strconv.AppendUint(sizes, bloom.MaxBits, 10)
+		for _, x := range w.xs {
+			sizes = fmt.Appendf(sizes, " %d %d %d", x.cap, x.m/8, x.k)
+		}
+	}
+	w.args = [7]string{
 		w.check,
 		strconv.FormatUint(p.genCap, 10),
 		strconv.FormatUint(p.m/8, 10),
 		strconv.FormatUint(uint64(p.k), 10),
 		strconv.FormatInt(p.periodMicros(), 10),
 		onCount,
+		string(sizes),
 	}
 	w.view = newChainView(0, 0)
 	return w
@@ -162,8 +180,11 @@ func newWindowHandle(rdb redis.UniversalClient, name, id string, p windowParams)
 // field, value, ... (metaCheck covers exactly these).
 func (w *WindowFilter) metaFields() []any {
 	policy := "rotate-early"
-	if w.p.policy == policySaturate {
+	switch w.p.policy {
+	case policySaturate:
 		policy = "saturate"
+	case policyGrow:
+		policy = "grow"
 	}
 	return []any{
 		"format", windowFormatName,
@@ -320,6 +341,8 @@ func parseWindowMeta(rdb redis.UniversalClient, name string, reply []any) (*Wind
 	case "rotate-early":
 	case "saturate":
 		policy = policySaturate
+	case "grow":
+		policy = policyGrow
 	default:
 		return nil, bad("policy")
 	}
@@ -429,7 +452,16 @@ func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte
 		}
 		batch := keys[:min(per, len(keys))]
 		v := w.view.load()
-		reply, err := w.call(ctx, add, v, batch)
+		reply, err := w.call(ctx, add, v, int(w.levels.Load()), batch)
+		if n, ok := needLevels(err); ok {
+			// The window grew: send the positions of n levels from now on.
+			if idle++; idle > maxChangedRetries || n > len(w.xs) {
+				return nil, fmt.Errorf("redisbloom: filter %q: %w", w.h.name, err)
+			}
+			for old := w.levels.Load(); int(old) < n && !w.levels.CompareAndSwap(old, int32(n)); old = w.levels.Load() {
+			}
+			continue
+		}
 		if retry, err := w.changed(ctx, err); err != nil {
 			return nil, err
 		} else if retry {
@@ -463,30 +495,58 @@ func (w *WindowFilter) errKeepsChanging() error {
 		w.h.name, maxChangedRetries)
 }
 
-// baseArgs returns ARGV[1..11] of the scripts for a call prepared with the
-// view v, with room for extra more.
-func (w *WindowFilter) baseArgs(v chain, extra int) []any {
-	args := make([]any, 0, 11+extra)
+// baseArgs returns ARGV[1..13] of the scripts for a call prepared with the
+// view v whose keys carry the positions of levels extension levels, with
+// room for extra more.
+func (w *WindowFilter) baseArgs(v chain, levels, extra int) []any {
+	args := make([]any, 0, 13+extra)
 	return append(args, w.h.id, strconv.FormatUint(w.h.seen.load(), 10), w.args[0],
 		strconv.FormatUint(v.epoch, 10), strconv.Itoa(v.n),
-		w.args[1], w.args[2], w.args[3], w.args[4], w.args[5], w.now())
+		w.args[1], w.args[2], w.args[3], w.args[4], w.args[5], w.now(), w.args[6], strconv.Itoa(levels))
 }
 
-// call runs one script call over keys, prepared with the view v.
-func (w *WindowFilter) call(ctx context.Context, add bool, v chain, keys [][]byte) (string, error) {
-	k := int(w.p.k)
-	text := make([]byte, 0, 11*k*len(keys))
-	ends := make([]int, 0, k*len(keys))
+// errNeedLevelsPrefix starts a script's reply when the keys must carry
+// the positions of more extension levels (under Grow), followed by how many.
+const errNeedLevelsPrefix = "NEEDEXT"
+
+// needLevels reports whether err is a script's NEEDEXT reply and how many
+// extension levels it asks for.
+func needLevels(err error) (int, bool) {
+	if err == nil || !redis.HasErrorPrefix(err, errNeedLevelsPrefix) {
+		return 0, false
+	}
+	f := strings.Fields(err.Error())
+	if len(f) < 2 {
+		return 0, false
+	}
+	n, e := strconv.Atoi(f[1])
+	return n, e == nil && n > 0
+}
+
+// call runs one script call over keys, prepared with the view v, each key
+// with its positions in a base and in the first levels extension levels
+// (a key's positions differ between sub-filters of different sizes).
+func (w *WindowFilter) call(ctx context.Context, add bool, v chain, levels int, keys [][]byte) (string, error) {
+	levels = min(levels, len(w.xs))
+	stride := int(w.p.k)
+	for _, x := range w.xs[:levels] {
+		stride += int(x.k)
+	}
+	text := make([]byte, 0, 11*stride*len(keys))
+	ends := make([]int, 0, stride*len(keys))
 	var locs []uint64
 	for _, key := range keys {
 		locs = bloom.AppendBlockedLocations(locs[:0], key, w.p.m, w.p.k, w.p.seed)
+		for _, x := range w.xs[:levels] {
+			locs = bloom.AppendBlockedLocations(locs, key, x.m, x.k, w.p.seed)
+		}
 		for _, p := range locs {
 			text = strconv.AppendUint(text, p, 10)
 			ends = append(ends, len(text))
 		}
 	}
 	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
-	args := append(w.baseArgs(v, 1+len(ends)), strconv.Itoa(len(keys)))
+	args := append(w.baseArgs(v, levels, 1+len(ends)), strconv.Itoa(len(keys)))
 	start := 0
 	for _, end := range ends {
 		args = append(args, all[start:end])
@@ -519,7 +579,7 @@ func (w *WindowFilter) call(ctx context.Context, add bool, v chain, keys [][]byt
 // scriptErr is the handle's scriptErr, with EPOCH left as it is for
 // changed.
 func (w *WindowFilter) scriptErr(ctx context.Context, err error) error {
-	if err == nil || redis.HasErrorPrefix(err, errEpochPrefix) {
+	if err == nil || redis.HasErrorPrefix(err, errEpochPrefix) || redis.HasErrorPrefix(err, errNeedLevelsPrefix) {
 		return err
 	}
 	return w.h.scriptErr(ctx, err)
@@ -636,6 +696,7 @@ type windowState struct {
 	counts    []uint64 // by slot
 	starts    []int64  // by slot, microseconds
 	bitmaps   []any    // by slot, export only
+	exts      []any    // under Grow, export only: by slot, n then n (count, bitmap)
 }
 
 // live returns the generations a test sees.
@@ -658,7 +719,7 @@ func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps 
 		var res []any
 		err := w.h.retryStale(ctx, func() error {
 			var err error
-			res, err = script.RunRO(ctx, w.h.rdb, w.h.keys, w.baseArgs(v, 0)...).Slice()
+			res, err = script.RunRO(ctx, w.h.rdb, w.h.keys, w.baseArgs(v, 0, 0)...).Slice()
 			return w.scriptErr(ctx, err)
 		})
 		if retry, err := w.changed(ctx, err); err != nil {
@@ -673,7 +734,7 @@ func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps 
 		if bitmaps {
 			want += r
 		}
-		if len(res) != want {
+		if len(res) != want && !(bitmaps && w.xs != nil && len(res) >= want+r) {
 			return nil, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
 		}
 		if err := w.h.observe(res[0]); err != nil {
@@ -702,7 +763,8 @@ func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps 
 			st.counts[s], st.starts[s] = c, int64(t)
 		}
 		if bitmaps {
-			st.bitmaps = res[5+2*r:]
+			st.bitmaps = res[5+2*r : 5+3*r]
+			st.exts = res[5+3*r:]
 		}
 		w.view.see(v.epoch, int(min(st.rotations, math.MaxInt)))
 		return st, nil

@@ -35,7 +35,7 @@ func windowParamsFor(window uint64, errorRate float64, gens int, period time.Dur
 		if window%uint64(g-1) != 0 {
 			genCap++
 		}
-		m, k, e := bloom.BlockedSize(genCap, -math.Expm1(math.Log1p(-errorRate)/float64(g)))
+		m, k, e := bloom.BlockedSize(genCap, windowGenRate(errorRate, g, period > 0 && policy == policyGrow))
 		if e != nil {
 			err = e
 			continue
@@ -55,6 +55,60 @@ func windowParamsFor(window uint64, errorRate float64, gens int, period time.Dur
 	return best, nil
 }
 
+// windowGenRate returns the rate of one generation of a ring of r at
+// errorRate, q = 1-(1-errorRate)^(1/r), or under Grow that of its base,
+// q*(1-windowGrowShare), as the bloom package's windowGenRate (sizing.go).
+func windowGenRate(errorRate float64, r int, grow bool) float64 {
+	q := -math.Expm1(math.Log1p(-errorRate) / float64(r))
+	if grow {
+		q *= 1 - windowGrowShare
+	}
+	return q
+}
+
+// windowGrowShare is the share of a generation's rate that a window under
+// Grow keeps for its extensions (the bloom package's windowGrowShare).
+const windowGrowShare = 1.0 / 8
+
+// windowMaxExts is the most extensions a generation has under Grow, as in
+// the bloom package (internal/window.MaxExtensions).
+const windowMaxExts = 16
+
+// windowExt is the size of an extension level of a window under Grow.
+type windowExt struct {
+	cap uint64 // keys
+	m   uint64 // bits, a multiple of bloom.BlockBits
+	k   uint
+}
+
+// windowExtSizes returns the sizes of the extension levels j = 1, 2, ...
+// of a time window of p under Grow, as the bloom package sizes them
+// (windowExtSize in sizing.go): genCap*2^(j-1) keys, blocked, at
+// q*windowGrowShare*2^-j. It stops at windowMaxExts, at the first level
+// bloom.BlockedSize refuses (where the in-memory window stops growing
+// too) and at the first of more than MaxBits bits, which one Redis
+// string cannot hold: past the last level, the window rotates early. It
+// returns nil for the other policies.
+func windowExtSizes(p windowParams) []windowExt {
+	if p.period == 0 || p.policy != policyGrow {
+		return nil
+	}
+	var xs []windowExt
+	share := windowGenRate(p.errorRate, p.gens, false) * windowGrowShare
+	for j := 1; j <= windowMaxExts; j++ {
+		if p.genCap > math.MaxUint64>>(j-1) {
+			break
+		}
+		c := p.genCap << (j - 1)
+		m, k, err := bloom.BlockedSize(c, math.Ldexp(share, -j))
+		if err != nil || m > MaxBits {
+			break
+		}
+		xs = append(xs, windowExt{cap: c, m: m, k: k})
+	}
+	return xs
+}
+
 // windowProbe returns the parameters of bloom.NewWindow(window, errorRate,
 // opts...). It learns what the opaque options choose (seed, generations,
 // period, overflow policy) from in-memory windows built with them, of at
@@ -71,12 +125,19 @@ func windowProbe(window uint64, errorRate float64, opts []bloom.Option) (windowP
 		return windowParams{}, err
 	}
 	gens := probe.Generations()
+	var autoPolicy byte
+	var autoPeriod time.Duration
+	if probe.Overflow() == bloom.Grow && probe.Duration() > 0 {
+		// Only the policy matters to the choice (Grow sizes the bases
+		// lower); any period marks a time window.
+		autoPolicy, autoPeriod = policyGrow, 1
+	}
 	with := func(o bloom.Option) []bloom.Option { return append(opts[:len(opts):len(opts)], o) }
 	if _, err := bloom.NewWindow(small, errorRate, with(bloom.Generations(2))...); err == nil {
 		// The generations are bloom.NewWindow's choice, for the real
 		// window: the probe is built again with that choice, so that
 		// its period (Every's duration over r-1) is the real one.
-		auto, err := windowParamsFor(window, errorRate, 0, 0, 0, 0)
+		auto, err := windowParamsFor(window, errorRate, 0, autoPeriod, autoPolicy, 0)
 		if err != nil {
 			return windowParams{}, err
 		}
@@ -93,9 +154,6 @@ func windowProbe(window uint64, errorRate float64, opts []bloom.Option) (windowP
 		return windowParams{}, fmt.Errorf("redisbloom: internal error: bloom.WindowFilter's encoding is not the one this package writes")
 	}
 	policy := enc[6]
-	if probe.Overflow() == bloom.Grow {
-		return windowParams{}, errGrow("NewWindow")
-	}
 	period := time.Duration(binary.LittleEndian.Uint64(enc[winHeader:]))
 	p, err := windowParamsFor(window, errorRate, gens, period, policy, probe.Seed())
 	if err != nil {
@@ -109,14 +167,6 @@ func windowProbe(window uint64, errorRate float64, opts []bloom.Option) (windowP
 	return p, nil
 }
 
-// errGrow is the error of a window under bloom.Grow, which this package
-// does not keep: its generations would need extensions, which the scripts
-// do not make (the window on Redis rotates early or saturates).
-func errGrow(call string) error {
-	return fmt.Errorf("%w: redisbloom: %s: bloom.OnOverflow(bloom.Grow) is not supported on Redis; use bloom.RotateEarly or bloom.Saturate",
-		bloom.ErrInvalidParameter, call)
-}
-
 // windowOptions returns the options that make bloom.NewWindow build a
 // window with the given seed, generations, period and policy (the ones
 // stored in a window's metadata).
@@ -126,8 +176,11 @@ func windowOptions(seed uint32, gens int, period time.Duration, policy byte) []b
 		// Every(d) makes the period d/(r-1) rounded up: d = period*(r-1)
 		// gives the period back.
 		opts = append(opts, bloom.Every(period*time.Duration(gens-1)))
-		if policy == policySaturate {
+		switch policy {
+		case policySaturate:
 			opts = append(opts, bloom.OnOverflow(bloom.Saturate))
+		case policyGrow:
+			opts = append(opts, bloom.OnOverflow(bloom.Grow))
 		}
 	}
 	return opts

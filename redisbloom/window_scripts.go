@@ -111,6 +111,43 @@ for s = 0, r - 1 do
       tostring(vals[2 * s + 1]) .. ' or start ' .. tostring(vals[2 * s + 2]))
   end
 end
+-- Under Grow (ARGV[12] not empty): the sizes of extension levels 1..#xcap
+-- (after the bit limit of the whole window), the levels X whose
+-- positions each key carries (ARGV[13]), and exts[s], the key counts of
+-- slot s's extensions, oldest first (field x<s>, comma-separated).
+local grow = ARGV[12] ~= ''
+local xcap, xbytes, xk, exts = {}, {}, {}, {}
+local maxBits, X = 0, tonumber(ARGV[13]) or 0
+for s = 0, r - 1 do exts[s] = {} end
+if grow then
+  local first = true
+  for v in string.gmatch(ARGV[12], '%d+') do
+    if first then
+      maxBits, first = tonumber(v), false
+    else
+      local n = #xk
+      if #xcap == n then xcap[n + 1] = tonumber(v)
+      elseif #xbytes == n then xbytes[n + 1] = tonumber(v)
+      else xk[n + 1] = tonumber(v) end
+    end
+  end
+  local xf = {}
+  for s = 0, r - 1 do xf[s + 1] = 'x' .. s end
+  local xv = redis.call('HMGET', KEYS[1], unpack(xf))
+  for s = 0, r - 1 do
+    local list = exts[s]
+    for v in string.gmatch(xv[s + 1] or '', '[^,]+') do list[#list + 1] = int(v) end
+    local bad = #list > #xcap or counts[s] > cap or (#list > 0 and counts[s] ~= cap)
+    for j = 1, #list do
+      if not list[j] or list[j] > xcap[j] or (j < #list and list[j] ~= xcap[j]) then bad = true end
+    end
+    if bad then
+      return redis.error_reply('CORRUPT redisbloom: generation in slot ' .. s .. ': invalid extensions ' ..
+        tostring(xv[s + 1]) .. ' for a base counting ' .. dec(counts[s]))
+    end
+  end
+end
+local function xkey(s, j) return KEYS[s + 2] .. ':x' .. j end
 local now, elapsed = 0, 0
 if period > 0 then
   if ARGV[11] ~= '' then
@@ -136,6 +173,15 @@ for j = 0, live - 1 do
     end
     return redis.error_reply('CORRUPT redisbloom: bitmap of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. bytes)
   end
+  for j = 1, #exts[s] do
+    local size = redis.call('STRLEN', xkey(s, j))
+    if size ~= xbytes[j] then
+      if size == 0 and redis.call('EXISTS', xkey(s, j)) == 0 then
+        return redis.error_reply('CORRUPT redisbloom: extension ' .. j .. ' of the generation in slot ' .. s .. ' is missing (deleted, flushed, evicted or expired)')
+      end
+      return redis.error_reply('CORRUPT redisbloom: extension ' .. j .. ' of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. xbytes[j])
+    end
+  end
 end
 `
 
@@ -146,13 +192,37 @@ end
 // half-full generation. Each BITFIELD_RO call carries at most 2600
 // positions.
 const windowKeysLua = `
-local N = tonumber(ARGV[12])
-local base = 13
-if not N or #ARGV ~= 12 + N * k then
-  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 12) .. ' positions for ' .. tostring(ARGV[12]) .. ' keys of ' .. k .. ' hashes')
+local N = tonumber(ARGV[14])
+local base = 15
+-- A key's positions: k in a base, then xk[j] in an extension of level j,
+-- for j = 1..X; off[j] is where level j's start within a key's stride.
+local off, stride = {[0] = 0}, k
+if X > #xk then X = #xk end
+for j = 1, X do
+  off[j] = stride
+  stride = stride + xk[j]
 end
-local function test(s, list)
-  for t = 0, k - 1 do
+if not N or #ARGV ~= 14 + N * stride then
+  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 14) .. ' positions for ' .. tostring(ARGV[14]) .. ' keys of ' .. stride .. ' positions')
+end
+local function need(levels)
+  if levels > X then
+    return redis.error_reply('NEEDEXT ' .. levels .. ' redisbloom: the keys need the positions of ' .. levels .. ' extension levels')
+  end
+end
+local function subKey(s, lvl)
+  if lvl == 0 then return KEYS[s + 2] end
+  return xkey(s, lvl)
+end
+local function subK(lvl)
+  if lvl == 0 then return k end
+  return xk[lvl]
+end
+-- test(s, lvl, list): the keys of list (indices into the batch) whose
+-- positions are all set in the sub-filter lvl (0 the base) of slot s.
+local function test(s, lvl, list)
+  local key, kk, o = subKey(s, lvl), subK(lvl), off[lvl]
+  for t = 0, kk - 1 do
     if #list == 0 then return list end
     local keep = {}
     for first = 1, #list, 2600 do
@@ -162,10 +232,10 @@ local function test(s, list)
       for x = first, last do
         args[q + 1] = 'GET'
         args[q + 2] = 'u1'
-        args[q + 3] = ARGV[base + (list[x] - 1) * k + t]
+        args[q + 3] = ARGV[base + (list[x] - 1) * stride + o + t]
         q = q + 3
       end
-      local got = redis.call('BITFIELD_RO', KEYS[s + 2], unpack(args, 1, q))
+      local got = redis.call('BITFIELD_RO', key, unpack(args, 1, q))
       for x = first, last do
         if got[x - first + 1] == 1 then keep[#keep + 1] = list[x] end
       end
@@ -184,13 +254,15 @@ end
 const windowRotateLua = `
 local function clearSlot(s, start)
   redis.call('DEL', KEYS[s + 2])
+  for j = 1, #exts[s] do redis.call('DEL', xkey(s, j)) end
   redis.call('SETBIT', KEYS[s + 2], 8 * bytes - 1, 0)
-  counts[s], starts[s] = 0, start
+  counts[s], starts[s], exts[s] = 0, start, {}
 end
 local function expire(s, j)
   if period > 0 then
-    local ms = math.ceil((starts[head] + (r - j) * period - now) / 1000) + 1000
-    redis.call('PEXPIRE', KEYS[s + 2], dec(math.max(ms, 1)))
+    local ms = dec(math.max(math.ceil((starts[head] + (r - j) * period - now) / 1000) + 1000, 1))
+    redis.call('PEXPIRE', KEYS[s + 2], ms)
+    for x = 1, #exts[s] do redis.call('PEXPIRE', xkey(s, x), ms) end
   end
 end
 local function saveState()
@@ -200,6 +272,12 @@ local function saveState()
     h[#h + 1] = dec(counts[s])
     h[#h + 1] = 't' .. s
     h[#h + 1] = dec(starts[s])
+    if grow then
+      local cs = {}
+      for j = 1, #exts[s] do cs[j] = dec(exts[s][j]) end
+      h[#h + 1] = 'x' .. s
+      h[#h + 1] = table.concat(cs, ',')
+    end
   end
   redis.call('HSET', KEYS[1], unpack(h))
 end
@@ -220,6 +298,42 @@ end
 // "gen:rotations:answers".
 var windowAddScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowKeysLua + windowRotateLua + `
+-- canGrow(j): a new extension of level j fits the window's limits.
+local function canGrow(j)
+  if j > #xcap then return false end
+  local total = r * bytes * 8
+  for s = 0, r - 1 do
+    for x = 1, #exts[s] do total = total + xbytes[x] * 8 end
+  end
+  return xbytes[j] * 8 <= maxBits - total
+end
+if grow then
+  -- The extension levels whose positions the call may read, checked
+  -- before anything is written: those of the live generations, and the
+  -- levels the newest reaches if every key is new.
+  local top = 0
+  for j = 0, live - 1 do top = math.max(top, #exts[(head - j) % r]) end
+  local lvl, c = 0, 0
+  if elapsed == 0 then
+    lvl = #exts[head]
+    if lvl == 0 then c = counts[head] else c = exts[head][lvl] end
+  end
+  local n = N
+  while n > 0 do
+    local room = cap - c
+    if lvl > 0 then room = xcap[lvl] - c end
+    if room >= n then break end
+    n = n - math.max(room, 0)
+    if lvl >= #xcap then
+      top = #xcap
+      break
+    end
+    lvl, c = lvl + 1, 0
+    top = math.max(top, lvl)
+  end
+  local e = need(top)
+  if e then return e end
+end
 local changed = false
 if elapsed > 0 then
   local start = starts[head]
@@ -233,36 +347,66 @@ if elapsed > 0 then
   for j = 0, e - 1 do expire((head - j) % r, j) end
   changed = true
 end
--- foundIn[x]: an older generation's slot that holds key x.
+-- foundIn[x]: the slot of a generation, other than the newest sub-filter
+-- of the newest, that holds key x.
 local foundIn = {}
+local function findSub(list, s, lvl)
+  if #list == 0 then return list end
+  local hit = {}
+  for _, x in ipairs(test(s, lvl, list)) do
+    foundIn[x] = s
+    hit[x] = true
+  end
+  local rest = {}
+  for _, x in ipairs(list) do
+    if not hit[x] then rest[#rest + 1] = x end
+  end
+  return rest
+end
 local function find(list, from, to)
   for j = from, to do
-    if #list == 0 then return end
     local s = (head - j) % r
     if counts[s] > 0 then
-      local hit = {}
-      for _, x in ipairs(test(s, list)) do
-        foundIn[x] = s
-        hit[x] = true
-      end
-      local rest = {}
-      for _, x in ipairs(list) do
-        if not hit[x] then rest[#rest + 1] = x end
-      end
-      list = rest
+      for lvl = 0, #exts[s] do list = findSub(list, s, lvl) end
     end
   end
+  return list
 end
 local all = {}
 for x = 1, N do all[x] = x end
-find(all, 1, r - 1)
+all = find(all, 1, r - 1)
+for lvl = 0, #exts[head] - 1 do all = findSub(all, head, lvl) end
 local out = {}
-local per = math.max(1, math.floor(1800 / k))
 local i = 1
 -- inDropped: the key i, which made the oldest generation go, was in it.
 local inDropped = 0
 while i <= N do
-  if onCount and counts[head] >= cap then
+  local rotateNow = onCount and counts[head] >= cap
+  if grow and counts[head] >= cap then
+    -- The base is full: into the newest extension, a new one when that is
+    -- full too, or an early rotation past the limits.
+    local L = #exts[head]
+    if L == 0 or exts[head][L] >= xcap[L] then
+      if canGrow(L + 1) then
+        local j = L + 1
+        redis.call('DEL', xkey(head, j))
+        redis.call('SETBIT', xkey(head, j), 8 * xbytes[j] - 1, 0)
+        exts[head][j] = 0
+        expire(head, 0)
+        changed = true
+        -- The keys not found yet may be in the sub-filter that just
+        -- filled, set earlier in this call.
+        local fresh = {}
+        for x = i, N do
+          if not foundIn[x] then fresh[#fresh + 1] = x end
+        end
+        findSub(fresh, head, L)
+      else
+        rotateNow = true
+      end
+    end
+  end
+  if rotateNow then
     -- The oldest (slot head+1) is emptied and becomes the newest; the keys
     -- found only there are looked for in the other older generations,
     -- and the keys not found anywhere in the former newest.
@@ -285,15 +429,25 @@ while i <= N do
     find(fresh, 1, 1)
     find(lost, 1, r - 1)
   end
+  -- L: the sub-filter keys go to (0 the base, else an extension).
+  local L = #exts[head]
   local room = N
   if onCount then room = cap - counts[head] end
-  local lim = math.max(1, math.min(room, per)) -- room >= 1: rotated above if full
+  if grow then
+    room = cap - counts[head]
+    if L > 0 then room = xcap[L] - exts[head][L] end
+  end
+  if L > X then
+    return redis.error_reply('ERR redisbloom: internal error: extension level ' .. L .. ' beyond the ' .. X .. ' the keys carry')
+  end
+  local kk, o = subK(L), off[L]
+  local lim = math.max(1, math.min(room, math.floor(1800 / kk))) -- room >= 1: rotated or grown above if full
   local args, idx = {}, {}
   local q = 0
   while i <= N and #idx < lim do
     idx[#idx + 1] = i
-    local p = base + (i - 1) * k
-    for t = 0, k - 1 do
+    local p = base + (i - 1) * stride + o
+    for t = 0, kk - 1 do
       args[q + 1] = 'SET'
       args[q + 2] = 'u1'
       args[q + 3] = ARGV[p + t]
@@ -302,16 +456,16 @@ while i <= N do
     end
     i = i + 1
   end
-  local old = redis.call('BITFIELD', KEYS[head + 2], unpack(args, 1, q))
-  local o = 1
+  local old = redis.call('BITFIELD', subKey(head, L), unpack(args, 1, q))
+  local o2 = 1
   for _, x in ipairs(idx) do
     local was = true
-    for _ = 1, k do
-      if old[o] == 0 then was = false end
-      o = o + 1
+    for _ = 1, kk do
+      if old[o2] == 0 then was = false end
+      o2 = o2 + 1
     end
     if not was then
-      counts[head] = counts[head] + 1
+      if L == 0 then counts[head] = counts[head] + 1 else exts[head][L] = exts[head][L] + 1 end
       changed = true
     end
     if was or foundIn[x] or inDropped == x then out[x] = '1' else out[x] = '0' end
@@ -329,6 +483,10 @@ return gentext .. ':' .. dec(rot) .. ':' .. table.concat(out)
 // returns "gen:rotations:answers". It writes nothing.
 var windowTestScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowKeysLua + `
+local top = 0
+for j = 0, live - 1 do top = math.max(top, #exts[(head - j) % r]) end
+local e = need(top)
+if e then return e end
 local list = {}
 for x = 1, N do list[x] = x end
 local present = {}
@@ -336,12 +494,14 @@ for j = 0, live - 1 do
   if #list == 0 then break end
   local s = (head - j) % r
   if counts[s] > 0 then
-    for _, x in ipairs(test(s, list)) do present[x] = true end
-    local rest = {}
-    for _, x in ipairs(list) do
-      if not present[x] then rest[#rest + 1] = x end
+    for lvl = 0, #exts[s] do
+      for _, x in ipairs(test(s, lvl, list)) do present[x] = true end
+      local rest = {}
+      for _, x in ipairs(list) do
+        if not present[x] then rest[#rest + 1] = x end
+      end
+      list = rest
     end
-    list = rest
   end
 end
 local out = {}
@@ -359,9 +519,15 @@ for s = 0, r - 1 do reply[#reply + 1] = dec(counts[s]) end
 for s = 0, r - 1 do reply[#reply + 1] = dec(starts[s]) end
 `
 
-// windowCountScript returns windowStateLua's reply (ARGV[1..11]).
+// windowCountScript returns windowStateLua's reply (ARGV[1..13]), each
+// slot's count including its extensions' under Grow.
 var windowCountScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowStateLua + `
+for s = 0, r - 1 do
+  local n = counts[s]
+  for j = 1, #exts[s] do n = n + exts[s][j] end
+  reply[6 + s] = dec(n)
+end
 return reply
 `)
 
@@ -371,29 +537,68 @@ return reply
 var windowExportScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowStateLua + `
 for s = 0, r - 1 do reply[#reply + 1] = redis.call('GET', KEYS[s + 2]) end
+if grow then
+  for s = 0, r - 1 do
+    reply[#reply + 1] = #exts[s]
+    for j = 1, #exts[s] do
+      reply[#reply + 1] = dec(exts[s][j])
+      reply[#reply + 1] = redis.call('GET', xkey(s, j))
+    end
+  end
+end
 return reply
 `)
 
-// windowImportScript replaces the whole ring (ARGV[1..11] as above, ARGV[12]
-// the new head, ARGV[13] the new rotations, then r counts, r starts and r
-// bitmaps, slot 0 first, each of the size's bytes), gives each slot of a
-// time window its expiry, increments epoch and gen and returns {gen,
-// epoch}.
+// windowImportScript replaces the whole ring (ARGV[1..13] as above, ARGV[14]
+// the new head, ARGV[15] the new rotations, then r counts, r starts and r
+// bitmaps, slot 0 first, each of the size's bytes, and under Grow, for each
+// slot, its number of extensions and then each one's count and bitmap),
+// gives each slot of a time window its expiry, increments epoch and gen
+// and returns {gen, epoch}.
 var windowImportScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowRotateLua + `
-local h, ro = int(ARGV[12]), int(ARGV[13])
-if not h or not ro or h >= r or ro % r ~= h or #ARGV ~= 13 + 3 * r then
-  return redis.error_reply('CORRUPT redisbloom: imported newest generation ' .. ARGV[12] .. ' after ' .. ARGV[13] .. ' rotations')
+local h, ro = int(ARGV[14]), int(ARGV[15])
+if not h or not ro or h >= r or ro % r ~= h or #ARGV < 15 + 3 * r then
+  return redis.error_reply('CORRUPT redisbloom: imported newest generation ' .. tostring(ARGV[14]) .. ' after ' .. tostring(ARGV[15]) .. ' rotations')
 end
 for s = 0, r - 1 do
-  if #ARGV[14 + 2 * r + s] ~= bytes or not int(ARGV[14 + s]) or not int(ARGV[14 + r + s]) then
+  if #ARGV[16 + 2 * r + s] ~= bytes or not int(ARGV[16 + s]) or not int(ARGV[16 + r + s]) then
     return redis.error_reply('CORRUPT redisbloom: imported generation in slot ' .. s .. ' does not match the sizes')
   end
 end
-head, rot = h, ro
+-- The imported extensions, checked before anything is written.
+local newExts, a = {}, 16 + 3 * r
 for s = 0, r - 1 do
-  redis.call('SET', KEYS[s + 2], ARGV[14 + 2 * r + s])
-  counts[s], starts[s] = tonumber(ARGV[14 + s]), tonumber(ARGV[14 + r + s])
+  newExts[s] = {}
+  local n = grow and int(ARGV[a]) or 0
+  if grow then a = a + 1 end
+  if not n or n > #xcap then
+    return redis.error_reply('CORRUPT redisbloom: imported generation in slot ' .. s .. ' has invalid extensions')
+  end
+  for j = 1, n do
+    local c = int(ARGV[a])
+    if not c or c > xcap[j] or not ARGV[a + 1] or #ARGV[a + 1] ~= xbytes[j] then
+      return redis.error_reply('CORRUPT redisbloom: imported extension ' .. j .. ' in slot ' .. s .. ' does not match the sizes')
+    end
+    newExts[s][j] = c
+    a = a + 2
+  end
+end
+if #ARGV ~= a - 1 then
+  return redis.error_reply('CORRUPT redisbloom: imported window has ' .. (#ARGV - a + 1) .. ' arguments too many')
+end
+head, rot = h, ro
+a = 16 + 3 * r
+for s = 0, r - 1 do
+  clearSlot(s, 0)
+  redis.call('SET', KEYS[s + 2], ARGV[16 + 2 * r + s])
+  counts[s], starts[s] = tonumber(ARGV[16 + s]), tonumber(ARGV[16 + r + s])
+  if grow then a = a + 1 end
+  for j = 1, #newExts[s] do
+    redis.call('SET', xkey(s, j), ARGV[a + 1])
+    a = a + 2
+  end
+  exts[s] = newExts[s]
 end
 for j = 0, r - 1 do expire((head - j) % r, j) end
 saveState()
@@ -448,6 +653,9 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
     return meta
   end
   redis.call('DEL', unpack(KEYS))
+  for s = 2, #KEYS do
+    for j = 1, 16 do redis.call('DEL', KEYS[s] .. ':x' .. j) end
+  end
 end
 for s = 2, #KEYS do
   if redis.call('EXISTS', KEYS[s]) == 1 then

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -722,28 +721,6 @@ func TestWindowImport(t *testing.T) {
 	if err := w.Import(ctx, small); !errors.Is(err, bloom.ErrIncompatible) {
 		t.Fatalf("Import of another window: %v, want ErrIncompatible", err)
 	}
-	// bloom.Grow is refused, by name, when creating and when importing.
-	tw, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 300, 0.01, bloom.Every(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	grown, err := bloom.NewWindow(300, 0.01, bloom.Every(time.Hour), bloom.OnOverflow(bloom.Grow), bloom.Clock(func() time.Time { return now }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	grown.AddMany(keyRange("g-", 0, 1000))
-	for name, err := range map[string]error{
-		"NewWindow": func() error {
-			_, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 300, 0.01, bloom.Every(time.Hour), bloom.OnOverflow(bloom.Grow))
-			return err
-		}(),
-		"Import": tw.Import(ctx, grown),
-	} {
-		if !errors.Is(err, bloom.ErrInvalidParameter) || !strings.Contains(err.Error(), "Grow") {
-			t.Errorf("%s of a window under Grow: %v, want ErrInvalidParameter naming Grow", name, err)
-		}
-	}
 }
 
 // TestWindowCluster: on the 3-master Cluster, the generations and the
@@ -887,7 +864,7 @@ func TestWindowWithWait(t *testing.T) {
 func TestWindowTimeParity(t *testing.T) {
 	rdb := client(t)
 	ctx := context.Background()
-	for _, policy := range []bloom.Overflow{bloom.RotateEarly, bloom.Saturate} {
+	for _, policy := range []bloom.Overflow{bloom.RotateEarly, bloom.Saturate, bloom.Grow} {
 		t.Run(fmt.Sprintf("policy=%d", policy), func(t *testing.T) {
 			const r = 5
 			now := time.Unix(1_700_000_000, 123_456_000)
@@ -915,6 +892,9 @@ func TestWindowTimeParity(t *testing.T) {
 				n := 1 + rng.IntN(30)
 				if step%10 == 3 {
 					n = 200 // a burst of four generations' worth
+					if policy == bloom.Grow {
+						n <<= rng.IntN(4) // up to 32 generations' worth: 5 extensions
+					}
 				}
 				keys := make([][]byte, n)
 				for i := range keys {

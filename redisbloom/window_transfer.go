@@ -26,14 +26,28 @@ const (
 )
 
 // winTableSize is the bytes of the table of r generations, padding
-// included.
+// included, for a window of the other policies than Grow.
 func winTableSize(r int) int { return (16 + 16*r + 4 + 63) &^ 63 }
+
+// winGrowTableSize is the bytes of the table of r generations with exts
+// extensions in all under Grow: also an extension count per generation,
+// and a record of 32 bytes (capacity, bits, hashes, four zero bytes,
+// count) per extension.
+func winGrowTableSize(r, exts int) int { return (16 + 24*r + 32*exts + 4 + 63) &^ 63 }
+
+// winExt is an extension of a generation in transfer: its level's size,
+// its count and its bitmap in Redis's layout.
+type winExt struct {
+	windowExt
+	count  uint64
+	bitmap string
+}
 
 // appendWindowEncoding appends the encoding of a window with w's
 // parameters and the given state (generations oldest first: counts,
 // starts in Unix nanoseconds, bitmaps in Redis's layout, "" for an empty
-// generation).
-func (w *WindowFilter) appendWindowEncoding(enc []byte, rotations uint64, counts []uint64, starts []int64, bitmaps []string) []byte {
+// generation, and under Grow each one's extensions, oldest first).
+func (w *WindowFilter) appendWindowEncoding(enc []byte, rotations uint64, counts []uint64, starts []int64, bitmaps []string, exts [][]winExt) []byte {
 	p := &w.p
 	start := len(enc)
 	enc = append(enc, winMagic...)
@@ -57,17 +71,42 @@ func (w *WindowFilter) appendWindowEncoding(enc []byte, rotations uint64, counts
 		enc = binary.LittleEndian.AppendUint64(enc, counts[j])
 		enc = binary.LittleEndian.AppendUint64(enc, uint64(starts[j]))
 	}
+	tableSize := winTableSize(p.gens)
+	if p.period > 0 && p.policy == policyGrow {
+		n := 0
+		for _, x := range exts {
+			enc = binary.LittleEndian.AppendUint64(enc, uint64(len(x)))
+			n += len(x)
+		}
+		for _, x := range exts {
+			for _, e := range x {
+				enc = binary.LittleEndian.AppendUint64(enc, e.cap)
+				enc = binary.LittleEndian.AppendUint64(enc, e.m)
+				enc = binary.LittleEndian.AppendUint32(enc, uint32(e.k))
+				enc = binary.LittleEndian.AppendUint32(enc, 0)
+				enc = binary.LittleEndian.AppendUint64(enc, e.count)
+			}
+		}
+		tableSize = winGrowTableSize(p.gens, n)
+	}
 	enc = binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc[table:], castagnoli))
-	enc = append(enc, make([]byte, table+winTableSize(p.gens)-len(enc))...)
+	enc = append(enc, make([]byte, table+tableSize-len(enc))...)
 	body := len(enc)
-	size := int(p.m / 8)
-	for _, b := range bitmaps {
+	appendBitmap := func(b string, size int) {
 		if b == "" {
 			enc = append(enc, make([]byte, size)...)
-			continue
+			return
 		}
 		for i := 0; i < len(b); i++ {
 			enc = append(enc, bits.Reverse8(b[i]))
+		}
+	}
+	for _, b := range bitmaps {
+		appendBitmap(b, int(p.m/8))
+	}
+	for _, x := range exts {
+		for _, e := range x {
+			appendBitmap(e.bitmap, int(e.m/8))
 		}
 	}
 	data := enc[body:]
@@ -105,6 +144,10 @@ func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) 
 			bitmaps[s] = b
 		}
 	}
+	exts, err := w.parseExts(st, live)
+	if err != nil {
+		return nil, err
+	}
 	head, rotations := st.head, st.rotations
 	counts, starts := st.counts, st.starts
 	if e := st.elapsed; e > 0 {
@@ -113,22 +156,65 @@ func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) 
 		start := starts[head]
 		for i := range int64(min(e, uint64(r))) {
 			head = (head + 1) % r
-			bitmaps[head], counts[head], starts[head] = "", 0, start+(i+1)*period
+			bitmaps[head], counts[head], starts[head], exts[head] = "", 0, start+(i+1)*period, nil
 			rotations++
 		}
 		starts[head] = start + int64(e)*period
 	}
-	oc, os, ob := make([]uint64, r), make([]int64, r), make([]string, r)
+	oc, os, ob, ox := make([]uint64, r), make([]int64, r), make([]string, r), make([][]winExt, r)
 	for j := range r {
 		s := (head + 1 + j) % r
-		oc[j], os[j], ob[j] = counts[s], starts[s]*1000, bitmaps[s]
+		oc[j], os[j], ob[j], ox[j] = counts[s], starts[s]*1000, bitmaps[s], exts[s]
 	}
-	enc := w.appendWindowEncoding(nil, rotations, oc, os, ob)
+	enc := w.appendWindowEncoding(nil, rotations, oc, os, ob, ox)
 	g := new(bloom.WindowFilter)
 	if err := g.UnmarshalBinary(enc); err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrCorrupt, w.h.name, err)
 	}
 	return g, nil
+}
+
+// parseExts returns the extensions of each slot from the export script's
+// reply under Grow (nil for the other policies): an error wrapping
+// ErrCorrupt if one of a live generation (the live newest) is missing or
+// not of its level's size; those of the others are dropped, as Export's
+// rotations drop them.
+func (w *WindowFilter) parseExts(st *windowState, live int) ([][]winExt, error) {
+	r := w.p.gens
+	exts := make([][]winExt, r)
+	if w.xs == nil {
+		return exts, nil
+	}
+	bad := func(s int) error {
+		return fmt.Errorf("%w: %q: extensions of the generation in slot %d do not match their sizes", ErrCorrupt, w.h.name, s)
+	}
+	rest := st.exts
+	for s := range r {
+		if len(rest) == 0 {
+			return nil, bad(s)
+		}
+		n, ok := rest[0].(int64)
+		if !ok || n < 0 || int(n) > len(w.xs) || len(rest) < 1+2*int(n) {
+			return nil, bad(s)
+		}
+		isLive := (st.head-s+r)%r < live
+		for j := range int(n) {
+			c, err := parseUint(w.h.name, "extension count", rest[1+2*j])
+			b, ok := rest[2+2*j].(string)
+			x := w.xs[j]
+			if isLive && (err != nil || !ok || uint64(len(b)) != x.m/8 || c > x.cap) {
+				return nil, bad(s)
+			}
+			if isLive {
+				exts[s] = append(exts[s], winExt{windowExt: x, count: c, bitmap: b})
+			}
+		}
+		rest = rest[1+2*int(n):]
+	}
+	if len(rest) != 0 {
+		return nil, bad(r)
+	}
+	return exts, nil
 }
 
 // Import replaces the window's generations, counts, starts and rotations
@@ -150,24 +236,65 @@ func (w *WindowFilter) Import(ctx context.Context, src *bloom.WindowFilter) erro
 	if src == nil {
 		return fmt.Errorf("%w: nil WindowFilter", bloom.ErrIncompatible)
 	}
-	if src.Overflow() == bloom.Grow {
-		return errGrow("Import")
-	}
 	enc, err := src.MarshalBinary()
 	if err != nil {
 		return err
 	}
 	r := w.p.gens
-	want := w.appendWindowEncoding(nil, 0, make([]uint64, r), make([]int64, r), make([]string, r))
-	if len(enc) != len(want) || string(enc[:winHeader-4]) != string(want[:winHeader-4]) ||
+	want := w.appendWindowEncoding(nil, 0, make([]uint64, r), make([]int64, r), make([]string, r), make([][]winExt, r))
+	incompatible := fmt.Errorf("%w: window filter %q has other parameters than the imported one", bloom.ErrIncompatible, w.h.name)
+	if len(enc) < len(want) || string(enc[:winHeader-4]) != string(want[:winHeader-4]) ||
 		binary.LittleEndian.Uint64(enc[winHeader:]) != uint64(w.p.period) {
-		return fmt.Errorf("%w: window filter %q has other parameters than the imported one", bloom.ErrIncompatible, w.h.name)
+		return incompatible
+	}
+	// Under Grow, each generation's extensions (oldest generation first),
+	// whose words follow the r bases.
+	size := int(w.p.m / 8)
+	tableSize := winTableSize(r)
+	var extArgs [][]any
+	if w.xs != nil {
+		extArgs = make([][]any, r)
+		total, nExt := 0, 0
+		for j := range r {
+			n := binary.LittleEndian.Uint64(enc[winHeader+16+16*r+8*j:])
+			if n > uint64(len(w.xs)) {
+				return fmt.Errorf("%w: generation %d of the imported window has %d extensions; on Redis a generation has at most %d",
+					bloom.ErrIncompatible, j, n, len(w.xs))
+			}
+			nExt += int(n)
+		}
+		tableSize = winGrowTableSize(r, nExt)
+		rec := winHeader + 16 + 24*r
+		off := winHeader + tableSize + r*size
+		for j := range r {
+			n := int(binary.LittleEndian.Uint64(enc[winHeader+16+16*r+8*j:]))
+			extArgs[j] = append(extArgs[j], strconv.Itoa(n))
+			for i := range n {
+				x := w.xs[i]
+				if binary.LittleEndian.Uint64(enc[rec:]) != x.cap || binary.LittleEndian.Uint64(enc[rec+8:]) != x.m ||
+					binary.LittleEndian.Uint32(enc[rec+16:]) != uint32(x.k) || off+int(x.m/8) > len(enc) {
+					return incompatible
+				}
+				bitmap := enc[off : off+int(x.m/8)]
+				for i, b := range bitmap {
+					bitmap[i] = bits.Reverse8(b)
+				}
+				extArgs[j] = append(extArgs[j], strconv.FormatUint(binary.LittleEndian.Uint64(enc[rec+24:]), 10), bitmap)
+				rec += 32
+				off += int(x.m / 8)
+				total += int(x.m / 8)
+			}
+		}
+		if winHeader+tableSize+r*size+total > len(enc) {
+			return incompatible
+		}
+	} else if len(enc) != len(want) {
+		return incompatible
 	}
 	rotations := binary.LittleEndian.Uint64(enc[winHeader+8:])
 	head := int(rotations % uint64(r))
 	counts, starts, bitmaps := make([]any, r), make([]any, r), make([]any, r)
-	body := winHeader + winTableSize(r)
-	size := int(w.p.m / 8)
+	body := winHeader + tableSize
 	for j := range r {
 		s := (head + 1 + j) % r
 		c := binary.LittleEndian.Uint64(enc[winHeader+16+16*j:])
@@ -191,11 +318,17 @@ func (w *WindowFilter) Import(ctx context.Context, src *bloom.WindowFilter) erro
 			return w.errKeepsChanging()
 		}
 		v := w.view.load()
-		args := w.baseArgs(v, 2+3*r)
+		args := w.baseArgs(v, 0, 2+3*r)
 		args = append(args, strconv.Itoa(head), strconv.FormatUint(rotations, 10))
 		args = append(args, counts...)
 		args = append(args, starts...)
 		args = append(args, bitmaps...)
+		if extArgs != nil {
+			for s := range r {
+				// Slot s holds the generation j after the oldest.
+				args = append(args, extArgs[(s-head-1+2*r)%r]...)
+			}
+		}
 		cmd, notReplicated := w.h.waitWrite(ctx, windowImportScript, w.h.keys, args)
 		res, err := cmd.Slice()
 		if retry, err := w.changed(ctx, err); err != nil {
