@@ -1,7 +1,9 @@
 package redisbloom
 
 import (
+	"encoding/binary"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -25,6 +27,8 @@ func TestWindowProbeMatchesBloom(t *testing.T) {
 		{bloom.Every(24 * time.Hour)},
 		{bloom.Every(time.Second + 1), bloom.OnOverflow(bloom.Saturate), bloom.Generations(9)},
 		{bloom.Every(7 * time.Millisecond), bloom.Clock(time.Now)},
+		{bloom.Every(time.Hour), bloom.OnOverflow(bloom.Grow)},
+		{bloom.Every(time.Minute), bloom.OnOverflow(bloom.Grow), bloom.Generations(4)},
 	}
 	for _, window := range windows {
 		for _, rate := range rates {
@@ -57,5 +61,56 @@ func TestWindowProbeMatchesBloom(t *testing.T) {
 	}
 	if _, err := windowProbe(100, 0.01, []bloom.Option{bloom.Classic()}); err == nil {
 		t.Error("Classic accepted")
+	}
+}
+
+// TestWindowExtSizesMatchBloom: the sizes of the 16 extension levels that
+// NewWindow passes to the scripts are those bloom.WindowFilter gives its
+// extensions: an in-memory window of one key per generation, fed 2^16 keys
+// in one period, holds 16 extensions (read from its encoding's table),
+// whose capacity, bits and hashes must be windowExtSizes's.
+func TestWindowExtSizesMatchBloom(t *testing.T) {
+	for _, rate := range []float64{0.5, 0.01, 1e-4} {
+		t.Run(fmt.Sprintf("p=%v", rate), func(t *testing.T) {
+			now := time.Unix(1_700_000_000, 0)
+			opts := []bloom.Option{bloom.Generations(3), bloom.Every(2 * time.Hour), bloom.OnOverflow(bloom.Grow)}
+			mem, err := bloom.NewWindow(2, rate, append(opts, bloom.Clock(func() time.Time { return now }))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := windowProbe(2, rate, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs := windowExtSizes(p)
+			if p.genCap != 1 || len(xs) != windowMaxExts {
+				t.Fatalf("%d keys a generation, %d extension levels", p.genCap, len(xs))
+			}
+			for i := range 1 << 16 {
+				mem.AddString(strconv.Itoa(i))
+			}
+			if mem.Extensions() != windowMaxExts {
+				t.Fatalf("%d extensions in memory", mem.Extensions())
+			}
+			enc, err := mem.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := p.gens
+			rec := winHeader + 16 + 24*r
+			for j, x := range xs {
+				c, m, k := binary.LittleEndian.Uint64(enc[rec:]), binary.LittleEndian.Uint64(enc[rec+8:]), binary.LittleEndian.Uint32(enc[rec+16:])
+				if c != x.cap || m != x.m || uint(k) != x.k {
+					t.Fatalf("extension %d: %d keys, %d bits, %d hashes in memory; %+v here", j+1, c, m, k, x)
+				}
+				rec += 32
+			}
+			// One key more rotates early, as the scripts do past the last level.
+			rot := mem.Rotations()
+			mem.AddString("one more")
+			if mem.Rotations() != rot+1 || mem.Extensions() != windowMaxExts {
+				t.Fatalf("past 16 extensions: %d rotations (from %d), %d extensions", mem.Rotations(), rot, mem.Extensions())
+			}
+		})
 	}
 }

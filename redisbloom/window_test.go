@@ -856,9 +856,10 @@ func TestWindowWithWait(t *testing.T) {
 
 // TestWindowTimeParity drives a time window in Redis and bloom.WindowFilter
 // with the same fake clock (NewWindowOnClock: the scripts take the time from
-// the test instead of TIME), under both overflow policies: pauses of a
+// the test instead of TIME), under every overflow policy: pauses of a
 // fraction of a period, of several, of more than the whole span, and bursts
-// of several generations' worth within one period. Every TestAndAdd and Test
+// of several generations' worth within one period (under Grow, up to 32,
+// which make extensions in several generations). Every TestAndAdd and Test
 // answer, Count and the rotations agree, and after every add Export is
 // Equal to the in-memory window (starts, counts, rotations and bits).
 func TestWindowTimeParity(t *testing.T) {
@@ -879,7 +880,7 @@ func TestWindowTimeParity(t *testing.T) {
 			}
 			checkWindowExport(t, w, mem)
 			rng := rand.New(rand.NewPCG(uint64(policy), 2))
-			next := 0
+			next, maxExt := 0, 0
 			for step := range 150 {
 				switch x := rng.IntN(20); {
 				case x == 0:
@@ -916,6 +917,7 @@ func TestWindowTimeParity(t *testing.T) {
 					}
 				}
 				checkWindowExport(t, w, mem)
+				maxExt = max(maxExt, mem.Extensions())
 				if step%5 == 0 {
 					now = now.Add(time.Duration(rng.Int64N(int64(2*time.Hour))) / time.Microsecond * time.Microsecond)
 					probe := keyRange("tp-", max(0, next-600), next+10)
@@ -938,7 +940,10 @@ func TestWindowTimeParity(t *testing.T) {
 			if w.Rotations() != mem.Rotations() || mem.Rotations() < 30 {
 				t.Fatalf("%d rotations in Redis, %d in memory", w.Rotations(), mem.Rotations())
 			}
-			t.Logf("%d keys, %d rotations", next, mem.Rotations())
+			if policy == bloom.Grow && maxExt < 4 {
+				t.Fatalf("at most %d extensions under Grow", maxExt)
+			}
+			t.Logf("%d keys, %d rotations, at most %d extensions", next, mem.Rotations(), maxExt)
 		})
 	}
 }
