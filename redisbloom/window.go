@@ -77,6 +77,17 @@ func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == poli
 // generation holds more than its share). A key is forgotten after at most
 // r*Window/(r-1) more keys, or r/(r-1) times the Duration.
 //
+// A time window under bloom.Grow keeps both promises through a burst by
+// growing, as bloom.WindowFilter does: when the newest generation's base
+// (or its newest extension) holds its capacity before its period is over,
+// the add script appends an extension to the generation, sized as
+// bloom.WindowFilter's extension j (GenerationCapacity*2^(j-1) keys, the
+// generation's rate split so that its sub-filters' rates sum below it),
+// probed by every test while the generation is live and deleted with it.
+// Past 16 extensions a generation, bloom.MaxBits bits in all, or an
+// extension of more than MaxBits bits (one Redis string), the window
+// rotates early instead.
+//
 // Rotation happens inside the script that adds: each call is one Lua
 // script, atomic on the server, so two clients can never both rotate for
 // one full generation, and a key added just before a rotation is in the
@@ -91,15 +102,19 @@ func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == poli
 // gen_capacity, bits, hashes, period, period_us, policy, check, gen, epoch
 // the number of Imports, head the slot of the newest generation, rotations,
 // c0, c1, ... the keys counted in each slot, t0, t1, ... when each started,
-// lost) and {name}:w:0 .. {name}:w:r-1, the slots' bitmaps (bit p of a
-// generation is Redis bit p, as in a Filter; a key's positions are those of
-// bloom.AppendBlockedLocations). They share the hash tag {name}, so a
-// Cluster serves the whole window from one master.
+// under Grow x0, x1, ... the key counts of each slot's extensions,
+// comma-separated, lost), {name}:w:0 .. {name}:w:r-1, the slots' bitmaps,
+// and under Grow {name}:w:<slot>:x1 .. x16, their extensions' (bit p of a
+// sub-filter is Redis bit p, as in a Filter; a key's positions are those of
+// bloom.AppendBlockedLocations with the sub-filter's bits and hashes). They
+// share the hash tag {name}, so a Cluster serves the whole window from one
+// master.
 //
 // Every call checks the metadata against the parameters the handle opened
 // (the check field), the write generation (ErrLost, ErrStale), that the
 // rotations did not go back with no Import since, every count and start,
-// and the size of every live generation's bitmap: each gives ErrCorrupt or
+// and the size of every live generation's bitmap and extension (a missing
+// extension the metadata counts is ErrCorrupt): each gives ErrCorrupt or
 // ErrNotFound, never "absent".
 //
 // A WindowFilter is safe for concurrent use. A zero WindowFilter is not
@@ -229,8 +244,7 @@ func checkWindowParams(p windowParams) error {
 //
 // It returns an error wrapping bloom.ErrInvalidParameter for an invalid
 // name or arguments (those bloom.NewWindow refuses, a generation of more
-// than MaxBits bits, a period that is not a whole number of microseconds,
-// and bloom.OnOverflow(bloom.Grow): a window on Redis has a fixed size);
+// than MaxBits bits, a period too long for the scripts' arithmetic);
 // one wrapping bloom.ErrIncompatible when the window exists with other
 // parameters; ErrFormat when name's keys hold something else; ErrCorrupt
 // or ErrLost for a window in that state; or the error of the round trip.

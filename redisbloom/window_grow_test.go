@@ -414,3 +414,43 @@ func TestWindowGrowCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWindowGrowLimit: a generation of one key takes 2^16 keys in one
+// period in its base and 16 extensions; the next key rotates early, on
+// Redis as in memory (Export Equal after every batch), and the window
+// keeps growing in the new generation.
+func TestWindowGrowLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2^16 keys of some 200 positions each")
+	}
+	rdb := client(t)
+	ctx := context.Background()
+	const r = 3
+	now := time.Unix(1_700_000_000, 0)
+	opts := []bloom.Option{bloom.Generations(r), bloom.Every((r - 1) * time.Hour), bloom.OnOverflow(bloom.Grow)}
+	mem, err := bloom.NewWindow(2, 0.5, append(opts, bloom.Clock(func() time.Time { return now }))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := redisbloom.NewWindowOnClock(ctx, rdb, windowName(t, rdb), 2, 0.5, func() int64 { return now.UnixMicro() }, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.GenerationCapacity() != 1 {
+		t.Fatalf("%d keys a generation", w.GenerationCapacity())
+	}
+	keys := keyRange("lim-", 0, 1<<16+40)
+	start := time.Now()
+	for lo := 0; lo < len(keys); lo += 8192 {
+		batch := keys[lo:min(lo+8192, len(keys))]
+		if err := w.AddMany(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		mem.AddMany(batch)
+	}
+	checkWindowExport(t, w, mem)
+	if mem.Rotations() != 1 || w.Rotations() != 1 || mem.Extensions() < 16 {
+		t.Fatalf("%d rotations in memory, %d in Redis, %d extensions", mem.Rotations(), w.Rotations(), mem.Extensions())
+	}
+	t.Logf("%d keys in %v: %d rotation, %d extensions, %d bits", len(keys), time.Since(start), mem.Rotations(), mem.Extensions(), mem.Bits())
+}

@@ -27,9 +27,17 @@ import "github.com/redis/go-redis/v9"
 //	ARGV[11] "" (the server's time, TIME), or in the tests a time in
 //	        microseconds the call takes instead, so that a time window can be
 //	        compared with bloom.WindowFilter on a fake clock;
-//	ARGV[12] N, the number of keys, then N*hashes positions, key after
-//	        key: a key's positions are the same in every generation (they
-//	        all have the same size and seed).
+//	ARGV[12] "" for a window not under Grow; under Grow, space-separated,
+//	        bloom.MaxBits then capacity, bytes and hashes of each extension
+//	        level j = 1, 2, ... (at most 16: the levels one Redis string
+//	        holds), computed by the client from the parameters (the check);
+//	ARGV[13] X, the extension levels whose positions each key carries;
+//	ARGV[14] N, the number of keys, then for each key its positions in a
+//	        base (hashes of them: the same in every generation, which all
+//	        have the same size and seed), then in extension levels 1..X. A
+//	        script that needs more levels (a live generation has more
+//	        extensions, or an add may append one) replies "NEEDEXT n"
+//	        before it writes anything, and the client sends n.
 //
 // The metadata holds head (the slot of the newest generation), rotations
 // (head is rotations mod r), c0..c(r-1) the keys counted in each slot (an
@@ -185,9 +193,10 @@ for j = 0, live - 1 do
 end
 `
 
-// windowKeysLua checks ARGV[12] = N against the positions given and
-// defines test(s, list): the keys of list (indices into the batch) whose
-// positions are all set in slot s, read one position of every key still in
+// windowKeysLua checks ARGV[14] = N against the positions given and
+// defines need(levels) (the NEEDEXT reply, or nil) and test(s, lvl, list):
+// the keys of list (indices into the batch) whose positions are all set in
+// sub-filter lvl of slot s (0 its base), read one position of every key still in
 // the running at a time, so that an absent key costs about two reads in a
 // half-full generation. Each BITFIELD_RO call carries at most 2600
 // positions.
@@ -247,8 +256,9 @@ end
 `
 
 // windowRotateLua defines clearSlot(s, start), which empties slot s for a
-// new generation started at start (microseconds), and expire(s, j), which
-// gives its key, the generation j after the newest, a PEXPIRE of a second
+// new generation started at start (microseconds) and deletes its
+// extensions, and expire(s, j), which gives its keys (extensions
+// included), the generation j after the newest, a PEXPIRE of a second
 // past the time it stops being live: starts[head] + (r - j) periods (later
 // rotations by time keep that time, rotations by count bring it forward).
 const windowRotateLua = `
@@ -293,8 +303,12 @@ end
 // bloom.WindowFilter tests before it adds): its bits all set in the newest
 // (BITFIELD SET returns the old bits), or in an older one, read before the
 // keys are set (older generations do not change; a rotation during the
-// call adds the former newest to them and takes the oldest away). Keys are set in runs of at most the newest's
-// remaining room, so that a run cannot overfill it. It returns
+// call adds the former newest to them and takes the oldest away). Keys are
+// set in runs of at most the newest sub-filter's remaining room, so that a
+// run cannot overfill it. Under Grow, a full base (or newest extension) of
+// the newest generation gets a new extension, as bloom.WindowFilter's Add
+// does, or past the limits an early rotation; a key's answer then also
+// counts the newest generation's other sub-filters. It returns
 // "gen:rotations:answers".
 var windowAddScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowKeysLua + windowRotateLua + `

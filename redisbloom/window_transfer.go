@@ -124,8 +124,9 @@ func (w *WindowFilter) appendWindowEncoding(enc []byte, rotations uint64, counts
 // are made in the copy, as the next add would make them). It reads every
 // generation in one round trip, consistently, and needs about three times
 // the window's size in bytes on the client. It returns the errors Test
-// returns, and ErrCorrupt if a live generation's bitmap does not match its
-// size.
+// returns, and ErrCorrupt if a live generation's bitmap or extension does
+// not match its size. Under Grow the copy holds the live generations'
+// extensions.
 func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) {
 	st, err := w.state(ctx, windowExportScript, true)
 	if err != nil {
@@ -223,9 +224,10 @@ func (w *WindowFilter) parseExts(st *windowState, live int) ([][]winExt, error) 
 // microsecond; and if src's generations are no longer live at the server's
 // time, Export drops them as the next add does). src must have the
 // window's parameters (window, error rate, generations, period, overflow
-// policy, seed), or Import returns an error wrapping bloom.ErrIncompatible;
-// a window under bloom.Grow, which this package does not keep, gives an
-// error wrapping bloom.ErrInvalidParameter.
+// policy, seed), or Import returns an error wrapping bloom.ErrIncompatible,
+// as it does for a window under bloom.Grow with an extension larger than
+// one Redis string (see WindowFilter). Under Grow the extensions of every
+// generation are imported with it.
 // Other handles notice the Import at their next call (the import epoch).
 // Keys added by other clients between Export and Import are lost; Import is
 // meant for restoring or seeding a window.
