@@ -249,3 +249,6 @@ func NewWindowOnClock(ctx context.Context, rdb redis.UniversalClient, name strin
 	}
 	return createWindow(ctx, rdb, name, p, clock)
 }
+
+// WindowLevels returns the extension levels whose positions w's calls send.
+func WindowLevels(w *WindowFilter) int { return int(w.levels.Load()) }

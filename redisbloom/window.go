@@ -489,10 +489,18 @@ func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte
 		}
 		idle = 0
 		gen, rest, ok1 := strings.Cut(reply, ":")
-		rotText, a, ok2 := strings.Cut(rest, ":")
-		rot, err := strconv.ParseUint(rotText, 10, 64)
-		if !ok1 || !ok2 || err != nil || len(a) != len(batch) || rot < uint64(v.n) {
+		rotText, rest, ok2 := strings.Cut(rest, ":")
+		levelsText, a, ok3 := strings.Cut(rest, ":")
+		rot, err1 := strconv.ParseUint(rotText, 10, 64)
+		levels, err2 := strconv.Atoi(levelsText)
+		if !ok1 || !ok2 || !ok3 || err1 != nil || err2 != nil || len(a) != len(batch) || rot < uint64(v.n) {
 			return nil, fmt.Errorf("redisbloom: filter %q: malformed script reply", w.h.name)
+		}
+		if old := w.levels.Load(); levels == 0 && old > 0 {
+			// No extension left in the window (the burst aged out): the
+			// keys need their base positions only again. Lowered only
+			// then, so that a burst does not pay a NEEDEXT per call.
+			w.levels.CompareAndSwap(old, 0)
 		}
 		if err := w.h.observe(gen); err != nil {
 			return nil, err

@@ -68,7 +68,8 @@ func falsePositives(t *testing.T, test func([][]byte) ([]bool, error), target fl
 // rotation forgot any), the rate over absent keys stays within the target,
 // the generations' bytes on the server grow by the extensions, and when
 // the burst has aged out the extension keys have expired (PEXPIRE) and the
-// next add brings the window back to its ring's size.
+// next add brings the window back to its ring's size, and the handle back
+// to sending the base positions only.
 func TestWindowGrowBurst(t *testing.T) {
 	rdb := client(t)
 	ctx := context.Background()
@@ -99,6 +100,9 @@ func TestWindowGrowBurst(t *testing.T) {
 		if !ok {
 			t.Fatalf("key %q of the burst absent within the Duration", burst[i])
 		}
+	}
+	if n := redisbloom.WindowLevels(w); n < 3 {
+		t.Fatalf("the handle sends %d extension levels after the burst", n)
 	}
 	peak, exts := windowBytes(t, rdb, name, r)
 	if peak <= ring || exts < 3 {
@@ -131,6 +135,9 @@ func TestWindowGrowBurst(t *testing.T) {
 	after, exts := windowBytes(t, rdb, name, r)
 	if after != ring || exts != 0 {
 		t.Fatalf("after the burst aged out and one add: %d bytes, %d extension keys; want %d, 0", after, exts, ring)
+	}
+	if n := redisbloom.WindowLevels(w); n != 0 {
+		t.Fatalf("the handle still sends %d extension levels once the burst aged out", n)
 	}
 	present, err = w.TestMany(ctx, burst)
 	if err != nil {

@@ -309,7 +309,8 @@ end
 // the newest generation gets a new extension, as bloom.WindowFilter's Add
 // does, or past the limits an early rotation; a key's answer then also
 // counts the newest generation's other sub-filters. It returns
-// "gen:rotations:answers".
+// "gen:rotations:levels:answers", levels the most extensions a generation
+// has (0 when no burst is in the window).
 var windowAddScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowKeysLua + windowRotateLua + `
 -- canGrow(j): a new extension of level j fits the window's limits.
@@ -489,12 +490,15 @@ if changed then
   saveState()
   gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 end
-return gentext .. ':' .. dec(rot) .. ':' .. table.concat(out)
+local levels = 0
+for s = 0, r - 1 do levels = math.max(levels, #exts[s]) end
+return gentext .. ':' .. dec(rot) .. ':' .. levels .. ':' .. table.concat(out)
 `)
 
 // windowTestScript reports for each of the N keys whether it is in any
 // live generation (newest first; a key found is not read further) and
-// returns "gen:rotations:answers". It writes nothing.
+// returns "gen:rotations:levels:answers", levels the most extensions a
+// live generation has. It writes nothing.
 var windowTestScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowKeysLua + `
 local top = 0
@@ -522,7 +526,7 @@ local out = {}
 for x = 1, N do
   if present[x] then out[x] = '1' else out[x] = '0' end
 end
-return gentext .. ':' .. dec(rot) .. ':' .. table.concat(out)
+return gentext .. ':' .. dec(rot) .. ':' .. top .. ':' .. table.concat(out)
 `)
 
 // windowStateLua builds reply: {gen, rotations, head, now, elapsed,
