@@ -21,6 +21,7 @@ import (
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/collystorage"
 	"github.com/bloomfilters/bloom/redisbloom"
+	"github.com/gocolly/colly/v2/storage"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -130,22 +131,32 @@ func TestCrawlTwoProcessesRedis(t *testing.T) {
 
 // crawlChild is the crawler process of TestCrawlTwoProcessesRedis.
 func crawlChild(t *testing.T, env string) {
+	runCrawlChild(t, childEnv, env, redisSiteLinks, func(rdb redis.UniversalClient, name string) (storage.Storage, error) {
+		return collystorage.NewRedis(context.Background(), rdb, name, testCapacity, testRate)
+	})
+}
+
+// runCrawlChild is a crawler process of the tests of two processes on one
+// Redis: env (in the variable envName) is "site URL|filter name|agent|seed";
+// it opens the storage with open, then, once the other process is ready too
+// (the site's barrier), crawls the site of links links a page from every
+// page, in an order of its own (the seed's).
+func runCrawlChild(t *testing.T, envName, env string, links int, open func(rdb redis.UniversalClient, name string) (storage.Storage, error)) {
 	f := strings.Split(env, "|")
 	if len(f) != 4 {
-		t.Fatalf("%s=%q", childEnv, env)
+		t.Fatalf("%s=%q", envName, env)
 	}
 	siteURL, name, agent := f[0], f[1], f[2]
 	seed, err := strconv.Atoi(f[3])
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb := redisClient(t)
-	store, err := collystorage.NewRedis(context.Background(), rdb, name, testCapacity, testRate)
+	store, err := open(redisClient(t), name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A handle on the parent's site, for its URLs.
-	s := &site{t: t, n: sitePages, links: redisSiteLinks, url: siteURL}
+	s := &site{t: t, n: sitePages, links: links, url: siteURL}
 	start := make([]string, sitePages)
 	for i, j := range mrand.New(mrand.NewPCG(uint64(seed), 7)).Perm(sitePages) {
 		start[i] = s.page(j)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	mrand "math/rand/v2"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +15,7 @@ import (
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/collystorage"
 	"github.com/bloomfilters/bloom/redisbloom"
+	"github.com/gocolly/colly/v2/storage"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -152,32 +151,9 @@ func TestCrawlWindowTwoProcessesRedis(t *testing.T) {
 // crawlWindowChild is the crawler process of
 // TestCrawlWindowTwoProcessesRedis.
 func crawlWindowChild(t *testing.T, env string) {
-	f := strings.Split(env, "|")
-	if len(f) != 4 {
-		t.Fatalf("%s=%q", windowChildEnv, env)
-	}
-	siteURL, name, agent := f[0], f[1], f[2]
-	seed, err := strconv.Atoi(f[3])
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redisClient(t)
-	store, err := collystorage.NewRedisWindow(context.Background(), rdb, name, redisWindowPages, testRate, redisWindowOpts()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &site{t: t, n: sitePages, links: redisWindowLinks, url: siteURL}
-	start := make([]string, sitePages)
-	for i, j := range mrand.New(mrand.NewPCG(uint64(seed), 7)).Perm(sitePages) {
-		start[i] = s.page(j)
-	}
-	resp, err := http.Get(siteURL + "/barrier")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	c := &crawler{store: store, async: true, parallel: 4, agent: agent}
-	c.crawl(t, s, start...)
+	runCrawlChild(t, windowChildEnv, env, redisWindowLinks, func(rdb redis.UniversalClient, name string) (storage.Storage, error) {
+		return collystorage.NewRedisWindow(context.Background(), rdb, name, redisWindowPages, testRate, redisWindowOpts()...)
+	})
 }
 
 // TestRedisWindowIsVisitedClaims checks IsVisited and Visited through two
