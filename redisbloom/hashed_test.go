@@ -173,27 +173,8 @@ func TestScalableHashedParity(t *testing.T) {
 			t.Fatalf("TestAndAddHash(%d) = %v, in memory %v", h, got, want)
 		}
 	}
-	for lo, step := 300, 0; lo < n; step++ {
-		batch := present[lo:min(lo+1500, n)]
-		lo += len(batch)
-		if step%2 == 0 {
-			if err := s.AddManyHashes(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
-			mem.AddManyHashes(batch)
-			continue
-		}
-		got, err := s.TestAndAddManyHashes(ctx, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := mem.TestAndAddManyHashes(batch, nil)
-		for i := range batch {
-			if got[i] != want[i] {
-				t.Fatalf("TestAndAddManyHashes: hash %d: %v, in memory %v", batch[i], got[i], want[i])
-			}
-		}
-	}
+	feedHashBatches(t, present[300:], 1500, s.AddManyHashes, mem.AddManyHashes, s.TestAndAddManyHashes,
+		func(b []uint64) []bool { return mem.TestAndAddManyHashes(b, nil) })
 	if s.NumFilters() != mem.NumFilters() || mem.NumFilters() < 4 {
 		t.Fatalf("%d sub-filters, in memory %d (want the same, at least 4)", s.NumFilters(), mem.NumFilters())
 	}
@@ -271,27 +252,8 @@ func TestWindowHashedParity(t *testing.T) {
 			t.Fatalf("TestAndAddHash(%d) = %v, in memory %v", h, got, want)
 		}
 	}
-	for lo, step := 300, 0; lo < n; step++ {
-		batch := present[lo:min(lo+400, n)]
-		lo += len(batch)
-		if step%2 == 0 {
-			if err := w.AddManyHashes(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
-			mem.AddManyHashes(batch)
-			continue
-		}
-		got, err := w.TestAndAddManyHashes(ctx, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := mem.TestAndAddManyHashes(batch, nil)
-		for i := range batch {
-			if got[i] != want[i] {
-				t.Fatalf("TestAndAddManyHashes: hash %d: %v, in memory %v", batch[i], got[i], want[i])
-			}
-		}
-	}
+	feedHashBatches(t, present[300:], 400, w.AddManyHashes, mem.AddManyHashes, w.TestAndAddManyHashes,
+		func(b []uint64) []bool { return mem.TestAndAddManyHashes(b, nil) })
 	if mem.Rotations() < 10 || w.Rotations() != mem.Rotations() {
 		t.Fatalf("%d rotations in Redis, %d in memory (want the same, at least 10)", w.Rotations(), mem.Rotations())
 	}
@@ -324,6 +286,37 @@ func TestWindowHashedParity(t *testing.T) {
 		}
 		if want := mem.TestHash(h); got != want || asBytes != want {
 			t.Fatalf("TestHash(%d) = %v, Test of its bytes %v, in memory %v", h, got, asBytes, want)
+		}
+	}
+}
+
+// feedHashBatches feeds hashes in batches of size, alternately to add (and
+// memAdd, the in-memory twin's AddManyHashes) and to testAndAdd, whose
+// answers must be memTestAndAdd's.
+func feedHashBatches(t *testing.T, hashes []uint64, size int,
+	add func(context.Context, []uint64) error, memAdd func([]uint64),
+	testAndAdd func(context.Context, []uint64) ([]bool, error), memTestAndAdd func([]uint64) []bool) {
+	t.Helper()
+	ctx := context.Background()
+	for step := 0; len(hashes) > 0; step++ {
+		batch := hashes[:min(size, len(hashes))]
+		hashes = hashes[len(batch):]
+		if step%2 == 0 {
+			if err := add(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			memAdd(batch)
+			continue
+		}
+		got, err := testAndAdd(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := memTestAndAdd(batch)
+		for i := range batch {
+			if got[i] != want[i] {
+				t.Fatalf("TestAndAddManyHashes: hash %d: %v, in memory %v", batch[i], got[i], want[i])
+			}
 		}
 	}
 }
