@@ -2989,6 +2989,20 @@ func TestWindowConcurrent(t *testing.T) {
 			done <- nil
 		}()
 	}
+	waitWindowWorkers(t, w, done, workers, per)
+	if w.Rotations() == 0 {
+		t.Fatal("no rotation under concurrent adds")
+	}
+	if n := firsts.Load(); n > per || n < per*99/100 {
+		t.Fatalf("%d shared keys reported new, want about %d", n, per)
+	}
+}
+
+// waitWindowWorkers waits for the workers of a concurrent window test, each
+// of which sends its error (or nil) on done, and checks that every key each
+// worker g added, windowKey(g, i) for i < per, is present in w.
+func waitWindowWorkers(t *testing.T, w *WindowFilter, done <-chan error, workers, per int) {
+	t.Helper()
 	for range workers {
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -3001,12 +3015,6 @@ func TestWindowConcurrent(t *testing.T) {
 				t.Fatalf("worker %d: key %d absent at the end", g, i)
 			}
 		}
-	}
-	if w.Rotations() == 0 {
-		t.Fatal("no rotation under concurrent adds")
-	}
-	if n := firsts.Load(); n > per || n < per*99/100 {
-		t.Fatalf("%d shared keys reported new, want about %d", n, per)
 	}
 }
 
@@ -3042,19 +3050,7 @@ func TestWindowGrowConcurrent(t *testing.T) {
 			done <- nil
 		}()
 	}
-	for range workers {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
-	var buf [16]byte
-	for g := range uint64(workers) {
-		for i := range uint64(per) {
-			if !w.Test(windowKey(&buf, g, i)) {
-				t.Fatalf("worker %d: key %d absent at the end", g, i)
-			}
-		}
-	}
+	waitWindowWorkers(t, w, done, workers, per)
 	if w.Rotations() != 0 || w.Extensions() == 0 || w.EstimatedErrorRate() > 0.01 {
 		t.Fatalf("%d rotations, %d extensions, EstimatedErrorRate %v", w.Rotations(), w.Extensions(), w.EstimatedErrorRate())
 	}
