@@ -604,7 +604,9 @@ func resealScalableV3(b []byte) []byte {
 		if i+1 < n {
 			end = binary.LittleEndian.Uint64(table[8*i+8:])
 		}
-		if off+format.V3HeaderSize > end || end > uint64(len(b)) {
+		// off comes from the input: compare without adding to it, which
+		// could wrap around (an offset of 2^64-1 did, in CI's fuzzing).
+		if end > uint64(len(b)) || off > end || end-off < format.V3HeaderSize {
 			continue
 		}
 		// The sub-filter without the padding after it.
