@@ -457,6 +457,21 @@ func ExampleGrow() {
 	// false 0 true
 }
 
+// ExampleWindowSize: the memory of a day-long window of 10^8 keys, known
+// before it is built: the ring, and what the first extension of a burst
+// adds under Grow.
+func ExampleWindowSize() {
+	z, err := bloom.WindowSize(100_000_000, 0.01, bloom.Every(24*time.Hour), bloom.OnOverflow(bloom.Grow))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d generations of %v, %d MiB\n", z.Generations, z.Period, z.Bits()/8>>20)
+	fmt.Printf("a burst's first extension adds %d MiB for %d keys\n", z.Extensions[0].Bits/8>>20, z.Extensions[0].Capacity)
+	// Output:
+	// 7 generations of 4h0m0s, 207 MiB
+	// a burst's first extension adds 44 MiB for 16666667 keys
+}
+
 // TestWindowNoAllocsFromOtherPackage is TestNoAllocsFromOtherPackage for
 // WindowFilter: its single-key, hashed and batch calls allocate nothing
 // from another package, even for keys on the caller's stack.

@@ -1539,33 +1539,42 @@ const errZeroWindow = "bloom: use of a zero WindowFilter (create one with NewWin
 // ring of more than MaxBits bits, Classic, growth options, and OnOverflow
 // or Clock without Every.
 func NewWindow(window uint64, errorRate float64, opts ...Option) (*WindowFilter, error) {
-	s, err := newSettings(opts)
+	s, c, err := planWindow(window, errorRate, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.windowOnly(); err != nil {
-		return nil, err
-	}
-	if s.win.every == 0 && (s.win.policySet || s.win.clock != nil) {
-		return nil, paramError("OnOverflow and Clock need Every")
-	}
-	if window == 0 {
-		return nil, paramError("window must be at least 1 key, got 0")
-	}
-	if !(errorRate > 0 && errorRate < 1) {
-		return nil, paramError("errorRate must be in (0, 1), got %v", errorRate)
-	}
-	r, m, k, err := windowSize(window, errorRate, s.win.gens, s.win.every != 0 && s.win.policy == Grow)
-	if err != nil {
-		return nil, err
-	}
-	c := windowConfig(window, errorRate, r, m, k, s)
 	w := &WindowFilter{clock: s.win.clock}
 	w.f = newWindowRing(c, w.now(c.Period))
 	if s.concurrent {
 		w.mu = new(sync.RWMutex)
 	}
 	return w, nil
+}
+
+// planWindow checks NewWindow's arguments and returns its settings and the
+// configuration of its ring (WindowSize reports it).
+func planWindow(keys uint64, errorRate float64, opts []Option) (settings, window.Config, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return s, window.Config{}, err
+	}
+	if err := s.windowOnly(); err != nil {
+		return s, window.Config{}, err
+	}
+	if s.win.every == 0 && (s.win.policySet || s.win.clock != nil) {
+		return s, window.Config{}, paramError("OnOverflow and Clock need Every")
+	}
+	if keys == 0 {
+		return s, window.Config{}, paramError("window must be at least 1 key, got 0")
+	}
+	if !(errorRate > 0 && errorRate < 1) {
+		return s, window.Config{}, paramError("errorRate must be in (0, 1), got %v", errorRate)
+	}
+	r, m, k, err := windowSize(keys, errorRate, s.win.gens, s.win.every != 0 && s.win.policy == Grow)
+	if err != nil {
+		return s, window.Config{}, err
+	}
+	return s, windowConfig(keys, errorRate, r, m, k, s), nil
 }
 
 // windowConfig is the configuration of NewWindow's ring.
@@ -1584,6 +1593,21 @@ func windowConfig(keys uint64, errorRate float64, r int, m uint64, k uint, s set
 func windowSizer(c window.Config, j int) (window.Ext, error) {
 	capacity, m, k, err := windowExtSize(c.GenCap, c.ErrorRate, c.Gens, j)
 	return window.Ext{Cap: capacity, M: m, K: k}, err
+}
+
+// windowExtensions returns the sizes of the extensions of a generation of
+// the ring c under Grow, as far as windowSizer gives them and at most
+// window.MaxExtensions: those a burst adds, in order.
+func windowExtensions(c window.Config) []WindowExtension {
+	var xs []WindowExtension
+	for j := 1; j <= window.MaxExtensions; j++ {
+		x, err := windowSizer(c, j)
+		if err != nil {
+			break
+		}
+		xs = append(xs, WindowExtension{Capacity: x.Cap, Bits: x.M, Hashes: x.K})
+	}
+	return xs
 }
 
 func newWindowRing(c window.Config, now int64) *window.Filter {

@@ -2648,6 +2648,74 @@ func TestWindowGrowKeepsAll(t *testing.T) {
 	}
 }
 
+// TestWindowSize: WindowSize reports what NewWindow builds (generations,
+// capacity, bits, hashes, seed, period, policy) and refuses what it
+// refuses with the same error; under Grow, a burst on a stopped clock makes
+// the window's Bits the ring's plus the first extensions of WindowSize, one
+// level at a time, through all 16 levels.
+func TestWindowSize(t *testing.T) {
+	hour := Every(time.Hour)
+	cases := [][]Option{nil, {Seed(7)}, {Generations(2)}, {Generations(16)}, {hour}, {hour, Generations(3)},
+		{hour, OnOverflow(Saturate)}, {hour, OnOverflow(Grow)}, {hour, OnOverflow(Grow), Generations(5), Seed(9)}}
+	for _, window := range []uint64{1, 2, 99, 1000, 123_457} {
+		for _, p := range []float64{0.5, 0.01, 1e-4} {
+			for _, opts := range cases {
+				z, err := WindowSize(window, p, opts...)
+				if err != nil {
+					t.Fatalf("WindowSize(%d, %v, %d options): %v", window, p, len(opts), err)
+				}
+				w := mustWindow(t, window, p, opts...)
+				if z.Generations != w.Generations() || z.GenerationCapacity != w.GenerationCapacity() || z.Hashes != w.Hashes() ||
+					z.Bits() != w.Bits() || z.Seed != w.Seed() || z.Overflow != w.Overflow() ||
+					z.Period*time.Duration(max(z.Generations-1, 1)) != w.Duration() || z.GenerationBits%BlockBits != 0 {
+					t.Fatalf("WindowSize(%d, %v, %d options) = %+v; the window has r %d, capacity %d, k %d, bits %d, seed %d, %v, duration %v",
+						window, p, len(opts), z, w.Generations(), w.GenerationCapacity(), w.Hashes(), w.Bits(), w.Seed(), w.Overflow(), w.Duration())
+				}
+				if grow := w.Overflow() == Grow; grow != (len(z.Extensions) > 0) {
+					t.Fatalf("WindowSize(%d, %v, %d options): %d extension levels under %v", window, p, len(opts), len(z.Extensions), w.Overflow())
+				}
+			}
+		}
+	}
+	for _, bad := range []struct {
+		window uint64
+		p      float64
+		opts   []Option
+	}{{0, 0.01, nil}, {10, 0, nil}, {10, 1, nil}, {10, 0.01, []Option{Classic()}}, {10, 0.01, []Option{OnOverflow(Grow)}},
+		{10, 0.01, []Option{Generations(1)}}, {10, 0.01, []Option{Linear(2)}}, {1 << 62, 1e-9, nil}} {
+		_, zerr := WindowSize(bad.window, bad.p, bad.opts...)
+		_, werr := NewWindow(bad.window, bad.p, bad.opts...)
+		if zerr == nil || werr == nil || zerr.Error() != werr.Error() || !errors.Is(zerr, ErrInvalidParameter) {
+			t.Fatalf("WindowSize(%d, %v): %v; NewWindow: %v", bad.window, bad.p, zerr, werr)
+		}
+	}
+
+	// Each extension a burst adds has the next level's size.
+	g := newGrowRun(t, 20, 0.01, 77)
+	z, err := WindowSize(20, 0.01, Every(6*time.Hour), OnOverflow(Grow), Seed(77))
+	if err != nil || len(z.Extensions) != 16 {
+		t.Fatalf("WindowSize: %d extension levels, %v; want 16", len(z.Extensions), err)
+	}
+	want, levels := z.Bits(), 0
+	var buf [16]byte
+	for i := uint64(0); levels < len(z.Extensions); i++ {
+		g.w.Add(windowKey(&buf, 77, i))
+		if n := g.w.Extensions(); n != levels {
+			if n != levels+1 {
+				t.Fatalf("key %d: %d extensions after %d", i, n, levels)
+			}
+			want += z.Extensions[levels].Bits
+			levels = n
+		}
+		if g.w.Bits() != want {
+			t.Fatalf("key %d, %d extensions: Bits %d, want %d from WindowSize", i, levels, g.w.Bits(), want)
+		}
+		if levels > 0 && z.Extensions[levels-1].Capacity != z.GenerationCapacity<<(levels-1) {
+			t.Fatalf("extension %d: capacity %d, want %d", levels, z.Extensions[levels-1].Capacity, z.GenerationCapacity<<(levels-1))
+		}
+	}
+}
+
 // TestWindowGrowRate is the second promise under Grow, measured at the worst
 // moment: the ring full (a generation's share in each of r periods), then a
 // burst of 2, 10 and 100 times a generation's share in the newest

@@ -3,6 +3,7 @@ package bloom
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/bloomfilters/bloom/internal/blocked"
 	"github.com/bloomfilters/bloom/internal/classic"
@@ -961,4 +962,70 @@ func windowExtSize(genCap uint64, errorRate float64, r, j int) (capacity, m uint
 	capacity = genCap << (j - 1)
 	m, k, err = BlockedSize(capacity, math.Ldexp(windowGenRate(errorRate, r, false)*windowGrowShare, -j))
 	return capacity, m, k, err
+}
+
+// WindowSizing is what NewWindow builds for a window: the ring's sizes, and
+// under Grow the sizes of the extensions a burst adds. WindowSize returns
+// it without allocating the window.
+type WindowSizing struct {
+	// Generations is r, the blocked filters of the ring.
+	Generations int
+	// GenerationCapacity is the keys of one generation, window/(r-1)
+	// rounded up.
+	GenerationCapacity uint64
+	// GenerationBits is the bits of one generation, a multiple of
+	// BlockBits: the ring takes Generations*GenerationBits bits (Bits).
+	GenerationBits uint64
+	// Hashes is k, the bit positions a key sets in a generation.
+	Hashes uint
+	// Seed is the murmur3 seed.
+	Seed uint32
+	// Period is the time of one generation of a time window, Every's d
+	// over r-1 rounded up to a nanosecond, and 0 for a count window.
+	Period time.Duration
+	// Overflow is the overflow policy of a time window, and RotateEarly
+	// for a count window.
+	Overflow Overflow
+	// Extensions are, under Grow, the sizes of a generation's extensions
+	// in the order a burst adds them (see Grow): at most 16, fewer where
+	// the next would be larger than BlockedSize allows. A generation that
+	// has them all (or a window whose memory would pass MaxBits) rotates
+	// early. Nil under the other policies.
+	Extensions []WindowExtension
+}
+
+// WindowExtension is the size of one extension of a generation of a window
+// under Grow: a blocked filter of Capacity keys in Bits bits (a multiple of
+// BlockBits) with Hashes positions per key.
+type WindowExtension struct {
+	Capacity uint64
+	Bits     uint64
+	Hashes   uint
+}
+
+// Bits returns the bits of the ring, Generations*GenerationBits: the size
+// of the window without extensions, and what it always takes under
+// RotateEarly and Saturate.
+func (z WindowSizing) Bits() uint64 { return uint64(z.Generations) * z.GenerationBits }
+
+// WindowSize returns the sizes NewWindow(window, errorRate, opts...) gives
+// the window it builds, and the errors it returns, without allocating the
+// window: for knowing the memory of a window before building it (Bits, and
+// what a burst adds under Grow), or for building the same window elsewhere.
+// It takes O(r * log m) rate evaluations for each generation count r it
+// tries (all of 2..16 unless Generations fixes it), and a few
+// milliseconds. It is safe for concurrent use.
+func WindowSize(window uint64, errorRate float64, opts ...Option) (WindowSizing, error) {
+	_, c, err := planWindow(window, errorRate, opts)
+	if err != nil {
+		return WindowSizing{}, err
+	}
+	z := WindowSizing{
+		Generations: c.Gens, GenerationCapacity: c.GenCap, GenerationBits: c.M, Hashes: c.K,
+		Seed: c.Seed, Period: time.Duration(c.Period), Overflow: Overflow(c.Policy),
+	}
+	if c.Period > 0 && z.Overflow == Grow {
+		z.Extensions = windowExtensions(c)
+	}
+	return z, nil
 }
