@@ -39,6 +39,13 @@ const (
 
 // windowParams is what determines a window's sizes and behaviour.
 type windowParams struct {
+	windowShape
+	exts []windowExt // under Grow, the extension levels a Redis string holds (from the shape)
+}
+
+// windowShape is the part of windowParams that the metadata stores: the
+// rest derives from it.
+type windowShape struct {
 	window    uint64  // keys the window promises to keep
 	errorRate float64 // the target rate, at every moment
 	gens      int     // r, the generations in the ring
@@ -169,7 +176,7 @@ func newWindowHandle(rdb redis.UniversalClient, name, id string, p windowParams)
 	if p.onCount() {
 		onCount = "1"
 	}
-	w.xs = windowExtSizes(p)
+	w.xs = p.exts
 	w.levels = new(atomic.Int32)
 	var sizes []byte
 	if w.xs != nil {
@@ -398,7 +405,7 @@ func parseWindowMeta(rdb redis.UniversalClient, name string, reply []any) (*Wind
 // sameParameters returns an error wrapping bloom.ErrIncompatible unless w
 // and want have the same parameters.
 func (w *WindowFilter) sameParameters(want *WindowFilter) error {
-	if w.p != want.p {
+	if w.p.windowShape != want.p.windowShape {
 		return fmt.Errorf("%w: window filter %q exists with window %d, error rate %v, %d generations, period %v, policy %d, seed %d; not %d, %v, %d, %v, %d, %d",
 			bloom.ErrIncompatible, w.h.name, w.p.window, w.p.errorRate, w.p.gens, w.p.period, w.p.policy, w.p.seed,
 			want.p.window, want.p.errorRate, want.p.gens, want.p.period, want.p.policy, want.p.seed)

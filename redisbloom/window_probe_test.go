@@ -3,6 +3,7 @@ package redisbloom
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -10,14 +11,14 @@ import (
 	"github.com/bloomfilters/bloom"
 )
 
-// TestWindowProbeMatchesBloom: the parameters NewWindow derives from small
-// probes (windowProbe) are those of the in-memory window bloom.NewWindow
-// builds with the same arguments, for windows past the probes' size, with
-// the generations chosen or given, count and time windows, both policies;
+// TestWindowProbeMatchesBloom: the parameters NewWindow takes from
+// bloom.WindowSize (windowProbe) are those of the in-memory window
+// bloom.NewWindow builds with the same arguments, small and large, with
+// the generations chosen or given, count and time windows, every policy;
 // and the parameters read back from the metadata's fields (windowOptions)
 // build them again.
 func TestWindowProbeMatchesBloom(t *testing.T) {
-	windows := []uint64{1, 2, 1000, windowProbeKeys, windowProbeKeys + 1, 300_000, 1 << 20}
+	windows := []uint64{1, 2, 1000, 1 << 16, 1<<16 + 1, 300_000, 1 << 20}
 	rates := []float64{0.5, 0.1, 0.01, 0.001, 1e-5}
 	optSets := [][]bloom.Option{
 		nil,
@@ -49,7 +50,7 @@ func TestWindowProbeMatchesBloom(t *testing.T) {
 							p, mem.Generations(), mem.GenerationCapacity(), mem.Bits(), mem.Hashes(), mem.Seed(), mem.Duration())
 					}
 					again, err := windowProbe(window, rate, windowOptions(p.seed, p.gens, p.period, p.policy))
-					if err != nil || again != p {
+					if err != nil || again.windowShape != p.windowShape || !slices.Equal(again.exts, p.exts) {
 						t.Fatalf("from the stored fields: %+v, %v; want %+v", again, err, p)
 					}
 				})
@@ -68,8 +69,9 @@ func TestWindowProbeMatchesBloom(t *testing.T) {
 // NewWindow passes to the scripts are those bloom.WindowFilter gives its
 // extensions: an in-memory window of one key per generation, fed 2^16 keys
 // in one period, holds 16 extensions (read from its encoding's table),
-// whose capacity, bits and hashes must be windowExtSizes's.
+// whose capacity, bits and hashes must be windowProbe's (its exts).
 func TestWindowExtSizesMatchBloom(t *testing.T) {
+	const maxLevels = 16 // a generation's extensions in bloom.WindowFilter (see bloom.Grow)
 	for _, rate := range []float64{0.5, 0.01, 1e-4} {
 		t.Run(fmt.Sprintf("p=%v", rate), func(t *testing.T) {
 			now := time.Unix(1_700_000_000, 0)
@@ -82,14 +84,14 @@ func TestWindowExtSizesMatchBloom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			xs := windowExtSizes(p)
-			if p.genCap != 1 || len(xs) != windowMaxExts {
+			xs := p.exts
+			if p.genCap != 1 || len(xs) != maxLevels {
 				t.Fatalf("%d keys a generation, %d extension levels", p.genCap, len(xs))
 			}
 			for i := range 1 << 16 {
 				mem.AddString(strconv.Itoa(i))
 			}
-			if mem.Extensions() != windowMaxExts {
+			if mem.Extensions() != maxLevels {
 				t.Fatalf("%d extensions in memory", mem.Extensions())
 			}
 			enc, err := mem.MarshalBinary()
@@ -108,7 +110,7 @@ func TestWindowExtSizesMatchBloom(t *testing.T) {
 			// One key more rotates early, as the scripts do past the last level.
 			rot := mem.Rotations()
 			mem.AddString("one more")
-			if mem.Rotations() != rot+1 || mem.Extensions() != windowMaxExts {
+			if mem.Rotations() != rot+1 || mem.Extensions() != maxLevels {
 				t.Fatalf("past 16 extensions: %d rotations (from %d), %d extensions", mem.Rotations(), rot, mem.Extensions())
 			}
 		})
