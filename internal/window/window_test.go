@@ -489,11 +489,17 @@ func FuzzDecode(f *testing.F) {
 	f.Add(filled(c, 50).AppendBinary(nil))
 	f.Add(growFilled(c, 30).AppendBinary(nil))
 	f.Add(growFilled(c, 200).AppendBinary(nil))
+	// Trailing bytes: Decode refuses them, Read leaves them unread.
+	f.Add(append(growFilled(c, 30).AppendBinary(nil), 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, err := Decode(data, testSizer)
-		w2, _, err2 := Read(bytes.NewReader(data), nil, nil, testSizer)
-		if (err == nil) != (err2 == nil) {
-			t.Fatalf("Decode %v, Read %v", err, err2)
+		r := bytes.NewReader(data)
+		w2, _, err2 := Read(r, nil, nil, testSizer)
+		if (err == nil) != (err2 == nil && r.Len() == 0) {
+			t.Fatalf("Decode %v, Read %v with %d bytes left", err, err2, r.Len())
+		}
+		if err2 != nil && w2 != nil {
+			t.Fatal("Read: error with a result")
 		}
 		if err != nil {
 			if w != nil {
