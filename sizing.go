@@ -1012,9 +1012,10 @@ func (z WindowSizing) Bits() uint64 { return uint64(z.Generations) * z.Generatio
 // the window it builds, and the errors it returns, without allocating the
 // window: for knowing the memory of a window before building it (Bits, and
 // what a burst adds under Grow), or for building the same window elsewhere.
-// It takes O(r * log m) rate evaluations for each generation count r it
-// tries (all of 2..16 unless Generations fixes it), and a few
-// milliseconds. It is safe for concurrent use.
+// It takes O(log m) rate evaluations for each generation count it tries
+// (all of 2..16 unless Generations fixes it) and, under Grow, for each of
+// the 16 extension levels: 0.5 to 20 ms measured on a loaded 2-core
+// machine, as NewWindow's own sizing. It is safe for concurrent use.
 func WindowSize(window uint64, errorRate float64, opts ...Option) (WindowSizing, error) {
 	_, c, err := planWindow(window, errorRate, opts)
 	if err != nil {
