@@ -2923,7 +2923,7 @@ func TestWindowEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := f.(*WindowFilter); !g.Equal(w) || g.mu == nil || r.Len() != 4 {
+		if g := f.(*WindowFilter); !g.Equal(w) || g.conc == nil || r.Len() != 4 {
 			t.Fatalf("ReadAny: not equal, not concurrent or read past the end (%d left)", r.Len())
 		}
 		if _, err := ReadWindow(bytes.NewReader(data), Seed(1)); !errors.Is(err, ErrInvalidParameter) {
