@@ -2998,20 +2998,25 @@ func TestWindowDoesNotAllocate(t *testing.T) {
 	now := time.Unix(0, 0)
 	// A window under Grow with extensions: no call below makes one more
 	// (the same keys again), and tests read them.
-	grown := mustWindow(t, 1e3, 0.01, Every(time.Hour), Clock(func() time.Time { return now }), OnOverflow(Grow))
-	grown.AddManyHashes(slices.Collect(func(yield func(uint64) bool) {
-		for i := range uint64(5000) {
-			yield(i << 20)
+	grow := func(opts ...Option) *WindowFilter {
+		w := mustWindow(t, 1e3, 0.01, append(opts, Every(time.Hour), Clock(func() time.Time { return now }), OnOverflow(Grow))...)
+		w.AddManyHashes(slices.Collect(func(yield func(uint64) bool) {
+			for i := range uint64(5000) {
+				yield(i << 20)
+			}
+		}))
+		if w.Extensions() == 0 {
+			t.Fatal("no extension")
 		}
-	}))
-	if grown.Extensions() == 0 {
-		t.Fatal("no extension")
+		return w
 	}
 	for _, w := range []*WindowFilter{
 		mustWindow(t, 1e5, 0.01),
 		mustWindow(t, 1e5, 0.01, Every(time.Hour), Clock(func() time.Time { return now })),
 		mustWindow(t, 1e5, 0.01, Concurrent()),
-		grown,
+		mustWindow(t, 1e5, 0.01, Concurrent(), Every(time.Hour), Clock(func() time.Time { return now })),
+		grow(),
+		grow(Concurrent()),
 	} {
 		key, s := []byte("some key"), "some string"
 		keys, strs, hashes := [][]byte{key, key}, []string{s, s}, []uint64{1, 2}
@@ -3126,6 +3131,135 @@ func TestWindowGrowConcurrent(t *testing.T) {
 	waitWindowWorkers(t, w, done, workers, per)
 	if w.Rotations() != 0 || w.Extensions() == 0 || w.EstimatedErrorRate() > 0.01 {
 		t.Fatalf("%d rotations, %d extensions, EstimatedErrorRate %v", w.Rotations(), w.Extensions(), w.EstimatedErrorRate())
+	}
+}
+
+// TestWindowConcurrentPromises checks the promise of no false negative of
+// a Concurrent window whose tests take no lock, against one writer that
+// rotates it (run it with -race): the writer adds keys 0, 1, 2, ...,
+// publishing the last one added; readers pick a key j at most a window
+// behind it, test it (Test, and TestManyHashes among others), and if j was
+// still inside the window's promise once the test returned (for a count
+// window, less than Window keys behind the last one added; for a time
+// window, added less than Duration before the clock then), a false answer
+// is a failure. The writer of the time windows advances a fake clock,
+// sometimes by several periods, and under Grow adds bursts, so extensions
+// come and go. It failed when rotate published newest before it cleared
+// the generation and stored its start (readers saw a new newest with an
+// old start and skipped live generations).
+func TestWindowConcurrentPromises(t *testing.T) {
+	const n = 20_000 // keys per window
+	keys := 300_000
+	if testing.Short() {
+		keys = 80_000
+	}
+	for _, c := range []struct {
+		name string
+		opts []Option
+		time bool
+		grow bool
+	}{
+		{"count", nil, false, false},
+		{"time", []Option{Every(time.Second)}, true, false},
+		{"grow", []Option{Every(time.Second), OnOverflow(Grow)}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var clock atomic.Int64
+			clock.Store(1e18)
+			opts := append([]Option{Concurrent()}, c.opts...)
+			if c.time {
+				opts = append(opts, Clock(func() time.Time { return time.Unix(0, clock.Load()) }))
+			}
+			w := mustWindow(t, n, 0.01, opts...)
+			period := int64(w.Duration()) / int64(w.Generations()-1)
+			times := make([]int64, keys) // times[i]: when key i was added
+			var last atomic.Int64        // the last key added, -1 for none
+			last.Store(-1)
+			var stop atomic.Bool
+			var checked, failed atomic.Int64
+			var failure atomic.Pointer[string]
+			check := func(x uint64, got bool, i2, c2 int64) {
+				in := int64(x) > i2-n // the last n keys
+				if c.time {
+					in = c2-times[x] < int64(w.Duration())
+				}
+				if !in {
+					return
+				}
+				checked.Add(1)
+				if !got {
+					failed.Add(1)
+					msg := fmt.Sprintf("key %d absent with %d the last added (clock %d periods after it was added)", x, i2, (c2-times[x])/max(period, 1))
+					failure.CompareAndSwap(nil, &msg)
+				}
+			}
+			const readers = 3
+			done := make(chan struct{})
+			for r := range uint64(readers) {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					rng := rand.New(rand.NewPCG(r, 7))
+					batch := make([]uint64, 20)
+					res := make([]bool, len(batch))
+					for !stop.Load() {
+						i1 := last.Load()
+						if i1 < int64(len(batch)) {
+							continue
+						}
+						j := uint64(i1) - rng.Uint64N(min(uint64(i1)+1-uint64(len(batch)), 2*n))
+						got := w.TestHash(j)
+						for i := range batch {
+							batch[i] = j - uint64(i)
+						}
+						w.TestManyHashes(batch, res)
+						i2, c2 := last.Load(), clock.Load()
+						check(j, got, i2, c2)
+						for i, x := range batch {
+							check(x, res[i], i2, c2)
+						}
+					}
+				}()
+			}
+			gen := int64(w.GenerationCapacity())
+			var grew, shrank bool // extensions came, and went
+			for i := range uint64(keys) {
+				if c.grow && i%1000 == 0 {
+					x := w.Extensions()
+					shrank = shrank || grew && x == 0
+					grew = grew || x > 0
+				}
+				if c.time {
+					// 2/3 of a generation's keys per period, bursts of
+					// 4 generations' keys in one period under Grow, and
+					// now and then a jump of 2 or of r+1 periods.
+					step := period * 3 / (2 * gen)
+					if c.grow && i/(4*uint64(gen))%4 == 1 {
+						step = period / (4 * gen)
+					}
+					if i%25_000 == 24_999 {
+						step = period * (2 + int64(i/25_000%2)*int64(w.Generations()-1))
+					}
+					clock.Add(step)
+					times[i] = clock.Load()
+				}
+				w.AddHash(i)
+				last.Store(int64(i))
+			}
+			stop.Store(true)
+			for range readers {
+				<-done
+			}
+			if w.Rotations() == 0 || c.grow && !shrank {
+				t.Errorf("%d rotations; under Grow extensions came %v and went %v", w.Rotations(), grew, shrank)
+			}
+			if checked.Load() < 10_000 {
+				t.Errorf("only %d keys checked", checked.Load())
+			}
+			if f := failed.Load(); f != 0 {
+				t.Fatalf("%d false negatives of %d keys checked, the first: %s", f, checked.Load(), *failure.Load())
+			}
+			t.Logf("%d keys checked, %d rotations", checked.Load(), w.Rotations())
+		})
 	}
 }
 
