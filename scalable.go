@@ -1907,7 +1907,9 @@ func (w *WindowFilter) Hashes() uint { return w.ring().K }
 // generations, and under Grow their extensions, which come with a burst and
 // go with its generation (freed by the first add, batch add or Clear after
 // the generation left the window). The window takes Bits()/8 bytes, plus 16
-// bytes per generation and 56 per extension.
+// bytes per generation and 56 per extension (and, Concurrent, 8 more per
+// generation and at most 64 more per extension).
+// On a Concurrent window it takes the adds' lock, for O(1).
 func (w *WindowFilter) Bits() (n uint64) {
 	w.read(func(f *window.Filter, _ int64) { n = f.Bits() })
 	return n
@@ -1915,7 +1917,7 @@ func (w *WindowFilter) Bits() (n uint64) {
 
 // Extensions returns the number of extensions the generations of a window
 // under Grow have (see Grow): 0 unless a burst is in the window, and always
-// 0 under the other policies.
+// 0 under the other policies. On a Concurrent window it takes the adds' lock, for O(1).
 func (w *WindowFilter) Extensions() (n int) {
 	w.read(func(f *window.Filter, _ int64) { n = f.Extensions() })
 	return n
@@ -1937,14 +1939,15 @@ func (w *WindowFilter) Duration() time.Duration {
 // it went to. It is at
 // least the number of distinct keys the window keeps, less the false
 // positives of the newest generation, and counts a key added again in a
-// later generation again. O(r).
+// later generation again. O(r); on a Concurrent window it takes the adds'
+// lock for that long.
 func (w *WindowFilter) Count() (n uint64) {
 	w.read(func(f *window.Filter, now int64) { n = f.Count(now) })
 	return n
 }
 
 // Rotations returns the number of times the window dropped its oldest
-// generation since it was made or cleared.
+// generation since it was made or cleared. On a Concurrent window it takes the adds' lock, for O(1).
 func (w *WindowFilter) Rotations() (n uint64) {
 	w.read(func(f *window.Filter, now int64) { n = f.Rotations() })
 	return n
@@ -1957,6 +1960,7 @@ func (w *WindowFilter) Rotations() (n uint64) {
 // RotateEarly rotated early (or Grow, past its limit). A key added at that very instant may be gone: a window
 // that rotated early at t put the keys of t before the rotation in the
 // generation it drops first. It returns the zero Time for a count window.
+// On a Concurrent window it takes the adds' lock, for O(1).
 func (w *WindowFilter) RetainedSince() (t time.Time) {
 	w.read(func(f *window.Filter, now int64) {
 		if f.Period != 0 {
@@ -1967,7 +1971,8 @@ func (w *WindowFilter) RetainedSince() (t time.Time) {
 }
 
 // FillRatio returns the fraction of the window's bits that are set, in
-// [0, 1]. O(Bits/64).
+// [0, 1]. O(Bits/64); on a Concurrent window it holds the adds' lock for
+// that long.
 func (w *WindowFilter) FillRatio() (r float64) {
 	w.read(func(f *window.Filter, now int64) { r = float64(f.SetBits(now)) / float64(f.Bits()) })
 	return r
@@ -1976,7 +1981,7 @@ func (w *WindowFilter) FillRatio() (r float64) {
 // EstimatedCount returns the number of distinct keys the window most
 // likely holds, from the bits of each generation and extension
 // (EstimateBlockedCount), summed: a key in two generations counts twice.
-// O(Bits/64).
+// O(Bits/64); on a Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) EstimatedCount() uint64 {
 	var n float64
 	w.read(func(f *window.Filter, now int64) {
@@ -1992,7 +1997,8 @@ func (w *WindowFilter) EstimatedCount() uint64 {
 
 // EstimatedErrorRate returns the probability that Test reports an absent
 // key present, from the bits of the generations and their extensions as
-// they stand: at most ErrorRate unless a time window Saturates. O(Bits/64).
+// they stand: at most ErrorRate unless a time window Saturates. O(Bits/64);
+// on a Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) EstimatedErrorRate() (p float64) {
 	w.read(func(f *window.Filter, now int64) { p = f.ErrorRate(now) })
 	return p
@@ -2000,12 +2006,14 @@ func (w *WindowFilter) EstimatedErrorRate() (p float64) {
 
 // Clear empties the window, keeping the size of its ring and dropping the
 // extensions of a window under Grow; a time window restarts at the current
-// time. O(Bits/64).
+// time. O(Bits/64), under the adds' lock on a Concurrent window, whose
+// tests concurrent with Clear may still find keys added before it.
 func (w *WindowFilter) Clear() {
 	w.read(func(f *window.Filter, now int64) { f.Clear(now) })
 }
 
 // Clone returns an independent copy of the window, with its mode and clock.
+// O(Bits/64); on a Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) Clone() *WindowFilter {
 	c := &WindowFilter{clock: w.clock}
 	w.read(func(f *window.Filter, _ int64) { c.f = f.Clone() })
@@ -2019,7 +2027,9 @@ func (w *WindowFilter) Clone() *WindowFilter {
 // parameters, and generations, oldest first, with the same bits, counts and
 // start times, whatever their mode and clock; that is what the encoding
 // holds. Two windows built alike and fed the same keys at the same times
-// are equal.
+// are equal. O(Bits/64); it holds the adds' lock of a Concurrent window
+// for that long (of one of two Concurrent windows, compared with a Clone
+// of the other).
 func (w *WindowFilter) Equal(other *WindowFilter) (eq bool) {
 	if w == other {
 		return true
@@ -2051,13 +2061,15 @@ func (w *WindowFilter) EncodedSize() (n int) {
 }
 
 // AppendBinary appends the binary encoding of the window (see
-// WindowFilter) to b (encoding.BinaryAppender).
+// WindowFilter) to b (encoding.BinaryAppender). O(Bits/64); on a
+// Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) AppendBinary(b []byte) ([]byte, error) {
 	w.read(func(f *window.Filter, _ int64) { b = f.AppendBinary(b) })
 	return b, nil
 }
 
-// MarshalBinary returns the binary encoding of the window.
+// MarshalBinary returns the binary encoding of the window, as AppendBinary
+// (and at the same cost).
 func (w *WindowFilter) MarshalBinary() ([]byte, error) {
 	return w.AppendBinary(make([]byte, 0, w.EncodedSize()))
 }
@@ -2080,7 +2092,9 @@ func (w *WindowFilter) UnmarshalBinary(data []byte) error {
 }
 
 // WriteTo writes the binary encoding of the window to w (io.WriterTo)
-// through a buffer of at most 64 KiB.
+// through a buffer of at most 64 KiB. On a Concurrent window it holds the
+// adds' lock until the last byte is written, so that the encoding is of one
+// moment: a slow writer delays the adds, not the tests.
 func (w *WindowFilter) WriteTo(dst io.Writer) (n int64, err error) {
 	w.read(func(f *window.Filter, _ int64) { n, err = f.WriteTo(dst) })
 	return n, err
