@@ -64,8 +64,10 @@ import (
 //
 // TestWindowConcurrentPromises (root package) checks the promise of no
 // false negative against a writer that rotates (by count, by time, and
-// with extensions under Grow); it fails when newest is published before
-// the start, or when the views are read without their snapshot.
+// with extensions under Grow). It failed, with false negatives, when
+// rotateAtomic published newest before it cleared the generation and
+// stored its start, and, as a data race under -race, when testExtsAtomic
+// read the writer's exts instead of the published views.
 
 // concState is what the readers of a Concurrent ring read besides the
 // words and starts: the published newest and extensions.

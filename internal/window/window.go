@@ -33,7 +33,9 @@
 // MaxExtensions, or MaxBits in all, the window rotates early instead.
 //
 // This file holds the state, rotation and the single-key add and test;
-// batch.go the batch pipelines; encoding.go the binary format.
+// batch.go the batch pipelines; conc.go the Concurrent ring (one writer,
+// tests with no lock, and why they keep both promises); encoding.go the
+// binary format.
 package window
 
 import (
