@@ -1719,8 +1719,8 @@ func windowAdd(w *WindowFilter, key []byte, test bool) (present bool) {
 	return present
 }
 
-// windowTest is Test, not generic, as windowAdd.
-// A Concurrent window's takes no lock (TestAtomic).
+// windowTest is Test, not generic, as windowAdd. A Concurrent window's
+// takes no lock (TestAtomic).
 func windowTest(w *WindowFilter, key []byte) bool {
 	f := w.ring()
 	h1, h2 := murmur.Sum128(key, f.Seed)
@@ -1908,8 +1908,8 @@ func (w *WindowFilter) Hashes() uint { return w.ring().K }
 // go with its generation (freed by the first add, batch add or Clear after
 // the generation left the window). The window takes Bits()/8 bytes, plus 16
 // bytes per generation and 56 per extension (and, Concurrent, 8 more per
-// generation and at most 64 more per extension).
-// On a Concurrent window it takes the adds' lock, for O(1).
+// generation and at most 64 more per extension). On a Concurrent window it
+// takes the adds' lock, for O(1).
 func (w *WindowFilter) Bits() (n uint64) {
 	w.read(func(f *window.Filter, _ int64) { n = f.Bits() })
 	return n
@@ -1917,7 +1917,8 @@ func (w *WindowFilter) Bits() (n uint64) {
 
 // Extensions returns the number of extensions the generations of a window
 // under Grow have (see Grow): 0 unless a burst is in the window, and always
-// 0 under the other policies. On a Concurrent window it takes the adds' lock, for O(1).
+// 0 under the other policies. On a Concurrent window it takes the adds'
+// lock, for O(1).
 func (w *WindowFilter) Extensions() (n int) {
 	w.read(func(f *window.Filter, _ int64) { n = f.Extensions() })
 	return n
@@ -1947,7 +1948,8 @@ func (w *WindowFilter) Count() (n uint64) {
 }
 
 // Rotations returns the number of times the window dropped its oldest
-// generation since it was made or cleared. On a Concurrent window it takes the adds' lock, for O(1).
+// generation since it was made or cleared. On a Concurrent window it takes
+// the adds' lock, for O(1).
 func (w *WindowFilter) Rotations() (n uint64) {
 	w.read(func(f *window.Filter, now int64) { n = f.Rotations() })
 	return n
