@@ -34,33 +34,40 @@ import (
 // never after it published it). The reader then probes generations n,
 // n-1, ..., n-live+1, live being Live computed from that pair.
 //
-// Why a lock-free test keeps the two promises, linearizably. A key x whose
-// add completed before the test began is in a generation G that the
-// writer published (newest, start, and for an extension its view and nExt)
-// before it set x's bits, so the reader's loads see n at least as recent
-// as G, and x's bits, with the view holding G's extensions. While x is in
-// the window, G is not cleared: a generation is cleared only by the
-// rotation that drops it, and a rotation happens only when the newest
-// generation is full (its keys and the r-2 full generations before it are
-// then the last (r-1)*GenCap >= Window counted keys) or its period is up
-// (then G's keys are older than the window's duration). So a test that
-// races a rotation can only miss keys of the generation being dropped,
-// which leave the window at that instant: the test is linearized after
-// that rotation. The rest are in slots the reader probes, provided its
-// live count does not skip G. It does not, even from a stale pair: if the
-// writer rotated k times after publishing (n, s), the newest is n+k with a
-// start s' <= s + k*Period (each rotation starts its generation at most a
-// period after the one before: Advance at exactly a period, a rotation on
-// count at a time when Advance found less than a period gone), so at any
-// now the stale elapsed e = (now-s)/Period is at most the fresh one plus k,
-// and the oldest slot the stale reader probes, n-(r-e)+1, is no newer than
-// the fresh oldest live one, n+k-(r-e')+1. Generations newer than n, which
-// the stale reader does not probe as such, hold only keys added after the
-// test began. For the rate, each slot the reader probes holds at most
-// GenCap keys at any instant; only the slot the writer is reusing, read
-// word by word while it is cleared and refilled, may show the reader bits
-// of both its old keys and at most GenCap new ones, for a test that races
-// that rotation.
+// Why a lock-free test keeps the two promises, linearizably.
+//
+// No false negative. A key x whose add completed before the test began is
+// in a generation G that the writer published (its start, then newest,
+// and for an extension its view, then nExt) before it set x's bits, so the
+// reader's loads see a newest n at least as recent as G, x's bits, and a
+// view that holds G's extensions. While x is in the window, G is not
+// cleared: a generation is cleared only by the rotation that drops it,
+// and a rotation happens only when the newest generation is full (it and
+// the r-2 full generations before it then hold the last (r-1)*GenCap >=
+// Window counted keys) or its period is up (then the dropped keys are older
+// than the window's duration). So a test that races a rotation can only
+// miss keys of the generation being dropped, which leave the window at
+// that instant: the test is linearized just after that rotation. The
+// other keys of the window are in slots the reader probes, provided its
+// live count does not skip them. A count window probes all r slots. A time
+// window's live count comes from a pair (n, s) that may be stale, but it
+// skips no generation that still holds keys of the window: if the writer
+// rotated k times since it published (n, s), the newest is n+k, started
+// at s' <= s + k*Period, as each rotation starts its generation at most a
+// period after the one before (Advance exactly a period after; a rotation
+// on count at a time when Advance found less than a period gone; the one
+// exception, the last rotation of an Advance past r periods, follows the
+// clearing of every generation, so that none older than n still holds keys
+// of the window). Then at any now the stale elapsed periods, e =
+// (now-s)/Period, are at most the fresh ones e' plus k, and the oldest slot
+// the stale reader probes, n-(r-e)+1, is no newer than the oldest live one,
+// n+k-(r-e')+1. The generations newer than n hold only keys added after
+// the test began.
+//
+// The rate. Each slot the reader probes holds at most GenCap keys at any
+// instant; only the slot the writer is reusing, read word by word while it
+// is cleared and refilled, may show a test that races that rotation bits
+// of both its dropped keys and of up to GenCap new ones.
 //
 // TestWindowConcurrentPromises (root package) checks the promise of no
 // false negative against a writer that rotates (by count, by time, and
