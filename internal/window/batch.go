@@ -40,7 +40,11 @@ type flight struct {
 // launch hashes keys, at most round, into r and prefetches their blocks in
 // the gens newest generations.
 func launch[K layout.Key](f *Filter, r *flight, keys []K, gens int) {
-	hashRound(f, r, keys)
+	r.n = len(keys)
+	layout.HashRound(r.h[:], keys, f.Seed)
+	for i := range r.n {
+		r.idx[i] = f.block(r.h[i].H1)
+	}
 	if f.M < batchMinBits {
 		return
 	}
@@ -58,20 +62,15 @@ func launch[K layout.Key](f *Filter, r *flight, keys []K, gens int) {
 	}
 }
 
-// hashRound hashes keys, at most round, into r.
-func hashRound[K layout.Key](f *Filter, r *flight, keys []K) {
+// launchAtomic is launch for TestManyAtomic: it loads the ring's newest
+// generation and live ones at now into r (loadView), once per round, and
+// prefetches from them.
+func launchAtomic[K layout.Key](f *Filter, r *flight, keys []K, now int64) {
 	r.n = len(keys)
 	layout.HashRound(r.h[:], keys, f.Seed)
 	for i := range r.n {
 		r.idx[i] = f.block(r.h[i].H1)
 	}
-}
-
-// launchAtomic is launch for TestManyAtomic: it loads the ring's newest
-// generation and live ones at now into r (loadView), once per round, and
-// prefetches from them.
-func launchAtomic[K layout.Key](f *Filter, r *flight, keys []K, now int64) {
-	hashRound(f, r, keys)
 	r.newest, r.live = f.loadView(now)
 	if f.M < batchMinBits {
 		return
