@@ -257,7 +257,15 @@ func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
 			return f.addExt(h1, h2, now)
 		}
 	}
-	if present = f.set(f.gen(f.newest), f.M, f.K, h1, h2); !present {
+	// The mode chosen here, not through set, which does not inline: a
+	// plain Add calls blocked.Add as it did before Concurrent rings.
+	w := f.gen(f.newest)
+	if f.cs != nil {
+		present = setAtomic(w, f.M, f.K, h1, h2)
+	} else {
+		present = blocked.Add(w, f.M, f.K, h1, h2)
+	}
+	if !present {
 		f.counts[f.newest]++
 	}
 	return present
