@@ -3147,7 +3147,7 @@ func TestWindowGrowConcurrent(t *testing.T) {
 // sometimes by several periods, and under Grow adds bursts, so extensions
 // come and go. It failed when rotate published newest before it cleared
 // the generation and stored its start (readers saw a new newest with an
-// old start and skipped live generations: 5 runs of 6 with -short, every
+// old start and skipped live generations: 11 runs of 12 with -short, every
 // run with -race), and under -race when the tests read the writer's list
 // of extensions instead of its published snapshot.
 func TestWindowConcurrentPromises(t *testing.T) {
