@@ -479,7 +479,8 @@ func TestWindowNoAllocsFromOtherPackage(t *testing.T) {
 	var sink bool
 	now := time.Unix(0, 0)
 	for _, opts := range [][]bloom.Option{nil, {bloom.Concurrent()}, {bloom.Every(time.Hour), bloom.Clock(func() time.Time { return now })},
-		{bloom.Every(time.Hour), bloom.Clock(func() time.Time { return now }), bloom.OnOverflow(bloom.Grow)}} {
+		{bloom.Every(time.Hour), bloom.Clock(func() time.Time { return now }), bloom.OnOverflow(bloom.Grow)},
+		{bloom.Concurrent(), bloom.Every(time.Hour), bloom.Clock(func() time.Time { return now }), bloom.OnOverflow(bloom.Grow)}} {
 		w, err := bloom.NewWindow(1000, 0.01, opts...)
 		if err != nil {
 			t.Fatal(err)

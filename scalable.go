@@ -1498,8 +1498,13 @@ func Generations(r int) Option {
 // ReadWindow; its methods panic. Without the Concurrent option it is not
 // safe for concurrent use, though concurrent Test calls are safe. With
 // Concurrent, every method may be called from any number of goroutines:
-// adds, rotation included, are serialized by a lock and tests share it as
-// readers.
+// adds, rotation, growth, Clear and decoding into it are serialized by a
+// lock, and the tests (Test, TestMany and their String and Hash forms) take
+// no lock: they read the generations with atomic loads beside the adds, so
+// readers on many cores do not contend. A test concurrent with a rotation
+// may miss only keys of the generation being dropped, which leave the window
+// then. The methods that read several counters for one answer (Count,
+// EstimatedErrorRate, the encoders, Clone, ...) take the adds' lock.
 //
 // The binary encoding (all integers little-endian), in the style of format
 // version 3: a 64-byte header: magic "BLMW", version uint16 (3), overflow
@@ -1523,9 +1528,38 @@ func Generations(r int) Option {
 // order of their records; and the CRC-32C of each section of all those
 // words. The text encoding is the standard base64 of the binary one.
 type WindowFilter struct {
-	f     *window.Filter
-	mu    *sync.RWMutex    // Concurrent
+	f     *window.Filter   // nil for a Concurrent window: conc.ring holds it
+	conc  *windowConc      // Concurrent
 	clock func() time.Time // Clock's; nil for time.Now
+}
+
+// windowConc is the state of a Concurrent window: the lock of its writers
+// and its ring (Concurrent, see internal/window's conc.go), which decoding
+// into the window replaces while tests, which take no lock, may be loading
+// it.
+type windowConc struct {
+	mu   sync.Mutex
+	ring atomic.Pointer[window.Filter]
+}
+
+// newWindowConc returns the state of a Concurrent window of the ring f.
+func newWindowConc(f *window.Filter) *windowConc {
+	f.SetConcurrent()
+	c := new(windowConc)
+	c.ring.Store(f)
+	return c
+}
+
+// setRing makes f the ring of w, as decoding into w does, in w's mode.
+func (w *WindowFilter) setRing(f *window.Filter) {
+	if c := w.conc; c != nil {
+		f.SetConcurrent()
+		c.mu.Lock()
+		c.ring.Store(f)
+		c.mu.Unlock()
+		return
+	}
+	w.f = f
 }
 
 const errZeroWindow = "bloom: use of a zero WindowFilter (create one with NewWindow)"
@@ -1544,9 +1578,11 @@ func NewWindow(window uint64, errorRate float64, opts ...Option) (*WindowFilter,
 		return nil, err
 	}
 	w := &WindowFilter{clock: s.win.clock}
-	w.f = newWindowRing(c, w.now(c.Period))
+	f := newWindowRing(c, w.now(c.Period))
 	if s.concurrent {
-		w.mu = new(sync.RWMutex)
+		w.conc = newWindowConc(f)
+	} else {
+		w.f = f
 	}
 	return w, nil
 }
@@ -1637,9 +1673,20 @@ func (w *WindowFilter) now(period int64) int64 {
 	return time.Now().UnixNano()
 }
 
+// ring returns the ring of w, panicking for a zero WindowFilter. Of a
+// Concurrent window, it returns the ring as it is now: a writer loads it
+// again once it holds the lock.
 func (w *WindowFilter) ring() *window.Filter {
-	if w.f == nil {
-		panic(errZeroWindow)
+	if f := w.load(); f != nil {
+		return f
+	}
+	panic(errZeroWindow)
+}
+
+// load returns the ring of w, or nil for a zero WindowFilter.
+func (w *WindowFilter) load() *window.Filter {
+	if c := w.conc; c != nil {
+		return c.ring.Load()
 	}
 	return w.f
 }
@@ -1652,9 +1699,13 @@ func (w *WindowFilter) ring() *window.Filter {
 func windowAdd(w *WindowFilter, key []byte, test bool) (present bool) {
 	f := w.ring()
 	h1, h2 := murmur.Sum128(key, f.Seed)
-	if w.mu != nil {
-		w.mu.Lock()
-		defer w.mu.Unlock()
+	if c := w.conc; c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if g := c.ring.Load(); g != f { // decoded into meanwhile
+			f = g
+			h1, h2 = murmur.Sum128(key, f.Seed)
+		}
 	}
 	var now int64
 	if f.Period != 0 {
@@ -1668,13 +1719,13 @@ func windowAdd(w *WindowFilter, key []byte, test bool) (present bool) {
 	return present
 }
 
-// windowTest is Test, not generic, as windowAdd.
+// windowTest is Test, not generic, as windowAdd. A Concurrent window's
+// takes no lock (TestAtomic).
 func windowTest(w *WindowFilter, key []byte) bool {
 	f := w.ring()
 	h1, h2 := murmur.Sum128(key, f.Seed)
-	if w.mu != nil {
-		w.mu.RLock()
-		defer w.mu.RUnlock()
+	if w.conc != nil {
+		return f.TestAtomic(h1, h2, w.now(f.Period))
 	}
 	live := f.Gens
 	if f.Period != 0 {
@@ -1731,9 +1782,10 @@ func windowAddMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []bo
 	if results != nil {
 		results = batchResults(results, len(keys))
 	}
-	if w.mu != nil {
-		w.mu.Lock()
-		defer w.mu.Unlock()
+	if c := w.conc; c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		f = c.ring.Load()
 	}
 	now := w.now(f.Period)
 	f.Advance(now)
@@ -1741,13 +1793,14 @@ func windowAddMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []bo
 	return results
 }
 
-// windowTestMany is the batch test.
+// windowTestMany is the batch test; a Concurrent window's takes no lock
+// (TestManyAtomic).
 func windowTestMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []bool {
 	f := w.ring()
 	results = batchResults(results, len(keys))
-	if w.mu != nil {
-		w.mu.RLock()
-		defer w.mu.RUnlock()
+	if w.conc != nil {
+		window.TestManyAtomic(f, keys, results, w.now(f.Period))
+		return results
 	}
 	window.TestMany(f, keys, results, f.Live(w.now(f.Period)))
 	return results
@@ -1816,12 +1869,14 @@ func (w *WindowFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []b
 	return windowAddMany(w, hashes, batchResults(results, len(hashes)))
 }
 
-// read runs fn on the ring at the window's time under the read lock.
+// read runs fn on the ring at the window's time; on a Concurrent window,
+// under the writers' lock, for a consistent snapshot.
 func (w *WindowFilter) read(fn func(f *window.Filter, now int64)) {
 	f := w.ring()
-	if w.mu != nil {
-		w.mu.RLock()
-		defer w.mu.RUnlock()
+	if c := w.conc; c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		f = c.ring.Load()
 	}
 	fn(f, w.now(f.Period))
 }
@@ -1852,7 +1907,9 @@ func (w *WindowFilter) Hashes() uint { return w.ring().K }
 // generations, and under Grow their extensions, which come with a burst and
 // go with its generation (freed by the first add, batch add or Clear after
 // the generation left the window). The window takes Bits()/8 bytes, plus 16
-// bytes per generation and 56 per extension.
+// bytes per generation and 56 per extension (and, Concurrent, 8 more per
+// generation and at most 64 more per extension). On a Concurrent window it
+// takes the adds' lock, for O(1).
 func (w *WindowFilter) Bits() (n uint64) {
 	w.read(func(f *window.Filter, _ int64) { n = f.Bits() })
 	return n
@@ -1860,7 +1917,8 @@ func (w *WindowFilter) Bits() (n uint64) {
 
 // Extensions returns the number of extensions the generations of a window
 // under Grow have (see Grow): 0 unless a burst is in the window, and always
-// 0 under the other policies.
+// 0 under the other policies. On a Concurrent window it takes the adds'
+// lock, for O(1).
 func (w *WindowFilter) Extensions() (n int) {
 	w.read(func(f *window.Filter, _ int64) { n = f.Extensions() })
 	return n
@@ -1882,14 +1940,16 @@ func (w *WindowFilter) Duration() time.Duration {
 // it went to. It is at
 // least the number of distinct keys the window keeps, less the false
 // positives of the newest generation, and counts a key added again in a
-// later generation again. O(r).
+// later generation again. O(r); on a Concurrent window it takes the adds'
+// lock for that long.
 func (w *WindowFilter) Count() (n uint64) {
 	w.read(func(f *window.Filter, now int64) { n = f.Count(now) })
 	return n
 }
 
 // Rotations returns the number of times the window dropped its oldest
-// generation since it was made or cleared.
+// generation since it was made or cleared. On a Concurrent window it takes
+// the adds' lock, for O(1).
 func (w *WindowFilter) Rotations() (n uint64) {
 	w.read(func(f *window.Filter, now int64) { n = f.Rotations() })
 	return n
@@ -1902,6 +1962,7 @@ func (w *WindowFilter) Rotations() (n uint64) {
 // RotateEarly rotated early (or Grow, past its limit). A key added at that very instant may be gone: a window
 // that rotated early at t put the keys of t before the rotation in the
 // generation it drops first. It returns the zero Time for a count window.
+// On a Concurrent window it takes the adds' lock, for O(1).
 func (w *WindowFilter) RetainedSince() (t time.Time) {
 	w.read(func(f *window.Filter, now int64) {
 		if f.Period != 0 {
@@ -1912,7 +1973,8 @@ func (w *WindowFilter) RetainedSince() (t time.Time) {
 }
 
 // FillRatio returns the fraction of the window's bits that are set, in
-// [0, 1]. O(Bits/64).
+// [0, 1]. O(Bits/64); on a Concurrent window it holds the adds' lock for
+// that long.
 func (w *WindowFilter) FillRatio() (r float64) {
 	w.read(func(f *window.Filter, now int64) { r = float64(f.SetBits(now)) / float64(f.Bits()) })
 	return r
@@ -1921,7 +1983,7 @@ func (w *WindowFilter) FillRatio() (r float64) {
 // EstimatedCount returns the number of distinct keys the window most
 // likely holds, from the bits of each generation and extension
 // (EstimateBlockedCount), summed: a key in two generations counts twice.
-// O(Bits/64).
+// O(Bits/64); on a Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) EstimatedCount() uint64 {
 	var n float64
 	w.read(func(f *window.Filter, now int64) {
@@ -1937,7 +1999,8 @@ func (w *WindowFilter) EstimatedCount() uint64 {
 
 // EstimatedErrorRate returns the probability that Test reports an absent
 // key present, from the bits of the generations and their extensions as
-// they stand: at most ErrorRate unless a time window Saturates. O(Bits/64).
+// they stand: at most ErrorRate unless a time window Saturates. O(Bits/64);
+// on a Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) EstimatedErrorRate() (p float64) {
 	w.read(func(f *window.Filter, now int64) { p = f.ErrorRate(now) })
 	return p
@@ -1945,22 +2008,19 @@ func (w *WindowFilter) EstimatedErrorRate() (p float64) {
 
 // Clear empties the window, keeping the size of its ring and dropping the
 // extensions of a window under Grow; a time window restarts at the current
-// time. O(Bits/64).
+// time. O(Bits/64), under the adds' lock on a Concurrent window, whose
+// tests concurrent with Clear may still find keys added before it.
 func (w *WindowFilter) Clear() {
-	f := w.ring()
-	if w.mu != nil {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-	}
-	f.Clear(w.now(f.Period))
+	w.read(func(f *window.Filter, now int64) { f.Clear(now) })
 }
 
 // Clone returns an independent copy of the window, with its mode and clock.
+// O(Bits/64); on a Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) Clone() *WindowFilter {
 	c := &WindowFilter{clock: w.clock}
 	w.read(func(f *window.Filter, _ int64) { c.f = f.Clone() })
-	if w.mu != nil {
-		c.mu = new(sync.RWMutex)
+	if w.conc != nil {
+		c.conc, c.f = newWindowConc(c.f), nil
 	}
 	return c
 }
@@ -1969,40 +2029,49 @@ func (w *WindowFilter) Clone() *WindowFilter {
 // parameters, and generations, oldest first, with the same bits, counts and
 // start times, whatever their mode and clock; that is what the encoding
 // holds. Two windows built alike and fed the same keys at the same times
-// are equal.
+// are equal. O(Bits/64); it holds the adds' lock of a Concurrent window
+// for that long (of one of two Concurrent windows, compared with a Clone
+// of the other).
 func (w *WindowFilter) Equal(other *WindowFilter) (eq bool) {
 	if w == other {
 		return true
 	}
-	if w.f == nil || other.f == nil {
-		return w.f == other.f
+	if w.load() == nil || other.load() == nil {
+		return w.load() == other.load()
 	}
-	if w.mu != nil && other.mu != nil {
-		// Holding both read locks at once could deadlock, with writers
-		// waiting on each, beside other.Equal(w): compare a copy of w.
-		f := w.Clone().f
+	if w.conc != nil && other.conc != nil {
+		// Holding both locks at once could deadlock beside
+		// other.Equal(w): compare a copy of w.
+		f := w.Clone().load()
 		other.read(func(g *window.Filter, _ int64) { eq = f.Equal(g) })
 		return eq
 	}
 	a, b := w, other // a may lock, b does not
-	if a.mu == nil {
+	if a.conc == nil {
 		a, b = b, a
 	}
 	a.read(func(g *window.Filter, _ int64) { eq = g.Equal(b.f) })
 	return eq
 }
 
-// EncodedSize returns the length in bytes of the binary encoding.
-func (w *WindowFilter) EncodedSize() int { return int(w.ring().EncodedSize()) }
+// EncodedSize returns the length in bytes of the binary encoding, which
+// grows and shrinks with the extensions of a window under Grow. On a
+// Concurrent window it takes the adds' lock.
+func (w *WindowFilter) EncodedSize() (n int) {
+	w.read(func(f *window.Filter, _ int64) { n = int(f.EncodedSize()) })
+	return n
+}
 
 // AppendBinary appends the binary encoding of the window (see
-// WindowFilter) to b (encoding.BinaryAppender).
+// WindowFilter) to b (encoding.BinaryAppender). O(Bits/64); on a
+// Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) AppendBinary(b []byte) ([]byte, error) {
 	w.read(func(f *window.Filter, _ int64) { b = f.AppendBinary(b) })
 	return b, nil
 }
 
-// MarshalBinary returns the binary encoding of the window.
+// MarshalBinary returns the binary encoding of the window, as AppendBinary
+// (and at the same cost).
 func (w *WindowFilter) MarshalBinary() ([]byte, error) {
 	return w.AppendBinary(make([]byte, 0, w.EncodedSize()))
 }
@@ -2011,19 +2080,23 @@ func (w *WindowFilter) MarshalBinary() ([]byte, error) {
 // w's mode and clock (a zero WindowFilter becomes a plain one reading
 // time.Now). It validates the header, the table and the length before it
 // allocates, checks every checksum, never panics, and leaves w unchanged
-// on error, which wraps ErrCorrupt or is io.ErrUnexpectedEOF. It must not
-// run concurrently with other calls.
+// on error, which wraps ErrCorrupt or is io.ErrUnexpectedEOF. On a
+// Concurrent window it may run beside other calls, which see the window
+// before or after it (it takes the adds' lock to replace the ring);
+// otherwise it must not run concurrently with other calls.
 func (w *WindowFilter) UnmarshalBinary(data []byte) error {
 	f, err := window.Decode(data, windowSizer)
 	if err != nil {
 		return err
 	}
-	w.f = f
+	w.setRing(f)
 	return nil
 }
 
 // WriteTo writes the binary encoding of the window to w (io.WriterTo)
-// through a buffer of at most 64 KiB.
+// through a buffer of at most 64 KiB. On a Concurrent window it holds the
+// adds' lock until the last byte is written, so that the encoding is of one
+// moment: a slow writer delays the adds, not the tests.
 func (w *WindowFilter) WriteTo(dst io.Writer) (n int64, err error) {
 	w.read(func(f *window.Filter, _ int64) { n, err = f.WriteTo(dst) })
 	return n, err
@@ -2038,7 +2111,7 @@ func (w *WindowFilter) ReadFrom(r io.Reader) (int64, error) {
 	if err != nil {
 		return n, err
 	}
-	w.f = f
+	w.setRing(f)
 	return n, nil
 }
 
@@ -2078,7 +2151,7 @@ func readWindow(r io.Reader, prefix []byte, s settings) (*WindowFilter, error) {
 	}
 	w := &WindowFilter{f: f, clock: s.win.clock}
 	if s.concurrent {
-		w.mu = new(sync.RWMutex)
+		w.conc, w.f = newWindowConc(f), nil
 	}
 	return w, nil
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -2923,7 +2924,7 @@ func TestWindowEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g := f.(*WindowFilter); !g.Equal(w) || g.mu == nil || r.Len() != 4 {
+		if g := f.(*WindowFilter); !g.Equal(w) || g.conc == nil || r.Len() != 4 {
 			t.Fatalf("ReadAny: not equal, not concurrent or read past the end (%d left)", r.Len())
 		}
 		if _, err := ReadWindow(bytes.NewReader(data), Seed(1)); !errors.Is(err, ErrInvalidParameter) {
@@ -2998,20 +2999,25 @@ func TestWindowDoesNotAllocate(t *testing.T) {
 	now := time.Unix(0, 0)
 	// A window under Grow with extensions: no call below makes one more
 	// (the same keys again), and tests read them.
-	grown := mustWindow(t, 1e3, 0.01, Every(time.Hour), Clock(func() time.Time { return now }), OnOverflow(Grow))
-	grown.AddManyHashes(slices.Collect(func(yield func(uint64) bool) {
-		for i := range uint64(5000) {
-			yield(i << 20)
+	grow := func(opts ...Option) *WindowFilter {
+		w := mustWindow(t, 1e3, 0.01, append(opts, Every(time.Hour), Clock(func() time.Time { return now }), OnOverflow(Grow))...)
+		w.AddManyHashes(slices.Collect(func(yield func(uint64) bool) {
+			for i := range uint64(5000) {
+				yield(i << 20)
+			}
+		}))
+		if w.Extensions() == 0 {
+			t.Fatal("no extension")
 		}
-	}))
-	if grown.Extensions() == 0 {
-		t.Fatal("no extension")
+		return w
 	}
 	for _, w := range []*WindowFilter{
 		mustWindow(t, 1e5, 0.01),
 		mustWindow(t, 1e5, 0.01, Every(time.Hour), Clock(func() time.Time { return now })),
 		mustWindow(t, 1e5, 0.01, Concurrent()),
-		grown,
+		mustWindow(t, 1e5, 0.01, Concurrent(), Every(time.Hour), Clock(func() time.Time { return now })),
+		grow(),
+		grow(Concurrent()),
 	} {
 		key, s := []byte("some key"), "some string"
 		keys, strs, hashes := [][]byte{key, key}, []string{s, s}, []uint64{1, 2}
@@ -3126,6 +3132,137 @@ func TestWindowGrowConcurrent(t *testing.T) {
 	waitWindowWorkers(t, w, done, workers, per)
 	if w.Rotations() != 0 || w.Extensions() == 0 || w.EstimatedErrorRate() > 0.01 {
 		t.Fatalf("%d rotations, %d extensions, EstimatedErrorRate %v", w.Rotations(), w.Extensions(), w.EstimatedErrorRate())
+	}
+}
+
+// TestWindowConcurrentPromises checks the promise of no false negative of
+// a Concurrent window whose tests take no lock, against one writer that
+// rotates it (run it with -race): the writer adds keys 0, 1, 2, ...,
+// publishing the last one added; readers pick a key j at most a window
+// behind it, test it (Test, and TestManyHashes among others), and if j was
+// still inside the window's promise once the test returned (for a count
+// window, less than Window keys behind the last one added; for a time
+// window, added less than Duration before the clock then), a false answer
+// is a failure. The writer of the time windows advances a fake clock,
+// sometimes by several periods, and under Grow adds bursts, so extensions
+// come and go. It failed when rotate published newest before it cleared
+// the generation and stored its start (readers saw a new newest with an
+// old start and skipped live generations: 11 runs of 12 with -short, every
+// run with -race), and under -race when the tests read the writer's list
+// of extensions instead of its published snapshot.
+func TestWindowConcurrentPromises(t *testing.T) {
+	const n = 20_000 // keys per window
+	keys := 300_000
+	if testing.Short() {
+		keys = 150_000
+	}
+	for _, c := range []struct {
+		name string
+		opts []Option
+		time bool
+		grow bool
+	}{
+		{"count", nil, false, false},
+		{"time", []Option{Every(time.Second)}, true, false},
+		{"grow", []Option{Every(time.Second), OnOverflow(Grow)}, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var clock atomic.Int64
+			clock.Store(1e18)
+			opts := append([]Option{Concurrent()}, c.opts...)
+			if c.time {
+				opts = append(opts, Clock(func() time.Time { return time.Unix(0, clock.Load()) }))
+			}
+			w := mustWindow(t, n, 1e-4, opts...)
+			period := int64(w.Duration()) / int64(w.Generations()-1)
+			times := make([]int64, keys) // times[i]: when key i was added
+			var last atomic.Int64        // the last key added, -1 for none
+			last.Store(-1)
+			var stop atomic.Bool
+			var checked, failed atomic.Int64
+			var failure atomic.Pointer[string]
+			check := func(x uint64, got bool, i2, c2 int64) {
+				in := int64(x) > i2-n // the last n keys
+				if c.time {
+					in = c2-times[x] < int64(w.Duration())
+				}
+				if !in {
+					return
+				}
+				checked.Add(1)
+				if !got {
+					failed.Add(1)
+					msg := fmt.Sprintf("key %d absent with %d the last added (clock %d periods after it was added)", x, i2, (c2-times[x])/max(period, 1))
+					failure.CompareAndSwap(nil, &msg)
+				}
+			}
+			const readers = 3
+			done := make(chan struct{})
+			for r := range uint64(readers) {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					rng := rand.New(rand.NewPCG(r, 7))
+					batch := make([]uint64, 20)
+					res := make([]bool, len(batch))
+					for !stop.Load() {
+						i1 := last.Load()
+						if i1 < int64(len(batch)) {
+							continue
+						}
+						j := uint64(i1) - rng.Uint64N(min(uint64(i1)+1-uint64(len(batch)), 2*n))
+						got := w.TestHash(j)
+						for i := range batch {
+							batch[i] = j - uint64(i)
+						}
+						w.TestManyHashes(batch, res)
+						i2, c2 := last.Load(), clock.Load()
+						check(j, got, i2, c2)
+						for i, x := range batch {
+							check(x, res[i], i2, c2)
+						}
+					}
+				}()
+			}
+			gen := int64(w.GenerationCapacity())
+			var grew, shrank bool // extensions came, and went
+			for i := range uint64(keys) {
+				if c.grow && i%1000 == 0 {
+					x := w.Extensions()
+					shrank = shrank || grew && x == 0
+					grew = grew || x > 0
+				}
+				if c.time {
+					// 1/4 of a generation's keys per period, bursts of
+					// 4 generations' keys in one period under Grow, and
+					// now and then a jump of 2 or of r+1 periods.
+					step := period * 4 / gen
+					if c.grow && i/(4*uint64(gen))%4 == 1 {
+						step = period / (4 * gen)
+					}
+					if i%25_000 == 24_999 {
+						step = period * (2 + int64(i/25_000%2)*int64(w.Generations()-1))
+					}
+					clock.Add(step)
+					times[i] = clock.Load()
+				}
+				w.AddHash(i)
+				last.Store(int64(i))
+			}
+			stop.Store(true)
+			for range readers {
+				<-done
+			}
+			if w.Rotations() == 0 || c.grow && !shrank {
+				t.Errorf("%d rotations; under Grow extensions came %v and went %v", w.Rotations(), grew, shrank)
+			}
+			if checked.Load() < 10_000 {
+				t.Errorf("only %d keys checked", checked.Load())
+			}
+			if f := failed.Load(); f != 0 {
+				t.Fatalf("%d false negatives of %d keys checked, the first: %s", f, checked.Load(), *failure.Load())
+			}
+			t.Logf("%d keys checked, %d rotations", checked.Load(), w.Rotations())
+		})
 	}
 }
 
@@ -3522,4 +3659,150 @@ func FuzzWindowDecode(f *testing.F) {
 			t.Fatal("decoded window does not keep a key")
 		}
 	})
+}
+
+// windowConcBench is a Concurrent window of 10^7 keys at 1%, filled as
+// windowBenchFilters fills its window, beside a Concurrent blocked
+// BloomFilter holding the same keys, and a plain window holding them too,
+// which rwTest tests under the read lock of mu: the read path of the
+// Concurrent window before its tests took no lock (a sync.RWMutex, tests
+// as readers), kept for comparison.
+var windowConcBench struct {
+	w, plain *WindowFilter
+	f        *BloomFilter
+	mu       sync.RWMutex
+}
+
+func windowConcBenchSetup(b *testing.B) {
+	if windowConcBench.w != nil {
+		return
+	}
+	const n = 10_000_000
+	w := mustWindow(b, n, 0.01, Concurrent())
+	plain := mustWindow(b, n, 0.01)
+	f, err := New(n, 0.01, Blocked(), Concurrent())
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := make([][]byte, 1000)
+	for lo := uint64(0); lo < n; lo += 1000 {
+		for i := range keys {
+			keys[i] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(keys[i][:0], 1), lo+uint64(i))
+		}
+		f.AddMany(keys)
+		w.AddMany(keys)
+		plain.AddMany(keys)
+	}
+	for i := w.Count(); i < uint64(w.Generations())*w.GenerationCapacity()-1; i++ {
+		w.AddHash(i)
+		plain.AddHash(i)
+	}
+	windowConcBench.w, windowConcBench.plain, windowConcBench.f = w, plain, f
+}
+
+// rwTest is TestString on windowConcBench's plain window under the read
+// lock, as the Concurrent window's was.
+func rwTest(key string) bool {
+	windowConcBench.mu.RLock()
+	defer windowConcBench.mu.RUnlock()
+	return windowConcBench.plain.TestString(key)
+}
+
+// BenchmarkWindowConcurrent measures TestString of absent 16-byte keys from
+// b.RunParallel goroutines on windowConcBench's window and BloomFilter:
+// go test -run '^$' -bench WindowConcurrent -cpu 1,2 -count 3. The window's
+// tests take no lock, as the BloomFilter's do not: with more cores, tests
+// that share a lock bounce its cache line between them.
+func BenchmarkWindowConcurrent(b *testing.B) {
+	windowConcBenchSetup(b)
+	var seq atomic.Uint64
+	// The calls are written out, not through a func value, through which
+	// string(buf[:]) would escape and allocate.
+	b.Run("window", func(b *testing.B) {
+		b.ReportAllocs()
+		w := windowConcBench.w
+		b.RunParallel(func(pb *testing.PB) {
+			var buf [16]byte
+			binary.LittleEndian.PutUint64(buf[:8], 5)
+			for i := seq.Add(1) << 40; pb.Next(); i++ {
+				binary.LittleEndian.PutUint64(buf[8:], i)
+				w.TestString(string(buf[:]))
+			}
+		})
+	})
+	b.Run("rwmutex", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			var buf [16]byte
+			binary.LittleEndian.PutUint64(buf[:8], 5)
+			for i := seq.Add(1) << 40; pb.Next(); i++ {
+				binary.LittleEndian.PutUint64(buf[8:], i)
+				rwTest(string(buf[:]))
+			}
+		})
+	})
+	b.Run("bloom", func(b *testing.B) {
+		b.ReportAllocs()
+		f := windowConcBench.f
+		b.RunParallel(func(pb *testing.PB) {
+			var buf [16]byte
+			binary.LittleEndian.PutUint64(buf[:8], 5)
+			for i := seq.Add(1) << 40; pb.Next(); i++ {
+				binary.LittleEndian.PutUint64(buf[8:], i)
+				f.TestString(string(buf[:]))
+			}
+		})
+	})
+}
+
+// BenchmarkWindowConcurrentRatio is BenchmarkWindowConcurrent's window
+// against its rwmutex, interleaved as BenchmarkWindowRatio interleaves
+// its two sides, so that a shared machine's load moves both alike: phases
+// of GOMAXPROCS goroutines each testing 20,000 absent keys, alternately
+// lock-free and under the read lock; it reports the median over 41 pairs
+// of phases of each side's wall time per test and of rwmutex/lockfree.
+// go test -run '^$' -bench WindowConcurrentRatio -benchtime 1x -cpu 1,2.
+func BenchmarkWindowConcurrentRatio(b *testing.B) {
+	windowConcBenchSetup(b)
+	const chunk, rounds = 20_000, 41
+	w := windowConcBench.w
+	procs := runtime.GOMAXPROCS(0)
+	next := uint64(1 << 40)
+	phase := func(lockFree bool) float64 {
+		var wg sync.WaitGroup
+		start := time.Now()
+		for g := range procs {
+			lo := next + uint64(g)*chunk
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var buf [16]byte
+				binary.LittleEndian.PutUint64(buf[:8], 6)
+				for i := lo; i < lo+chunk; i++ {
+					binary.LittleEndian.PutUint64(buf[8:], i)
+					if lockFree {
+						w.TestString(string(buf[:]))
+					} else {
+						rwTest(string(buf[:]))
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		next += uint64(procs) * chunk
+		return float64(time.Since(start)) / float64(procs*chunk)
+	}
+	for range b.N {
+		free, locked, ratios := make([]float64, rounds), make([]float64, rounds), make([]float64, rounds)
+		for r := range rounds {
+			free[r], locked[r] = phase(true), phase(false)
+			ratios[r] = locked[r] / free[r]
+		}
+		slices.Sort(free)
+		slices.Sort(locked)
+		slices.Sort(ratios)
+		b.ReportMetric(free[rounds/2], "lockfree-ns/test")
+		b.ReportMetric(locked[rounds/2], "rwmutex-ns/test")
+		b.ReportMetric(ratios[rounds/2], "rwmutex/lockfree")
+	}
 }

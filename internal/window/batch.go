@@ -28,11 +28,13 @@ const (
 )
 
 // flight is a round in the pipeline: n keys hashed to h, and the first word
-// of each key's block within a generation.
+// of each key's block within a generation; for TestManyAtomic, the newest
+// generation and the live ones as the round loaded them.
 type flight struct {
-	n   int
-	h   [round]layout.Hash
-	idx [round]uint64
+	n            int
+	h            [round]layout.Hash
+	idx          [round]uint64
+	newest, live int
 }
 
 // launch hashes keys, at most round, into r and prefetches their blocks in
@@ -60,6 +62,33 @@ func launch[K layout.Key](f *Filter, r *flight, keys []K, gens int) {
 	}
 }
 
+// launchAtomic is launch for TestManyAtomic: it loads the ring's newest
+// generation and live ones at now into r (loadView), once per round, and
+// prefetches from them.
+func launchAtomic[K layout.Key](f *Filter, r *flight, keys []K, now int64) {
+	r.n = len(keys)
+	layout.HashRound(r.h[:], keys, f.Seed)
+	for i := range r.n {
+		r.idx[i] = f.block(r.h[i].H1)
+	}
+	r.newest, r.live = f.loadView(now)
+	if f.M < batchMinBits {
+		return
+	}
+	g := r.newest
+	for range r.live {
+		prefetch.Words(f.gen(g), r.idx[:r.n])
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	if f.cs.nExt.Load() != 0 {
+		for i := range r.n {
+			f.prefetchExtsAtomic(r.h[i].H1, r.h[i].H2, r.newest, r.live)
+		}
+	}
+}
+
 // TestMany sets results[i] to Test of keys[i] with live generations (see
 // Live). results is at least as long as keys.
 func TestMany[K layout.Key](f *Filter, keys []K, results []bool, live int) {
@@ -77,6 +106,29 @@ func TestMany[K layout.Key](f *Filter, keys []K, results []bool, live int) {
 		out := results[(s-ahead)*round:][:r.n]
 		for i := range out {
 			out[i] = f.probe(r.h[i].H1, r.h[i].H2, live)
+		}
+	}
+}
+
+// TestManyAtomic is TestMany for a Concurrent ring at now (unix ns; any value
+// for a count window), with no lock, as TestAtomic: each round of keys is
+// tested from the newest generation and live ones it loaded.
+func TestManyAtomic[K layout.Key](f *Filter, keys []K, results []bool, now int64) {
+	var ring [ahead + 1]flight
+	rounds := (len(keys) + round - 1) / round
+	for s := range rounds + ahead {
+		if s < rounds {
+			lo := s * round
+			launchAtomic(f, &ring[s%(ahead+1)], keys[lo:min(lo+round, len(keys))], now)
+		}
+		if s < ahead {
+			continue
+		}
+		r := &ring[(s-ahead)%(ahead+1)]
+		out := results[(s-ahead)*round:][:r.n]
+		ext := f.cs.nExt.Load() != 0
+		for i := range out {
+			out[i] = f.probeAtomic(r.h[i].H1, r.h[i].H2, r.newest, r.live, ext)
 		}
 	}
 }

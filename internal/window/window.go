@@ -33,7 +33,9 @@
 // MaxExtensions, or MaxBits in all, the window rotates early instead.
 //
 // This file holds the state, rotation and the single-key add and test;
-// batch.go the batch pipelines; encoding.go the binary format.
+// batch.go the batch pipelines; conc.go the Concurrent ring (one writer,
+// tests with no lock, and why they keep both promises); encoding.go the
+// binary format.
 package window
 
 import (
@@ -119,8 +121,11 @@ func GenCapFor(window uint64, r int) uint64 {
 	return q
 }
 
-// Filter is a window filter. It is not safe for concurrent use; the root
-// package locks around it for Concurrent windows.
+// Filter is a window filter. It is not safe for concurrent use, except
+// after SetConcurrent: then one writer at a time (the root package's
+// Mutex) may call the methods that change it, while any number of
+// goroutines call TestAtomic and TestManyAtomic, which take no lock (see
+// conc.go).
 type Filter struct {
 	Config
 	gw        uint64   // words per generation, M/64, a multiple of 8
@@ -136,6 +141,8 @@ type Filter struct {
 	exts    [][]ext // each generation's extensions, oldest first; nil slices
 	nExt    int     // extensions in all: 0 outside bursts, and Test skips them
 	extBits uint64  // bits of the extensions
+
+	cs *concState // nil unless SetConcurrent
 }
 
 // New returns an empty window of c, whose fields the caller has checked;
@@ -173,16 +180,21 @@ func (f *Filter) block(h1 uint64) uint64 {
 }
 
 // rotate clears the oldest generation and makes it the newest, started at
-// start.
+// start. Concurrent, it publishes the new newest last (see conc.go).
 func (f *Filter) rotate(start int64) {
-	f.newest++
-	if f.newest == f.Gens {
-		f.newest = 0
+	g := f.newest + 1
+	if g == f.Gens {
+		g = 0
 	}
-	clear(f.gen(f.newest))
-	f.dropExts(f.newest)
-	f.counts[f.newest] = 0
-	f.starts[f.newest] = start
+	f.dropExts(g)
+	f.counts[g] = 0
+	if f.cs != nil {
+		f.rotateAtomic(g, start)
+	} else {
+		clear(f.gen(g))
+		f.starts[g] = start
+	}
+	f.newest = g
 	f.rotations++
 }
 
@@ -198,11 +210,15 @@ func (f *Filter) Advance(now int64) {
 	if e == 0 {
 		return
 	}
+	// The last rotation starts its generation at start+e*Period, its
+	// start from then on: a Concurrent reader that sees it the newest
+	// must see that start with it (conc.go).
 	start := f.starts[f.newest]
-	for i := range min(e, int64(f.Gens)) {
+	n := min(e, int64(f.Gens))
+	for i := range n - 1 {
 		f.rotate(start + (i+1)*f.Period)
 	}
-	f.starts[f.newest] = start + e*f.Period
+	f.rotate(start + e*f.Period)
 }
 
 // elapsed returns how many whole periods of a time window have passed, at
@@ -241,11 +257,27 @@ func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
 			return f.addExt(h1, h2, now)
 		}
 	}
+	// The mode chosen here, not through set, which does not inline: a
+	// plain Add calls blocked.Add as it did before Concurrent rings.
 	w := f.gen(f.newest)
-	if present = blocked.Add(w, f.M, f.K, h1, h2); !present {
+	if f.cs != nil {
+		present = setAtomic(w, f.M, f.K, h1, h2)
+	} else {
+		present = blocked.Add(w, f.M, f.K, h1, h2)
+	}
+	if !present {
 		f.counts[f.newest]++
 	}
 	return present
+}
+
+// set is blocked.Add on the words w of a sub-filter of m bits and k hash
+// functions, with atomic ORs when f is Concurrent.
+func (f *Filter) set(w []uint64, m uint64, k uint, h1, h2 uint64) bool {
+	if f.cs != nil {
+		return setAtomic(w, m, k, h1, h2)
+	}
+	return blocked.Add(w, m, k, h1, h2)
 }
 
 // addExt is Add under Grow once the newest generation's base is full: into
@@ -257,7 +289,7 @@ func (f *Filter) addExt(h1, h2 uint64, now int64) bool {
 	if len(x) == 0 || x[len(x)-1].count >= x[len(x)-1].Cap {
 		if !f.grow() {
 			f.rotate(now)
-			present := blocked.Add(f.gen(f.newest), f.M, f.K, h1, h2)
+			present := f.set(f.gen(f.newest), f.M, f.K, h1, h2)
 			if !present {
 				f.counts[f.newest]++
 			}
@@ -266,7 +298,7 @@ func (f *Filter) addExt(h1, h2 uint64, now int64) bool {
 		x = f.exts[f.newest]
 	}
 	e := &x[len(x)-1]
-	present := blocked.Add(e.words, e.M, e.K, h1, h2)
+	present := f.set(e.words, e.M, e.K, h1, h2)
 	if !present {
 		e.count++
 	}
@@ -288,6 +320,7 @@ func (f *Filter) grow() bool {
 	f.exts[g] = append(f.exts[g], ext{Ext: e, words: alignedWords(e.M / 64)})
 	f.nExt++
 	f.extBits += e.M
+	f.publishExts(g)
 	return true
 }
 
@@ -313,7 +346,11 @@ func (f *Filter) dropExts(g int) {
 		f.extBits -= e.M
 	}
 	f.nExt -= len(f.exts[g])
+	had := f.exts[g] != nil
 	f.exts[g] = nil
+	if had {
+		f.publishExts(g)
+	}
 }
 
 // Bits returns the bits of the ring and of every extension.
@@ -515,20 +552,26 @@ func (f *Filter) SetBits(now int64) uint64 {
 // Clear empties every generation and drops every extension, restarting
 // them at now.
 func (f *Filter) Clear(now int64) {
-	clear(f.words)
 	for g := range f.exts {
 		f.dropExts(g)
 	}
 	clear(f.counts)
+	f.newest, f.rotations = 0, 0
+	if f.cs != nil {
+		f.clearAtomic(now)
+		return
+	}
+	clear(f.words)
 	for i := range f.starts {
 		f.starts[i] = now
 	}
-	f.newest, f.rotations = 0, 0
 }
 
-// Clone returns an independent copy of f.
+// Clone returns an independent copy of f, Concurrent if f is. Concurrent,
+// its caller holds the writer's lock.
 func (f *Filter) Clone() *Filter {
 	c := *f
+	c.cs = nil
 	c.words = alignedWords(uint64(len(f.words)))
 	copy(c.words, f.words)
 	c.counts = append([]uint64(nil), f.counts...)
@@ -541,6 +584,9 @@ func (f *Filter) Clone() *Filter {
 			copy(w, e.words)
 			c.exts[g] = append(c.exts[g], ext{Ext: e.Ext, words: w, count: e.count})
 		}
+	}
+	if f.cs != nil {
+		c.SetConcurrent()
 	}
 	return &c
 }
