@@ -5,7 +5,8 @@
 // prefetch intrinsic, and a prefetch, unlike a load, does not hold a slot of
 // the load queue until its data arrives. Elsewhere, and with the purego build
 // tag, it loads the words with plain loads instead, which overlap just as
-// well as long as the load queue has room.
+// well as long as the load queue has room (atomic loads with the race
+// detector, since Concurrent filters set those words atomically meanwhile).
 package prefetch
 
 // Words hints that w[i] will soon be read, for every i in idx. Every i must be
