@@ -42,7 +42,9 @@ func TestHashedParity(t *testing.T) {
 		var err error
 		switch i % 4 {
 		case 0:
-			err = f.AddHash(ctx, h)
+			if err := f.AddHash(ctx, h); err != nil {
+				t.Fatal(err)
+			}
 			mem.AddHash(h)
 			continue
 		case 1:
@@ -50,7 +52,9 @@ func TestHashedParity(t *testing.T) {
 		case 2:
 			got, err = co.TestAndAddHash(ctx, h)
 		case 3:
-			err = co.AddHash(ctx, h)
+			if err := co.AddHash(ctx, h); err != nil {
+				t.Fatal(err)
+			}
 			mem.AddHash(h)
 			continue
 		}

@@ -622,9 +622,9 @@ func TestScalableHugeSubFilterCount(t *testing.T) {
 	rdb := client(t)
 	ctx := context.Background()
 	// within runs call and fails the test if it has not returned after
-	// limit; it returns call's error, and how long it took and the bytes
-	// the process allocated meanwhile, for the log.
-	within := func(t *testing.T, limit time.Duration, call func() error) (error, string) {
+	// limit; it returns how long it took and the bytes the process
+	// allocated meanwhile, for the log, and call's error.
+	within := func(t *testing.T, limit time.Duration, call func() error) (string, error) {
 		t.Helper()
 		done := make(chan error, 1)
 		var before, after runtime.MemStats
@@ -635,10 +635,10 @@ func TestScalableHugeSubFilterCount(t *testing.T) {
 		case err := <-done:
 			took := time.Since(start)
 			runtime.ReadMemStats(&after)
-			return err, fmt.Sprintf("%v, %d KB allocated", took.Round(time.Microsecond), (after.TotalAlloc-before.TotalAlloc)>>10)
+			return fmt.Sprintf("%v, %d KB allocated", took.Round(time.Microsecond), (after.TotalAlloc-before.TotalAlloc)>>10), err
 		case <-time.After(limit):
 			t.Fatalf("still running after %v", limit)
-			return nil, ""
+			return "", nil
 		}
 	}
 	for _, c := range []struct {
@@ -698,7 +698,7 @@ func TestScalableHugeSubFilterCount(t *testing.T) {
 				limit = c.deadline + 10*time.Second
 			}
 			var present bool
-			err, took := within(t, limit, func() error {
+			took, err := within(t, limit, func() error {
 				ctx, cancel := callCtx()
 				defer cancel()
 				var err error
@@ -710,7 +710,7 @@ func TestScalableHugeSubFilterCount(t *testing.T) {
 			} else {
 				t.Logf("Test: %v after %v", err, took)
 			}
-			err, took = within(t, limit, func() error {
+			took, err = within(t, limit, func() error {
 				ctx, cancel := callCtx()
 				defer cancel()
 				h, err := redisbloom.OpenScalable(ctx, rdb, name)

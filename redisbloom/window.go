@@ -717,7 +717,6 @@ func (w *WindowFilter) TestAndAddMany(ctx context.Context, keys [][]byte) (prese
 
 // windowState is what the count and export scripts return.
 type windowState struct {
-	gen       uint64
 	rotations uint64
 	head      int
 	now       int64 // server time, microseconds (0 in a count window)

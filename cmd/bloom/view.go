@@ -44,7 +44,7 @@ func openFilter(path string, skipCheck bool) (*filterFile, error) {
 	case fi.Mode().IsRegular() && fi.Size() == 0:
 		return nil, fmt.Errorf("%s: empty file, not a filter", path)
 	case fi.Mode().IsRegular():
-		if head, err = readHead(path); err == nil {
+		if _, err = readHead(path); err == nil {
 			f.View, err = bloom.Open(path, opts...)
 		}
 	default:
