@@ -3298,19 +3298,29 @@ func windowBenchFilters(b *testing.B, r int) (*WindowFilter, *BloomFilter) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fillWindowBench(n, f, w)
+	return w, f
+}
+
+// fillWindowBench adds keys 0..n-1 (16 bytes each) to f and to each of
+// ws, in batches, then fills each window's newest generation but for one
+// key (every generation full: the worst moment for a test).
+func fillWindowBench(n uint64, f *BloomFilter, ws ...*WindowFilter) {
 	keys := make([][]byte, 1000)
 	for lo := uint64(0); lo < n; lo += 1000 {
 		for i := range keys {
 			keys[i] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(keys[i][:0], 1), lo+uint64(i))
 		}
 		f.AddMany(keys)
-		w.AddMany(keys)
+		for _, w := range ws {
+			w.AddMany(keys)
+		}
 	}
-	// Fill the newest generation: the worst moment for a test.
-	for i := w.Count(); i < uint64(w.Generations())*w.GenerationCapacity()-1; i++ {
-		w.AddHash(i)
+	for _, w := range ws {
+		for i := w.Count(); i < uint64(w.Generations())*w.GenerationCapacity()-1; i++ {
+			w.AddHash(i)
+		}
 	}
-	return w, f
 }
 
 // BenchmarkWindow compares a window of 10^7 keys at 1% with a blocked
@@ -3684,19 +3694,7 @@ func windowConcBenchSetup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys := make([][]byte, 1000)
-	for lo := uint64(0); lo < n; lo += 1000 {
-		for i := range keys {
-			keys[i] = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(keys[i][:0], 1), lo+uint64(i))
-		}
-		f.AddMany(keys)
-		w.AddMany(keys)
-		plain.AddMany(keys)
-	}
-	for i := w.Count(); i < uint64(w.Generations())*w.GenerationCapacity()-1; i++ {
-		w.AddHash(i)
-		plain.AddHash(i)
-	}
+	fillWindowBench(n, f, w, plain)
 	windowConcBench.w, windowConcBench.plain, windowConcBench.f = w, plain, f
 }
 
