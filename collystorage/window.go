@@ -107,12 +107,12 @@ func (s *WindowStorage) IsVisited(requestID uint64) (bool, error) {
 	if s.f == nil {
 		return false, errZeroWindow
 	}
-	// The test first, under the window's read lock, so that an ID in the
-	// window is not added again: TestAndAddHash alone would add it to the
-	// newest generation and keep it another d (TestCrawlWindowNoRefresh
-	// fails then). An ID that tests absent is then test-and-added under
-	// the write lock: of the goroutines that got here for it, the first
-	// hears false and the others true.
+	// The test first (a Concurrent window's tests take no lock), so that
+	// an ID in the window is not added again: TestAndAddHash alone would
+	// add it to the newest generation and keep it another d
+	// (TestCrawlWindowNoRefresh fails then). An ID that tests absent is
+	// then test-and-added under the window's lock: of the goroutines that
+	// got here for it, the first hears false and the others true.
 	if s.f.TestHash(requestID) {
 		return true, nil
 	}
