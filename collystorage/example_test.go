@@ -186,3 +186,25 @@ func ExampleNewRedisWindow() {
 	c.Visit("https://example.com/")
 	c.Wait()
 }
+
+// A crawl that ran in one process with its file moves to processes sharing
+// Redis and keeps its history: the file's window is imported into the Redis
+// window, made with the same window, error rate and options, before the
+// crawlers start.
+func ExampleRedisWindowStorage_Import() {
+	ctx := context.Background()
+	week := bloom.Every(7 * 24 * time.Hour)
+	file, err := collystorage.OpenWindow("crawl.bw", 1_000_000, 1e-4, week)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+	shared, err := collystorage.NewRedisWindow(ctx, rdb, "recrawl:example.com", 1_000_000, 1e-4, week)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := shared.Import(ctx, file); err != nil {
+		log.Fatal(err)
+	}
+}

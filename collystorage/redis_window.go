@@ -180,6 +180,28 @@ func (s *RedisWindowStorage) Duration() time.Duration {
 	return s.f.Duration()
 }
 
+// Import replaces what the window in Redis remembers with what src
+// remembers, atomically (redisbloom.WindowFilter.Import), so that a crawl
+// that moves from one process and its file (WindowStorage, OpenWindow) to
+// processes sharing Redis keeps its history: a page src remembers is still
+// refused for the rest of its time in the window. src must have been made
+// with the window, error rate and options (bloom.Every, Generations,
+// OnOverflow, Seed) of s, or Import returns an error wrapping
+// bloom.ErrIncompatible. A time window's generations keep their start
+// times, read from src's clock and from then on compared with the server's:
+// generations whose time is up on the server's clock are dropped. Pages
+// other processes marked in the window before Import are forgotten: import
+// before the crawlers start. It takes one round trip carrying src's bits.
+func (s *RedisWindowStorage) Import(ctx context.Context, src *WindowStorage) error {
+	if s.f == nil {
+		return errZeroRedisWindow
+	}
+	if src == nil || src.f == nil {
+		return fmt.Errorf("%w: collystorage: Import of a nil or zero WindowStorage", bloom.ErrIncompatible)
+	}
+	return s.f.Import(ctx, src.f)
+}
+
 // Delete removes the window and its {name}:collystorage key from Redis:
 // every process's IsVisited then returns redisbloom.ErrNotFound. Deleting a
 // window that does not exist is not an error.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -272,5 +273,74 @@ func TestRedisWindowZero(t *testing.T) {
 	s.SetCookies(nil, "a=b")
 	if s.Cookies(nil) != "" {
 		t.Error("Cookies of a zero RedisWindowStorage")
+	}
+}
+
+// TestRedisWindowImport moves a crawl's history from a file to Redis: a
+// WindowStorage marks 300 pages and saves its file, a later process opens
+// it and imports it into a RedisWindowStorage, whose every handle then
+// refuses those pages and no others (at testRate), and counts them; a
+// window of other parameters and a nil source are refused with
+// bloom.ErrIncompatible.
+func TestRedisWindowImport(t *testing.T) {
+	rdb := redisClient(t)
+	ctx := context.Background()
+	name := filterName(t)
+	path := filepath.Join(t.TempDir(), "crawl.bw")
+	opts := []bloom.Option{bloom.Every(time.Hour)}
+	file, err := collystorage.OpenWindow(path, 1000, testRate, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pages = 300
+	for id := uint64(1); id <= pages; id++ {
+		if v, err := file.IsVisited(id); err != nil || v {
+			t.Fatalf("IsVisited(%d) = %v, %v in a new file window", id, v, err)
+		}
+	}
+	if err := file.Save(); err != nil {
+		t.Fatal(err)
+	}
+	src, err := collystorage.OpenWindow(path, 1000, testRate, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := collystorage.NewRedisWindow(ctx, rdb, name, 1000, testRate, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dst.Delete(ctx) })
+	if v, err := dst.IsVisited(pages + 1); err != nil || v {
+		t.Fatalf("IsVisited(%d) = %v, %v before Import", pages+1, v, err)
+	}
+	if err := dst.Import(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	other, err := collystorage.NewRedisWindow(ctx, rdb, name, 1000, testRate, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := uint64(1); id <= pages; id++ {
+		if v, err := other.IsVisited(id); err != nil || !v {
+			t.Fatalf("IsVisited(%d) = %v, %v after Import, want true", id, v, err)
+		}
+	}
+	// The page marked in Redis before Import is forgotten, as documented.
+	if v, err := other.IsVisited(pages + 1); err != nil || v {
+		t.Fatalf("IsVisited(%d) = %v, %v: marked before Import, want false", pages+1, v, err)
+	}
+	if n, err := other.Count(ctx); err != nil || n != pages+1 {
+		t.Fatalf("Count = %d, %v after Import and one page, want %d", n, err, pages+1)
+	}
+	wider, err := collystorage.NewRedisWindow(ctx, rdb, name+"-wider", 2000, testRate, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wider.Delete(ctx) })
+	if err := wider.Import(ctx, src); !errors.Is(err, bloom.ErrIncompatible) {
+		t.Fatalf("Import into a window of 2000 pages from one of 1000: %v, want ErrIncompatible", err)
+	}
+	if err := dst.Import(ctx, nil); !errors.Is(err, bloom.ErrIncompatible) {
+		t.Fatalf("Import(nil): %v, want ErrIncompatible", err)
 	}
 }
