@@ -1500,8 +1500,9 @@ func Generations(r int) Option {
 // Concurrent, every method may be called from any number of goroutines:
 // adds, rotation, growth, Clear and decoding into it are serialized by a
 // lock, and the tests (Test, TestMany and their String and Hash forms) take
-// no lock: they read the generations with atomic loads beside the adds, so
-// readers on many cores do not contend. A test concurrent with a rotation
+// no lock: they read the generations with atomic loads beside the adds and
+// write no shared memory (a lock's counter would bounce between the cores
+// of concurrent readers). A test concurrent with a rotation
 // may miss only keys of the generation being dropped, which leave the window
 // then. The methods that read several counters for one answer (Count,
 // EstimatedErrorRate, the encoders, Clone, ...) take the adds' lock.
