@@ -1496,7 +1496,7 @@ func hostileScalable(t testing.TB, scale float64) []byte {
 //
 // Those rates are a cache of the process, not of one input: the first call
 // that needs the rates of a hash count computes and keeps them (at most
-// 1.5 MB for all of them, internal/blocked TestInBlockRatesMemory), and a
+// 1.24 MB for all of them, internal/blocked TestInBlockRatesMemory), and a
 // fuzzed 133-byte scalable encoding whose sizing tried the first hash counts
 // allocated 1.2 MB in doing so, past allocBound.
 func allocated(fn func()) uint64 {
