@@ -56,8 +56,8 @@ type inBlockRateSet struct {
 }
 
 // The rates of every k, once full, take 0.9 MB in all (24,465 rates for
-// k = 1, 407 for k = 57), kept in 1.24 MB, and computing all of them allocates 3.06 MB,
-// once per process (TestInBlockRatesMemory).
+// k = 1, 407 for k = 57), kept in 1.24 MB; computing all of them allocates
+// 3.06 MB, once per process (TestInBlockRatesMemory).
 
 // inBlockChunk is the most rates one extension adds beyond those asked for.
 // A caller walking j upwards then takes k's mutex about once per chunk, not
