@@ -3,7 +3,6 @@ package blocked
 import (
 	"math"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,43 +89,43 @@ func resetInBlockRates() {
 
 // TestBlockedRateTakesNoGlobalLock is issue 21, item 6: the in-block rates
 // were behind one mutex, held for the whole of
-// bloom.BlockedFalsePositiveRate, so that a call computing rates (12 ms for
+// bloom.BlockedFalsePositiveRate, so that a call computing rates (6-12 ms for
 // those of one hash function) stopped every other call, and every decoder of
 // a blocked filter, meanwhile. Now a call with known rates takes no lock, and
 // one computing rates holds only the lock of its hash count while it does.
+//
+// The test holds the locks itself, as a computation in progress would, so
+// that it does not depend on timing: it used to count the calls for k = 7
+// made while another goroutine computed the rates of k = 1, and on a loaded
+// machine saw none in the 6 ms that took.
 func TestBlockedRateTakesNoGlobalLock(t *testing.T) {
 	resetInBlockRates()
+	defer resetInBlockRates()
 	want := Rate(10240, 7, 1000, nil) // the rates of k = 7 are known now
-	done := make(chan time.Duration)
-	var started atomic.Bool
-	go func() {
-		started.Store(true)
-		start := time.Now()
-		Rate(BlockBits, 1, 1<<40, nil) // every rate of k = 1
-		done <- time.Since(start)
-	}()
-	calls := 0 // those that started after the other call did
-	for {
+	// returns fails t unless Rate(bits, k, n) returns within a minute.
+	returns := func(what string, bits uint64, k uint, n uint64) float64 {
+		t.Helper()
+		done := make(chan float64, 1)
+		go func() { done <- Rate(bits, k, n, nil) }()
 		select {
-		case d := <-done:
-			t.Logf("%d calls for k = 7 while the rates of k = 1 took %v", calls, d)
-			if calls < 10 {
-				t.Errorf("%d calls for k = 7 returned while the rates of k = 1 took %v", calls, d)
-			}
-			return
-		default:
-		}
-		after := started.Load()
-		if got := Rate(10240, 7, 1000, nil); got != want {
-			t.Fatalf("Rate(10240, 7, 1000) = %v, then %v", want, got)
-		}
-		if after {
-			calls++
-		}
-		if calls%16 == 0 {
-			runtime.Gosched()
+		case r := <-done:
+			return r
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: Rate(%d, %d, %d) waited a minute on a lock", what, bits, k, n)
+			return 0
 		}
 	}
+	// The rates of k = 1 are being computed: k = 1's lock is held. And the
+	// lock of k = 7, whose rates are known, is held too.
+	for _, k := range []uint{1, 7} {
+		c := &inBlockRates[k]
+		c.mu.Lock()
+		defer c.mu.Unlock()
+	}
+	if got := returns("known rates", 10240, 7, 1000); got != want {
+		t.Fatalf("Rate(10240, 7, 1000) = %v, then %v", want, got)
+	}
+	returns("rates of another hash count", BlockBits, 2, 1<<40) // every rate of k = 2
 }
 
 // TestBlockedRatePoissonLimit checks the many-block limit against the
