@@ -226,6 +226,13 @@ var (
 	// (less if the context ends first). Its answers could have been false
 	// negatives for the keys of those writes.
 	ErrStale = errors.New("redisbloom: replica behind the writes this handle saw")
+
+	// ErrZeroValue is wrapped by the error of every method of a zero value
+	// of the package's types (a Filter, ScalableFilter, ShardedFilter,
+	// ShardedScalableFilter or WindowFilter declared rather than made by its
+	// New or Open, or a zero Pending): such a value is not usable, and no
+	// method of it talks to Redis or panics.
+	ErrZeroValue = errors.New("redisbloom: use of a zero value")
 )
 
 // Filter is a handle on a Bloom filter stored in Redis. Its Test never
@@ -309,7 +316,7 @@ func (f *Filter) positionsPerScript() int {
 }
 
 // errZero is returned by every method of a zero Filter.
-var errZero = errors.New("redisbloom: use of a zero Filter (create one with New or Open)")
+var errZero = fmt.Errorf("%w: a zero Filter is not usable; make one with New or Open", ErrZeroValue)
 
 // New returns the filter called name in rdb, creating it if it does not exist,
 // sized like a classic bloom.New(capacity, errorRate, opts...): bloom.Size

@@ -147,7 +147,7 @@ type WindowFilter struct {
 	clock func() int64
 }
 
-var errZeroWindow = errors.New("redisbloom: use of a zero WindowFilter (create one with NewWindow or OpenWindow)")
+var errZeroWindow = fmt.Errorf("%w: a zero WindowFilter is not usable; make one with NewWindow or OpenWindow", ErrZeroValue)
 
 // windowKeys returns the metadata key and the keys of slots 0..r-1.
 func windowKeys(name string, r int) []string {
@@ -450,7 +450,12 @@ func (w *WindowFilter) Duration() time.Duration { return w.p.period * time.Durat
 
 // Rotations returns the number of rotations the handle has seen (at the
 // current import epoch), as of its last call.
-func (w *WindowFilter) Rotations() uint64 { return uint64(w.view.load().n) }
+func (w *WindowFilter) Rotations() uint64 {
+	if w.view == nil {
+		return 0 // a zero WindowFilter
+	}
+	return uint64(w.view.load().n)
+}
 
 // windowPositionsPerScript bounds the positions (keys times hashes) of one
 // script call of a WindowFilter: each position is read in up to r

@@ -92,26 +92,6 @@ func TestConstructorErrors(t *testing.T) {
 	}
 }
 
-func TestZeroFilterPanics(t *testing.T) {
-	for name, call := range map[string]func(f *Filter){
-		"Add":          func(f *Filter) { _ = f.Add([]byte("x")) },
-		"Test":         func(f *Filter) { f.Test([]byte("x")) },
-		"TestAndAdd":   func(f *Filter) { _, _ = f.TestAndAdd([]byte("x")) },
-		"TestMany":     func(f *Filter) { f.TestMany([][]byte{[]byte("x")}, nil) },
-		"AddMany":      func(f *Filter) { _ = f.AddMany([][]byte{[]byte("x")}) },
-		"AppendHeader": func(f *Filter) { f.AppendHeader(nil) },
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s on a zero Filter did not panic", name)
-				}
-			}()
-			call(&Filter{})
-		}()
-	}
-}
-
 // TestNoFalseNegatives adds keys to filters of many sizes and kinds, growing
 // them, and checks every added key is present, in the filter and in its
 // clone and decoded copy.

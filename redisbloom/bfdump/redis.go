@@ -80,7 +80,7 @@ return 1
 // commands give an error ("unknown command"); see HasCommands.
 func Restore(ctx context.Context, rdb redis.UniversalClient, key string, f *Filter, replace bool) error {
 	if len(f.links) == 0 {
-		panic(errZeroValue)
+		return fmt.Errorf("bfdump: restore %q: %w", key, errZero)
 	}
 	return restore(ctx, rdb, key, replace, func(send func(int64, []byte) error) error {
 		for it, chunk := range f.Chunks() {
