@@ -139,15 +139,18 @@ type settings struct {
 
 // Expansion sets the growth factor: each new sub-filter holds factor times
 // the keys of the one before (BF.RESERVE's EXPANSION; the default is 2).
-// Expansion(0) makes the filter non-scaling, as EXPANSION 0 does. factor
-// must be at most MaxExpansion.
+// Expansion(0) makes the filter non-scaling and records the factor 0, as
+// EXPANSION 0 does (NonScaling alone records the default 2). factor must be
+// at most MaxExpansion.
 func Expansion(factor uint32) Option {
 	return func(s *settings) error {
 		if factor > MaxExpansion {
 			return fmt.Errorf("%w: bfdump: expansion must be in [0, %d], got %d", bloom.ErrInvalidParameter, MaxExpansion, factor)
 		}
 		if factor == 0 {
-			s.nonScaling = true
+			// RedisBloom sets BLOOM_OPT_NO_SCALING and keeps the 0 as
+			// the chain's growth (cap1000-p0.01-exp0.json).
+			s.nonScaling, s.growth = true, 0
 			return nil
 		}
 		s.growth, s.expansion = factor, true

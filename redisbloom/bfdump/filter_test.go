@@ -83,8 +83,21 @@ func TestConstructorErrors(t *testing.T) {
 	}
 	// As BF.RESERVE: EXPANSION 0 is NONSCALING, and rates above 0.25 are 0.25.
 	f, err := Reserve(100, 0.01, Expansion(0))
-	if err != nil || !f.NonScaling() {
-		t.Errorf("Expansion(0): %v, non-scaling %v", err, f != nil && f.NonScaling())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.NonScaling() || f.Expansion() != 0 {
+		t.Errorf("Expansion(0): non-scaling %v, Expansion %d, want true and 0", f.NonScaling(), f.Expansion())
+	}
+	for _, opts := range [][]Option{{NonScaling(), Expansion(0)}, {Expansion(0), NonScaling()}} {
+		// BF.RESERVE accepts NONSCALING with EXPANSION 0, in either order,
+		// and records growth 0.
+		if f, err := Reserve(100, 0.01, opts...); err != nil || !f.NonScaling() || f.Expansion() != 0 {
+			t.Errorf("NonScaling and Expansion(0): %v", err)
+		}
+	}
+	if f, _ := Reserve(100, 0.01, NonScaling()); f.Expansion() != DefaultExpansion {
+		t.Errorf("NonScaling: Expansion %d, want %d as RedisBloom records", f.Expansion(), DefaultExpansion)
 	}
 	f, err = Reserve(100, 0.9, NonScaling())
 	if err != nil || f.links[0].err != 0.25 {
