@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -20,8 +24,8 @@ import (
 // they fail. Those that load or read filters also need RedisBloom's BF.*
 // commands (Redis 8, or the RedisBloom module): the stock redis-server of
 // Debian (7.0) has none, so they skip on it, saying so, even in CI; the
-// golden streams are the contract there. TestRestoreWithoutModule runs on
-// any server.
+// golden streams are the contract there. TestNoModule runs against a server
+// without them: the test server, or a private one it starts.
 
 func unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
@@ -82,32 +86,122 @@ func leftovers(t testing.TB, rdb *redis.Client) []string {
 	return keys
 }
 
-// TestRestoreWithoutModule restores into a server without BF.* commands:
-// the load fails at once, the target keeps its value, and no temporary key
-// is left.
-func TestRestoreWithoutModule(t *testing.T) {
-	rdb := testClient(t)
+// noBFClient returns a client of a server without BF.* commands: the test
+// server when it has none, and otherwise a private redis-server started
+// from PATH without modules, stopped when the test ends.
+func noBFClient(t testing.TB) *redis.Client {
+	t.Helper()
+	if os.Getenv("BLOOM_REDIS_ADDR") != "" {
+		rdb := testClient(t)
+		ok, err := HasCommands(context.Background(), rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return rdb
+		}
+	}
+	return startPlainServer(t)
+}
+
+// startPlainServer starts a private redis-server from PATH, without
+// modules, listening on a Unix socket only, and returns a client of it.
+func startPlainServer(t testing.TB) *redis.Client {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		unavailable(t, "redis-server is not on PATH (apt-get install redis-server): %v", err)
+	}
+	// A socket path must be short (about 100 bytes): t.TempDir's may not be.
+	dir, err := os.MkdirTemp("", "bfdump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "redis.sock")
+	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--dir", dir, "--save", "", "--appendonly", "no",
+		"--daemonize", "no", "--loglevel", "warning")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start redis-server: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	for deadline := time.Now().Add(10 * time.Second); rdb.Ping(context.Background()).Err() != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("private redis-server on %s did not answer PING; its output:\n%s", sock, log.String())
+		}
+	}
+	return rdb
+}
+
+// printable reports what in s is not printable text, or "".
+func printable(s string) string {
+	for i, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return fmt.Sprintf("byte %d of %q is not printable", i, s)
+		}
+	}
+	return ""
+}
+
+// TestNoModule runs every call that talks to Redis against a server
+// without BF.* commands: each fails with an error wrapping ErrNoModule
+// that names what the server needs and holds no binary bytes (the server's
+// "unknown command" echoes the header chunk), the target keeps its value,
+// and no temporary key is left.
+func TestNoModule(t *testing.T) {
+	rdb := noBFClient(t)
 	ctx := context.Background()
 	if ok, err := HasCommands(ctx, rdb); err != nil || ok {
-		t.Skipf("the server has BF.* commands (%v): TestRestoreRoundTrip covers it", err)
+		t.Fatalf("HasCommands: %v, %v; want false", ok, err)
 	}
 	key := testKey(t, rdb)
 	if err := rdb.Set(ctx, key, "old", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// 1000 keys: the header starts with e8 03 00, which the server's
+	// "unknown command" echoes up to the 00.
 	f, _ := Reserve(1000, 0.01)
-	err := Restore(ctx, rdb, key, f, true)
-	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "unknown command") {
-		t.Errorf("Restore without RedisBloom: %v, want an unknown-command error", err)
+	for i := range 1000 {
+		_ = f.AddString("key-" + strconv.Itoa(i))
+	}
+	saved, _ := f.MarshalBinary()
+	var backup bytes.Buffer
+	for name, call := range map[string]func() error{
+		"Restore":     func() error { return Restore(ctx, rdb, key, f, true) },
+		"RestoreFrom": func() error { return RestoreFrom(ctx, rdb, key, bytes.NewReader(saved), true) },
+		"ScanDump": func() error {
+			_, err := ScanDump(ctx, rdb, key)
+			return err
+		},
+		"ScanDumpTo": func() error {
+			_, err := ScanDumpTo(ctx, rdb, key, &backup)
+			return err
+		},
+	} {
+		err := call()
+		if !errors.Is(err, ErrNoModule) {
+			t.Errorf("%s without RedisBloom: %v, want an error wrapping ErrNoModule", name, err)
+			continue
+		}
+		if msg := printable(err.Error()); msg != "" {
+			t.Errorf("%s without RedisBloom: %s", name, msg)
+		}
+		if s := err.Error(); !strings.Contains(s, "Redis 8") || !strings.Contains(s, "RedisBloom") {
+			t.Errorf("%s without RedisBloom: %q does not say what the server needs", name, s)
+		}
 	}
 	if v, _ := rdb.Get(ctx, key).Result(); v != "old" {
 		t.Errorf("the target holds %q after a failed Restore, want %q", v, "old")
 	}
 	if l := leftovers(t, rdb); len(l) != 0 {
 		t.Errorf("temporary keys left: %q", l)
-	}
-	if _, err := ScanDump(ctx, rdb, key); err == nil {
-		t.Error("ScanDump without RedisBloom succeeded")
 	}
 }
 
@@ -489,5 +583,37 @@ func TestRestoreCluster(t *testing.T) {
 	})
 	if err != nil {
 		t.Error(err)
+	}
+}
+
+// fakeRedisError is an error as go-redis returns a server's error reply.
+type fakeRedisError string
+
+func (e fakeRedisError) Error() string { return string(e) }
+func (fakeRedisError) RedisError()     {}
+
+// TestCommandError checks the errors of BF.* commands: "unknown command",
+// in any form, is ErrNoModule, and other server errors keep their meaning
+// with unprintable bytes escaped.
+func TestCommandError(t *testing.T) {
+	for _, msg := range []string{
+		"ERR unknown command 'BF.LOADCHUNK', with args beginning with: 'k' '1' '\xe8\x03'",
+		"ERR unknown command `BF.SCANDUMP`, with args beginning with: `k`, `0`, ",
+	} {
+		if err := commandError(fakeRedisError(msg)); err != ErrNoModule {
+			t.Errorf("commandError(%q) = %v, want ErrNoModule", msg, err)
+		}
+	}
+	orig := fakeRedisError("ERR bad data \xe8\x03\x00 here")
+	err := commandError(orig)
+	if !errors.Is(err, orig) || errors.Is(err, ErrNoModule) {
+		t.Errorf("commandError(%q) = %v, want it wrapped", string(orig), err)
+	}
+	if msg := printable(err.Error()); msg != "" || err.Error() != `ERR bad data \xe8\x03\x00 here` {
+		t.Errorf("commandError(%q): %s (%q)", string(orig), msg, err.Error())
+	}
+	plain := errors.New("ERR not found")
+	if err := commandError(plain); err != plain {
+		t.Errorf("commandError(%v) = %v, want it unchanged", plain, err)
 	}
 }
