@@ -217,21 +217,27 @@ func ScanDump(ctx context.Context, rdb redis.UniversalClient, key string) (*Filt
 // ScanDumpTo writes the saved form (as WriteTo writes it) of the filter
 // stored under key to w, a chunk at a time, holding one chunk in memory:
 // a backup that RestoreFrom or ReadFrom loads. It returns the bytes
-// written. The stream is checked as Loader checks it; a key changed while
-// it is read gives ErrChanged (what was written is then not a valid saved
-// form: write to a temporary file and rename it on success).
+// written. It writes nothing until the server has returned the stream's
+// header and the header is valid: a missing key, a key of another type, a
+// server without BF.* commands or a failed connection leave w untouched.
+// The stream is checked as Loader checks it; a key changed while it is read
+// gives ErrChanged (what was written is then not a valid saved form: write
+// to a temporary file and rename it on success).
 func ScanDumpTo(ctx context.Context, rdb redis.UniversalClient, key string, w io.Writer) (int64, error) {
 	crc := crc32.New(castagnoli)
 	cw := &countWriter{w: io.MultiWriter(w, crc)}
-	if _, err := io.WriteString(cw, magic); err != nil {
-		return cw.n, err
-	}
 	ld := Loader{noBits: true}
 	var rec [recordSize]byte
 	le := binary.LittleEndian
 	err := scan(ctx, rdb, key, func(it int64, chunk []byte) error {
 		if err := ld.LoadChunk(it, chunk); err != nil {
 			return err
+		}
+		if cw.n == 0 {
+			// The header came, and is valid: the stream is coming.
+			if _, err := io.WriteString(cw, magic); err != nil {
+				return err
+			}
 		}
 		le.PutUint64(rec[:], uint64(it))
 		le.PutUint32(rec[8:], uint32(len(chunk)))

@@ -203,6 +203,35 @@ func TestNoModule(t *testing.T) {
 	if l := leftovers(t, rdb); len(l) != 0 {
 		t.Errorf("temporary keys left: %q", l)
 	}
+	if backup.Len() != 0 {
+		t.Errorf("the failed ScanDumpTo wrote %d bytes (%q)", backup.Len(), backup.Bytes())
+	}
+}
+
+// TestScanDumpToWritesNothingOnError reads keys that hold no filter: a
+// missing key, a string, and a key of another module type. ScanDumpTo
+// fails and writes nothing, so no file looks like a backup.
+func TestScanDumpToWritesNothingOnError(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	missing, str := testKey(t, rdb), testKey(t, rdb)
+	if err := rdb.Set(ctx, str, "not a filter", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cuckoo := testKey(t, rdb)
+	if err := rdb.Do(ctx, "CF.RESERVE", cuckoo, 1000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{missing, str, cuckoo} {
+		var buf bytes.Buffer
+		n, err := ScanDumpTo(ctx, rdb, key, &buf)
+		if err == nil {
+			t.Errorf("ScanDumpTo of %s succeeded", key)
+		}
+		if n != 0 || buf.Len() != 0 {
+			t.Errorf("ScanDumpTo of %s: %v, and wrote %d bytes (reported %d): %q", key, err, buf.Len(), n, buf.Bytes())
+		}
+	}
 }
 
 // mexists returns BF.MEXISTS of keys.
