@@ -65,11 +65,14 @@
 //
 // ReadFrom, UnmarshalBinary and RestoreFrom read it. Decoders check the
 // header against RedisBloom's own rules and this package's limits before
-// they allocate, allocate no more than about twice what they have read,
-// never panic, and leave the receiver unchanged on error; errors wrap
-// bloom.ErrCorrupt (or errors.ErrUnsupported for streams of RedisBloom
-// before 2.0, which this package does not read), and input that ends early
-// also io.ErrUnexpectedEOF.
+// they allocate, and refuse a chain that neither RedisBloom nor New could
+// have written (each sub-filter's capacity, rate and geometry follow from
+// the first sub-filter and the growth, and only the newest is not full), so
+// that a loaded filter grows as the original would. They allocate no more
+// than about twice what they have read, never panic, and leave the receiver
+// unchanged on error; errors wrap bloom.ErrCorrupt (or errors.ErrUnsupported
+// for streams of RedisBloom before 2.0, which this package does not read),
+// and input that ends early also io.ErrUnexpectedEOF.
 //
 // # Redis
 //

@@ -182,6 +182,9 @@ func decodeHeader(h []byte) (*Filter, uint64, error) {
 	// that close to -ln(p)/(ln 2)^2 but by a coincidence of 1 in 10^14.
 	d := int64(math.Float64bits(f.links[0].bpe)) - int64(math.Float64bits(calcBPE(f.links[0].err)))
 	f.exact = d < -4 || d > 4
+	if err := checkChain(f); err != nil {
+		return nil, 0, err
+	}
 	return f, total, nil
 }
 
