@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -644,5 +645,74 @@ func TestCommandError(t *testing.T) {
 	plain := errors.New("ERR not found")
 	if err := commandError(plain); err != plain {
 		t.Errorf("commandError(%v) = %v, want it unchanged", plain, err)
+	}
+}
+
+// TestRawLoadChunkLosesKeys measures what the package documentation says
+// of a plain BF.LOADCHUNK loop: RedisBloom answers OK to streams that are
+// damaged (a chunk one byte short, the last chunk missing, the header
+// alone), and the key then answers "absent" for keys the filter holds. The
+// Loader, which Restore's and RestoreFrom's input goes through, refuses
+// every one. If the server starts refusing them, the documentation needs
+// an update.
+func TestRawLoadChunkLosesKeys(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	f, _ := Reserve(1000, 0.01)
+	keys := make([]string, 10000)
+	for i := range keys {
+		keys[i] = "key-" + strconv.Itoa(i)
+		_ = f.AddString(keys[i])
+	}
+	type pair struct {
+		it    int64
+		chunk []byte
+	}
+	var pairs []pair
+	for it, c := range f.Chunks() {
+		pairs = append(pairs, pair{it, c})
+	}
+	if len(pairs) != 5 {
+		t.Fatalf("%d pairs, want the header and 4 sub-filters", len(pairs))
+	}
+	streams := map[string][]pair{
+		"last chunk missing": pairs[:len(pairs)-1],
+		"header alone":       pairs[:1],
+	}
+	for i := 1; i < len(pairs); i++ {
+		ps := append([]pair(nil), pairs...)
+		ps[i] = pair{ps[i].it, ps[i].chunk[:len(ps[i].chunk)-1]}
+		streams["chunk "+strconv.Itoa(i)+" one byte short"] = ps
+	}
+	for name, ps := range streams {
+		key := testKey(t, rdb)
+		for _, p := range ps {
+			if err := rdb.Do(ctx, "BF.LOADCHUNK", key, p.it, p.chunk).Err(); err != nil {
+				t.Errorf("%s: BF.LOADCHUNK %d: %v (the server refuses it now: update the package documentation)", name, p.it, err)
+			}
+		}
+		absent := 0
+		for _, e := range mexists(t, rdb, key, keys) {
+			if !e {
+				absent++
+			}
+		}
+		t.Logf("%s: the server answered OK, then %d of %d keys absent", name, absent, len(keys))
+		if absent == 0 {
+			t.Errorf("%s: no key absent", name)
+		}
+		var ld Loader
+		var err error
+		for _, p := range ps {
+			if err = ld.LoadChunk(p.it, p.chunk); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			_, err = ld.Filter()
+		}
+		if !errors.Is(err, bloom.ErrCorrupt) {
+			t.Errorf("%s: the Loader: %v, want an error wrapping bloom.ErrCorrupt", name, err)
+		}
 	}
 }

@@ -167,6 +167,7 @@ func TestHeaderChecks(t *testing.T) {
 		{"bits not bytes*8", header(5, 16, 127, 3, 0.005, bpe, 8, 10, 0), false},
 		{"zero bytes", header(5, 0, 0, 3, 0.005, bpe, 8, 10, 0), false},
 		{"bytes*8 overflows", header(5, 1<<61, 0, 3, 0.005, bpe, 8, 10, 0), false},
+		{"top bit of the bytes (stops Redis 7.0)", header(5, 1<<63+16, 128, 3, 0.005, bpe, 8, 10, 0), false},
 		{"past MaxBits", header(5, MaxBits/8+1, MaxBits+8, 3, 0.005, bpe, 8, 10, 0), false},
 		{"hashes unlike bpe", header(5, 8, 64, 3, 0.005, bpe, 9, 10, 0), false},
 		{"no hash function", header(5, 8, 64, 3, 0.005, 0, 0, 10, 0), false},
