@@ -5,151 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
 )
-
-// The tests here need a redis-server at BLOOM_REDIS_ADDR (.ci/start-redis.sh
-// starts one and sets it); without it they skip, except under CI=true, where
-// they fail. Those that load or read filters also need RedisBloom's BF.*
-// commands (Redis 8, or the RedisBloom module): the stock redis-server of
-// Debian (7.0) has none, so they skip on it, saying so, even in CI; the
-// golden streams are the contract there. TestNoModule runs against a server
-// without them: the test server, or a private one it starts.
-
-func unavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (CI=true: the Redis tests must run)", msg)
-	}
-	t.Skip(msg)
-}
-
-func testClient(t testing.TB) *redis.Client {
-	t.Helper()
-	addr := os.Getenv("BLOOM_REDIS_ADDR")
-	if addr == "" {
-		unavailable(t, "BLOOM_REDIS_ADDR is not set: start a redis-server (`. .ci/start-redis.sh` from the repository root) to run the Redis tests")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
-	t.Cleanup(func() { rdb.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("redis-server at %s does not answer: %v", addr, err)
-	}
-	return rdb
-}
-
-// bfClient returns a client of the test server if it has the BF.*
-// commands, and skips the test otherwise.
-func bfClient(t testing.TB) *redis.Client {
-	t.Helper()
-	rdb := testClient(t)
-	ok, err := HasCommands(context.Background(), rdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		t.Skip("the redis-server at BLOOM_REDIS_ADDR has no BF.LOADCHUNK / BF.SCANDUMP (RedisBloom is not loaded; Redis 8 and the RedisBloom module have them): skipping the round trip through a server; the golden streams test the stream code")
-	}
-	return rdb
-}
-
-// testKey returns a key name no other test uses, deleted when the test
-// ends.
-func testKey(t testing.TB, rdb redis.UniversalClient) string {
-	t.Helper()
-	key := fmt.Sprintf("bfdump-test:%s:%d", t.Name(), time.Now().UnixNano())
-	t.Cleanup(func() { rdb.Del(context.Background(), key) })
-	return key
-}
-
-// leftovers returns the keys of temporary Restore keys on the server.
-func leftovers(t testing.TB, rdb *redis.Client) []string {
-	t.Helper()
-	keys, err := rdb.Keys(context.Background(), "*bfdump-restore:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
-}
-
-// noBFClient returns a client of a server without BF.* commands: the test
-// server when it has none, and otherwise a private redis-server started
-// from PATH without modules, stopped when the test ends.
-func noBFClient(t testing.TB) *redis.Client {
-	t.Helper()
-	if os.Getenv("BLOOM_REDIS_ADDR") != "" {
-		rdb := testClient(t)
-		ok, err := HasCommands(context.Background(), rdb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			return rdb
-		}
-	}
-	return startPlainServer(t)
-}
-
-// startPlainServer starts a private redis-server from PATH, without
-// modules, listening on a Unix socket only, and returns a client of it.
-func startPlainServer(t testing.TB) *redis.Client {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		unavailable(t, "redis-server is not on PATH (apt-get install redis-server): %v", err)
-	}
-	// A socket path must be short (about 100 bytes): t.TempDir's may not be.
-	dir, err := os.MkdirTemp("", "bfdump")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--dir", dir, "--save", "", "--appendonly", "no",
-		"--daemonize", "no", "--loglevel", "warning")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, MaxRetries: -1})
-	t.Cleanup(func() { rdb.Close() })
-	for deadline := time.Now().Add(10 * time.Second); rdb.Ping(context.Background()).Err() != nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("private redis-server on %s did not answer PING; its output:\n%s", sock, log.String())
-		}
-	}
-	return rdb
-}
-
-// printable reports what in s is not printable text, or "".
-func printable(s string) string {
-	for i, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			return fmt.Sprintf("byte %d of %q is not printable", i, s)
-		}
-	}
-	return ""
-}
 
 // TestNoModule runs every call that talks to Redis against a server
 // without BF.* commands: each fails with an error wrapping ErrNoModule
@@ -235,124 +99,102 @@ func TestScanDumpToWritesNothingOnError(t *testing.T) {
 	}
 }
 
-// mexists returns BF.MEXISTS of keys.
-func mexists(t testing.TB, rdb *redis.Client, key string, keys []string) []bool {
-	t.Helper()
-	args := []any{"BF.MEXISTS", key}
-	for _, k := range keys {
-		args = append(args, k)
-	}
-	res, err := rdb.Do(context.Background(), args...).Slice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]bool, len(res))
-	for i, r := range res {
-		switch r := r.(type) {
-		case bool: // RESP3
-			out[i] = r
-		case int64: // RESP2
-			out[i] = r == 1
-		default:
-			t.Fatalf("BF.MEXISTS answered %T", r)
-		}
-	}
-	return out
-}
-
-// TestRestoreRoundTrip restores filters built in Go (Reserve and New,
-// fixed, grown, non-scaling, and the golden ones) into RedisBloom and
-// checks BF.MEXISTS, BF.INFO and BF.CARD against the filter, then reads
-// them back with ScanDump and ScanDumpTo.
+// TestRestoreRoundTrip restores filters built in Go into RedisBloom, on one
+// server and through a Cluster: the golden ones, Reserve's with EXPANSION
+// 0, 1 and 4, NONSCALING and the default, grown to several sub-filters or
+// full, New's and NewWithSize's. For each it checks that BF.MEXISTS
+// answers as TestMany does for the added keys and 20,000 others, BF.INFO
+// as Info and BF.CARD as Count, then reads the key back with ScanDump and
+// ScanDumpTo and restores the backup with RestoreFrom.
 func TestRestoreRoundTrip(t *testing.T) {
-	rdb := bfClient(t)
-	ctx := context.Background()
-	probes := make([]string, 20000)
-	for i := range probes {
-		probes[i] = "probe-" + strconv.Itoa(i)
+	probes := make([]string, 0, 25000)
+	for i := range 5000 {
+		probes = append(probes, "key-"+strconv.Itoa(i))
+	}
+	for i := range 20000 {
+		probes = append(probes, "probe-"+strconv.Itoa(i))
 	}
 	filters := map[string]*Filter{}
 	for _, g := range loadGolden(t) {
 		filters["golden/"+g.Name] = g.load(t)
 	}
-	grown, _ := New(300, 1e-4, Expansion(3))
-	for i := range 5000 {
-		_ = grown.AddString("key-" + strconv.Itoa(i))
+	// fill adds key-0, key-1, ... until f has links sub-filters, or is full.
+	must := func(f *Filter, err error) *Filter {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
-	filters["new/grown"] = grown
-	small, _ := New(10, 1e-4, NonScaling())
-	for i := range 10 {
-		_ = small.AddString("key-" + strconv.Itoa(i))
-	}
-	filters["new/small"] = small
-	for name, f := range filters {
-		t.Run(name, func(t *testing.T) {
-			key := testKey(t, rdb)
-			if err := Restore(ctx, rdb, key, f, false); err != nil {
+	fill := func(f *Filter, links int) *Filter {
+		t.Helper()
+		for i := 0; len(f.links) < links; i++ {
+			if err := f.AddString("key-" + strconv.Itoa(i)); errors.Is(err, ErrFull) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
-			want := f.TestManyStrings(probes, nil)
-			got := mexists(t, rdb, key, probes)
-			diff := 0
-			for i := range want {
-				if got[i] != want[i] {
-					diff++
+		}
+		return f
+	}
+	filters["reserve/exp0"] = fill(must(Reserve(500, 0.01, Expansion(0))), 2)
+	filters["reserve/exp1"] = fill(must(Reserve(200, 0.01, Expansion(1))), 5)
+	filters["reserve/exp4"] = fill(must(Reserve(100, 0.001, Expansion(4))), 3)
+	filters["reserve/nonscaling"] = fill(must(Reserve(300, 0.05, NonScaling())), 2)
+	filters["reserve/default"] = fill(must(Reserve(100, 0.01)), 5)
+	filters["new/grown"] = fill(must(New(300, 1e-4, Expansion(3))), 3)
+	filters["new/small"] = fill(must(New(10, 1e-4, NonScaling())), 2)
+	filters["newwithsize/grown"] = fill(must(NewWithSize(2000, 4, 150, 0.02)), 4)
+	bfServers(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		for name, f := range filters {
+			t.Run(name, func(t *testing.T) {
+				key := testKey(t, rdb)
+				if err := Restore(ctx, rdb, key, f, false); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if diff != 0 {
-				t.Errorf("%d of %d probes: BF.MEXISTS differs from Test", diff, len(probes))
-			}
-			raw, err := rdb.Do(ctx, "BF.INFO", key).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			info := map[string]any{}
-			switch raw := raw.(type) {
-			case map[any]any: // RESP3
-				for k, v := range raw {
-					info[fmt.Sprint(k)] = v
+				want := f.TestManyStrings(probes, nil)
+				got := mexists(t, rdb, key, probes)
+				diff := 0
+				for i := range want {
+					if got[i] != want[i] {
+						diff++
+					}
 				}
-			case []any: // RESP2
-				for i := 0; i+1 < len(raw); i += 2 {
-					info[fmt.Sprint(raw[i])] = raw[i+1]
+				if diff != 0 {
+					t.Errorf("%d of %d keys: BF.MEXISTS differs from Test", diff, len(probes))
 				}
-			}
-			in := f.Info()
-			exp := any(int64(in.Expansion))
-			if in.Expansion == 0 {
-				exp = nil
-			}
-			wantInfo := map[string]any{"Capacity": int64(in.Capacity), "Size": int64(in.Size), "Number of filters": int64(in.Filters),
-				"Number of items inserted": int64(in.Items), "Expansion rate": exp}
-			if fmt.Sprint(info) != fmt.Sprint(wantInfo) {
-				t.Errorf("BF.INFO %v, Info %v", info, wantInfo)
-			}
-			// Read back, in memory and as a saved form.
-			g, err := ScanDump(ctx, rdb, key)
-			if err != nil || !g.Equal(f) {
-				t.Fatalf("ScanDump: %v, equal %v", err, err == nil && g.Equal(f))
-			}
-			var buf bytes.Buffer
-			if _, err := ScanDumpTo(ctx, rdb, key, &buf); err != nil {
-				t.Fatal(err)
-			}
-			saved, _ := f.MarshalBinary()
-			if !bytes.Equal(buf.Bytes(), saved) {
-				t.Error("ScanDumpTo's saved form differs from MarshalBinary's")
-			}
-			// RestoreFrom the saved form into a second key.
-			key2 := testKey(t, rdb)
-			if err := RestoreFrom(ctx, rdb, key2, bytes.NewReader(saved), false); err != nil {
-				t.Fatal(err)
-			}
-			if g2, err := ScanDump(ctx, rdb, key2); err != nil || !g2.Equal(f) {
-				t.Errorf("RestoreFrom then ScanDump: %v", err)
-			}
-		})
-	}
-	if l := leftovers(t, rdb); len(l) != 0 {
-		t.Errorf("temporary keys left: %q", l)
-	}
+				checkServerInfo(t, rdb, key, f)
+				if n, err := rdb.Do(ctx, "BF.CARD", key).Uint64(); err != nil || n != f.Count() {
+					t.Errorf("BF.CARD %d, %v; Count %d", n, err, f.Count())
+				}
+				// Read back, in memory and as a saved form.
+				g, err := ScanDump(ctx, rdb, key)
+				if err != nil || !g.Equal(f) {
+					t.Fatalf("ScanDump: %v, equal %v", err, err == nil && g.Equal(f))
+				}
+				var buf bytes.Buffer
+				if _, err := ScanDumpTo(ctx, rdb, key, &buf); err != nil {
+					t.Fatal(err)
+				}
+				saved, _ := f.MarshalBinary()
+				if !bytes.Equal(buf.Bytes(), saved) {
+					t.Error("ScanDumpTo's saved form differs from MarshalBinary's")
+				}
+				// RestoreFrom the saved form into a second key.
+				key2 := testKey(t, rdb)
+				if err := RestoreFrom(ctx, rdb, key2, bytes.NewReader(saved), false); err != nil {
+					t.Fatal(err)
+				}
+				if g2, err := ScanDump(ctx, rdb, key2); err != nil || !g2.Equal(f) {
+					t.Errorf("RestoreFrom then ScanDump: %v", err)
+				}
+			})
+		}
+		if l := leftovers(t, rdb); len(l) != 0 {
+			t.Errorf("temporary keys left: %q", l)
+		}
+	})
 }
 
 // TestRestoreThenAdd restores a Reserve filter and adds the same keys to it
@@ -565,20 +407,8 @@ func TestScanDumpChanged(t *testing.T) {
 // a tag of its own: the rename works on the node that holds the slot. It
 // needs BF.* commands on the cluster's nodes and skips without them.
 func TestRestoreCluster(t *testing.T) {
-	addrs := os.Getenv("BLOOM_REDIS_CLUSTER_ADDRS")
-	if addrs == "" {
-		unavailable(t, "BLOOM_REDIS_CLUSTER_ADDRS is not set: start a cluster with `. .ci/start-redis-cluster.sh` from the repository root")
-	}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ","), ReadTimeout: time.Minute})
-	defer rdb.Close()
+	rdb := bfCluster(t)
 	ctx := context.Background()
-	ok, err := HasCommands(ctx, rdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		t.Skip("the Redis Cluster at BLOOM_REDIS_CLUSTER_ADDRS has no BF.LOADCHUNK / BF.SCANDUMP (RedisBloom is not loaded): skipping the round trip through a cluster")
-	}
 	f, _ := New(5000, 0.001)
 	for i := range 5000 {
 		_ = f.AddString("key-" + strconv.Itoa(i))
@@ -604,15 +434,8 @@ func TestRestoreCluster(t *testing.T) {
 			}
 		})
 	}
-	err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		keys, err := node.Keys(ctx, "*bfdump-restore:*").Result()
-		if err == nil && len(keys) > 0 {
-			err = fmt.Errorf("temporary keys left on %s: %q", node.Options().Addr, keys)
-		}
-		return err
-	})
-	if err != nil {
-		t.Error(err)
+	if l := leftovers(t, rdb); len(l) != 0 {
+		t.Errorf("temporary keys left: %q", l)
 	}
 }
 
