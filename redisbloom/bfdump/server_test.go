@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -87,9 +88,12 @@ func hasBF(t testing.TB, rdb redis.UniversalClient, where string) bool {
 	ctx := context.Background()
 	ok, err := HasCommands(ctx, rdb)
 	if cc, isCluster := rdb.(*redis.ClusterClient); isCluster && err == nil {
+		var mu sync.Mutex // ForEachMaster calls concurrently
 		err = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 			has, err := HasCommands(ctx, node)
+			mu.Lock()
 			ok = ok && has
+			mu.Unlock()
 			return err
 		})
 	}
@@ -217,10 +221,15 @@ func leftovers(t testing.TB, rdb redis.UniversalClient) []string {
 	t.Helper()
 	ctx := context.Background()
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		var out []string
+		var (
+			mu  sync.Mutex // ForEachMaster calls concurrently
+			out []string
+		)
 		err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 			keys, err := node.Keys(ctx, "*bfdump-restore:*").Result()
+			mu.Lock()
 			out = append(out, keys...)
+			mu.Unlock()
 			return err
 		})
 		if err != nil {
