@@ -15,7 +15,6 @@ import (
 	"github.com/bloomfilters/bloom/internal/window"
 )
 
-
 // windowSettings collects the options that only NewWindow and ReadWindow
 // take.
 type windowSettings struct {

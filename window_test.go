@@ -17,7 +17,6 @@ import (
 	"time"
 )
 
-
 func mustWindow(t testing.TB, n uint64, p float64, opts ...Option) *WindowFilter {
 	t.Helper()
 	w, err := NewWindow(n, p, opts...)
