@@ -3,8 +3,12 @@ package bloom
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/bloomfilters/bloom/internal/format"
 )
 
 // FuzzWindowDecode feeds the decoders of WindowFilter any bytes, the
@@ -56,6 +60,60 @@ func FuzzWindowDecode(f *testing.F) {
 		u.AddString("x")
 		if !u.TestString("x") {
 			t.Fatal("decoded window does not keep a key")
+		}
+	})
+}
+
+// FuzzView: a View over any bytes, with or without the body check, never
+// panics; when the decoder accepts the bytes, the View does and answers as
+// the decoded filter; when the View accepts them and the decoder does not,
+// it is for the one thing a View does not check, a count above the bits
+// set, or for bits the View was told not to check.
+func FuzzView(f *testing.F) {
+	f.Add(mustMarshal(f, goldenFilter(f)), []byte(nil), false)
+	f.Add(encodeV1(goldenFilter(f)), []byte(nil), true)
+	f.Add(mustMarshal(f, goldenBlockedFilter(f)), []byte{4, 0, 0, 2, 0, 0, 0, 0, 0, 0}, false)
+	s := mustScalable(f, 10, 0.1)
+	for i := range 50 {
+		s.AddString(fmt.Sprint(i))
+	}
+	f.Add(mustMarshal(f, s), []byte(nil), false)
+	f.Add(encodeScalableV1(s), []byte(nil), false)
+	_, keys := viewKeys(50)
+	f.Fuzz(func(t *testing.T, data, edits []byte, skip bool) {
+		if len(edits) >= editOpSize && len(data) >= 64 {
+			if string(data[:4]) == format.ScalableMagic {
+				data = resealScalable(applyEdits(data, edits, scalableFields, filterFields, subFilterAt))
+			} else {
+				data = reseal(applyEdits(data, edits, filterFields, nil, nil))
+			}
+		}
+		var opts []ViewOption
+		if skip {
+			opts = append(opts, SkipBodyCheck())
+		}
+		var v *View
+		var err error
+		checkDecodeAllocs(t, "NewView", data, func() { v, err = NewView(data, opts...) })
+		var whole error
+		if string(data[:min(4, len(data))]) == format.ScalableMagic {
+			var g ScalableBloomFilter
+			whole = g.UnmarshalBinary(data)
+		} else {
+			var g BloomFilter
+			whole = g.UnmarshalBinary(data)
+		}
+		switch {
+		case whole == nil && err != nil:
+			t.Fatalf("the decoder accepts what NewView refuses: %v", err)
+		case whole != nil && err == nil && !skip && !strings.Contains(whole.Error(), "set bits"):
+			t.Fatalf("NewView accepts what the decoder refuses: %v", whole)
+		case whole == nil:
+			d, err := ReadAny(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("ReadAny refuses what UnmarshalBinary accepts: %v", err)
+			}
+			checkViewAnswers(t, "fuzz", v, d.(viewed), keys)
 		}
 	})
 }
