@@ -140,11 +140,9 @@
 package bloom
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -179,126 +177,6 @@ const (
 	// set the same bits, so they can be saved, merged and compared.
 	DefaultSeed uint32 = 0x5BD1E995
 )
-
-// The copies of these limits in internal/format and internal/blocked: the
-// build fails (constant overflow) if they differ.
-const (
-	_ = uint64(MaxBits-format.MaxBits) + uint64(format.MaxBits-MaxBits)
-	_ = uint(MaxHashes-format.MaxHashes) + uint(format.MaxHashes-MaxHashes)
-	_ = uint(BlockBits-blocked.BlockBits) + uint(blocked.BlockBits-BlockBits) +
-		uint(BlockBits-format.BlockBits) + uint(format.BlockBits-BlockBits)
-)
-
-// Sentinel errors, to be matched with errors.Is.
-var (
-	// ErrInvalidParameter is wrapped by every error a constructor or option
-	// returns for a parameter out of its allowed range.
-	ErrInvalidParameter = errors.New("bloom: invalid parameter")
-
-	// ErrIncompatible is returned when combining filters whose sizes, hash
-	// counts, seeds or layouts differ.
-	ErrIncompatible = errors.New("bloom: incompatible filters")
-
-	// ErrCorrupt is wrapped by every error a decoder returns for input that is
-	// not a valid encoding: bad magic, unknown version, inconsistent header,
-	// wrong length or checksum mismatch.
-	ErrCorrupt = format.ErrCorrupt
-)
-
-func paramError(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidParameter, fmt.Sprintf(format, args...))
-}
-
-// Option configures a filter at construction. Options are created by Seed,
-// Concurrent and Blocked and, for ScalableBloomFilter only, by Linear,
-// Exponential and Tightening. Each may be given at most once: an option
-// given twice, even with the same value, is an error wrapping
-// ErrInvalidParameter that names it (and so are Linear and Exponential
-// together).
-type Option struct {
-	apply func(*settings) error
-}
-
-// settings collects what the options chose.
-type settings struct {
-	seed       uint32
-	seedSet    bool    // Seed was given
-	growth     growth  // growthNone unless Linear or Exponential was given
-	scale      float64 // growth scale factor
-	tightening float64 // 0 unless Tightening was given
-	concurrent bool    // Concurrent was given
-	blocked    bool    // Blocked was given
-	classic    bool    // Classic was given
-
-	win windowSettings // Every, Clock, OnOverflow, Generations (scalable.go)
-}
-
-func newSettings(opts []Option) (settings, error) {
-	s := settings{seed: DefaultSeed}
-	for _, o := range opts {
-		if o.apply == nil {
-			return s, paramError("zero Option value")
-		}
-		if err := o.apply(&s); err != nil {
-			return s, err
-		}
-	}
-	return s, nil
-}
-
-// Seed sets the murmur3 seed (default DefaultSeed). Filters can only be
-// combined and compared when their seeds match.
-//
-// With a public seed anyone can compute which keys collide in a filter and
-// craft keys that make it answer "present" for chosen absent keys, or fill it
-// quickly. A secret random seed (for example from crypto/rand), kept with the
-// filter, defends against such adversaries.
-func Seed(seed uint32) Option {
-	return Option{func(s *settings) error {
-		if s.seedSet {
-			return paramError("Seed may be given only once")
-		}
-		s.seed, s.seedSet = seed, true
-		return nil
-	}}
-}
-
-// Concurrent makes a BloomFilter or ScalableBloomFilter safe for Add, Test and
-// TestAndAdd (and their String forms) from any number of goroutines at once,
-// without a global lock. A concurrent BloomFilter carries a table of locks
-// of about 1/8 of its size, at least 1 KiB (16 locks) and at most 64 KiB
-// (1024 locks, from 512 KiB filters up); a concurrent ScalableBloomFilter,
-// which grows, 64 KiB. A filter made without the option pays one
-// predictable branch per call.
-//
-// Test takes no lock: it reads the bits with atomic loads. Add and TestAndAdd
-// first test the key the same way, so a key that is already present costs no
-// lock and no write. Otherwise they take one of the mutexes, chosen by the
-// key's hash, and set the bits with atomic ORs. Goroutines adding different
-// keys rarely share a mutex; goroutines adding the same key take turns, so
-// TestAndAdd reports a new key absent to exactly one of them and Count is
-// exact.
-//
-// The mutexes are what makes that exact: the old values that the atomic ORs
-// return cannot decide it alone. If goroutine A sets a key's first bit and B,
-// finding it set, sets the key's second bit before A gets to it, each has set
-// a bit that was clear, and nothing in the bits says which came first.
-//
-// The type docs of BloomFilter and ScalableBloomFilter say which other methods
-// are safe during concurrent writes. A filter keeps its mode when cloned,
-// combined or decoded into: decoding into a filter made with Concurrent gives
-// a concurrent filter, decoding into a zero value a plain one. Read,
-// ReadScalable, ReadAny and FromWords take the option too. The mode is not
-// part of the binary format or of Equal.
-func Concurrent() Option {
-	return Option{func(s *settings) error {
-		if s.concurrent {
-			return paramError("Concurrent may be given only once")
-		}
-		s.concurrent = true
-		return nil
-	}}
-}
 
 // BloomFilter is a fixed-size Bloom filter of m bits and k hash functions.
 // Test never reports a key that was added as absent; it reports an absent key
@@ -487,21 +365,6 @@ func (f *BloomFilter) word(i int) uint64 {
 // bits returns the bits of f as the layouts probe them.
 func (f *BloomFilter) bits() layout.Bits {
 	return layout.Bits{Words: f.words, M: f.m, K: f.k}
-}
-
-// AppendLocations appends to dst the hashes bit positions, each in [0, bits),
-// that a filter of bits bits, hashes hash functions and seed seed sets for key
-// and returns the extended slice. They are exactly the positions Add sets and
-// Test reads, in the same order, and they are part of the format promise:
-// they never change within a format version. Positions may repeat.
-//
-// With (h1, h2) the 128-bit murmur3 hash of key with seed, and all
-// arithmetic mod 2^64, position i is ((z_i * 0x94D049BB133111EB) * bits) >> 64
-// with z_i = x_i ^ (x_i >> 32), x_0 = h1, x_{i+1} = x_i + y_i, y_0 = h2 and
-// y_{i+1} = y_i + (i+1)*0x9E3779B97F4A7C15.
-func AppendLocations(dst []uint64, key []byte, bits uint64, hashes uint, seed uint32) []uint64 {
-	h1, h2 := murmur.Sum128(key, seed)
-	return classic.AppendPositions(dst, h1, h2, bits, hashes)
 }
 
 // bytesOf returns the bytes of s without copying. The result must not be
@@ -989,32 +852,6 @@ func (f *BloomFilter) combine(other *BloomFilter, op func(a, b *bitset.BitSet)) 
 	return g, nil
 }
 
-// Header is everything a BloomFilter holds besides its bits: the fields of
-// its binary header (see the package doc). Header returns a filter's, and
-// FromWords builds a filter from one and the bits, so that other stores (the
-// redisbloom module keeps the bits in Redis) can move a filter in and out
-// without writing the binary format by hand.
-//
-// The layout must be stated: FromWords refuses a Header whose Layout is 0,
-// such as one built field by field by code written before Layout existed,
-// rather than read a blocked filter's words as a classic filter's (which
-// would answer "absent" for keys that were added).
-type Header struct {
-	Bits      uint64  // m, the size in bits, in [1, MaxBits]
-	Hashes    uint    // k, the number of hash functions, in [1, MaxHashes]
-	Seed      uint32  // the murmur3 seed
-	Capacity  uint64  // the keys the filter was sized for, at least 1
-	ErrorRate float64 // the target false-positive rate at Capacity, in (0, 1)
-	Count     uint64  // what Count returns, at most the number of set bits
-	Layout    Layout  // LayoutClassic or LayoutBlocked (Bits is then a multiple of BlockBits); never 0
-
-	// Blocked reports whether Layout is LayoutBlocked.
-	//
-	// Deprecated: Blocked mirrors Layout, which states the layout
-	// explicitly; FromWords refuses a Header where the two disagree.
-	Blocked bool
-}
-
 // Layout returns the filter's layout, LayoutClassic or LayoutBlocked, or 0
 // for a zero BloomFilter. Filters of different layouts are never combined or
 // Equal, and their bits mean different keys.
@@ -1023,102 +860,6 @@ func (f *BloomFilter) Layout() Layout {
 		return 0
 	}
 	return layoutOf(f.blocked)
-}
-
-// Header returns the filter's size, hash count, seed, capacity, error rate,
-// count and layout: a zero Header for a zero BloomFilter. Its Count is at most the
-// number of set bits, even while other goroutines add to a Concurrent
-// filter, and stays so for words that AppendWords returns after it: bits are
-// only ever set. O(m/64) for a concurrent filter, which counts the bits.
-func (f *BloomFilter) Header() Header {
-	if f.k == 0 {
-		return Header{}
-	}
-	return Header{
-		Bits: f.m, Hashes: f.k, Seed: f.seed,
-		Capacity: f.capacity, ErrorRate: f.errorRate, Count: f.sharedCount(),
-		Layout: layoutOf(f.blocked), Blocked: f.blocked,
-	}
-}
-
-// AppendWords appends a copy of the filter's bits to dst as ceil(Bits()/64)
-// 64-bit words and returns the extended slice: bit i of the filter is bit
-// i%64 of word i/64, and the bits at Bits() and above are 0. It appends
-// nothing for a zero BloomFilter. On a Concurrent filter it may run during
-// writes, like Clone. O(m/64); it allocates only if dst lacks room.
-func (f *BloomFilter) AppendWords(dst []uint64) []uint64 {
-	if f.conc == nil {
-		return append(dst, f.words...)
-	}
-	dst = slices.Grow(dst, len(f.words))
-	for i := range f.words {
-		dst = append(dst, atomic.LoadUint64(&f.words[i]))
-	}
-	return dst
-}
-
-// FromWords returns a filter with the fields of h and the bits of words,
-// laid out as AppendWords returns them: FromWords(f.Header(),
-// f.AppendWords(nil)) is Equal to f. It copies words. Options: Concurrent;
-// Seed is allowed only if it agrees with h.Seed, Blocked only if h.Layout is
-// LayoutBlocked. It returns an error wrapping ErrInvalidParameter, before it
-// allocates, for a field of h out of the range Header gives (including a
-// Layout of 0, which states no layout, and a Blocked that contradicts
-// Layout), for len(words) other than ceil(h.Bits/64), for a bit set at
-// h.Bits or above, for a Count above the number of set bits, and for an
-// option that contradicts h or applies only to ScalableBloomFilter.
-func FromWords(h Header, words []uint64, opts ...Option) (*BloomFilter, error) {
-	s, err := newSettings(opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.plainOnly(); err != nil {
-		return nil, err
-	}
-	if s.seedSet && s.seed != h.Seed {
-		return nil, paramError("Seed(%#x) contradicts the seed %#x of the header", s.seed, h.Seed)
-	}
-	s.seed = h.Seed
-	switch {
-	case h.Layout == 0:
-		return nil, paramError("Header.Layout must be stated (LayoutClassic or LayoutBlocked), got 0: a Header built before Layout existed must set it")
-	case h.Layout != LayoutClassic && h.Layout != LayoutBlocked:
-		return nil, paramError("Header.Layout must be LayoutClassic or LayoutBlocked, got %v", h.Layout)
-	case h.Blocked != (h.Layout == LayoutBlocked):
-		return nil, paramError("Header.Blocked %v contradicts Header.Layout %v", h.Blocked, h.Layout)
-	case s.blocked && h.Layout != LayoutBlocked:
-		return nil, paramError("Blocked contradicts the classic layout of the header")
-	case s.classic && h.Layout != LayoutClassic:
-		return nil, paramError("Classic contradicts the blocked layout of the header")
-	}
-	s.blocked = h.Layout == LayoutBlocked
-	if err := checkSize(h.Bits, h.Hashes); err != nil {
-		return nil, err
-	}
-	if s.blocked && h.Bits%BlockBits != 0 {
-		return nil, paramError("Bits must be a multiple of %d with Blocked, got %d", BlockBits, h.Bits)
-	}
-	switch {
-	case h.Capacity == 0:
-		return nil, paramError("Capacity must be at least 1, got 0")
-	case !(h.ErrorRate > 0 && h.ErrorRate < 1):
-		return nil, paramError("ErrorRate must be in (0, 1), got %v", h.ErrorRate)
-	case uint64(len(words)) != (h.Bits+63)/64:
-		return nil, paramError("%d bits need %d words, got %d", h.Bits, (h.Bits+63)/64, len(words))
-	}
-	if format.Padding(h.Bits, words) {
-		return nil, paramError("bits set at %d bits or above", h.Bits)
-	}
-	if set := format.SetBits(words); h.Count > set {
-		return nil, paramError("Count %d exceeds the %d set bits", h.Count, set)
-	}
-	f, err := newFilter(h.Bits, h.Hashes, h.Capacity, h.ErrorRate, s)
-	if err != nil {
-		return nil, err
-	}
-	copy(f.words, words)
-	f.setCount(h.Count)
-	return f, nil
 }
 
 // Merge adds the keys of other to f, in place: afterwards Test on f reports
@@ -1167,85 +908,6 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 	// the difference goes into one stripe, modulo 2^64 like the sum.
 	f.conc.Locks.AddCount(want - f.conc.Load())
 	return nil
-}
-
-// Blocked makes New, NewWithSize and NewScalable build filters of the blocked
-// layout: all k bits of a key lie in one block of BlockBits (512) bits, one
-// 64-byte cache line, so that Add and Test cost one cache miss per key
-// instead of up to k. The price is memory: keys spread unevenly over the
-// blocks, so a blocked filter needs more bits for the same error rate (9.89
-// bits per key instead of 9.59 at 1%, 15.48 instead of 14.38 at 0.1%, 21.92
-// instead of 19.17 at 0.01%), and it always has at least one block. New
-// sizes it by BlockedSize, from the blocked false-positive rate
-// (BlockedFalsePositiveRate), so that the error rate at capacity is still at
-// most the one asked for. Choose it for filters larger than the CPU caches
-// and error rates down to about 1e-4. New and NewScalable choose it by
-// default where it costs at most 10% more memory (see DefaultLayout);
-// NewWithSize only with this option.
-//
-// A key's block is the high half of its murmur3 hash h1 mapped onto the
-// blocks with a multiply-shift; its k distinct positions within the block
-// come from the low half h2 (see AppendBlockedLocations). The words of a
-// blocked filter are aligned to 64 bytes in memory, so that each block is
-// one cache line.
-//
-// Blocked filters are combined and compared only with blocked filters; the
-// encoding records the layout (see the package doc: version 3, and version 2
-// as written before it).
-func Blocked() Option { return layoutOption(true) }
-
-// Classic selects the classic layout: the k bits of a key anywhere in the
-// filter (see AppendLocations), sized by FalsePositiveRate. New and
-// NewScalable choose the blocked layout by default where it costs at most
-// 10% more memory than the classic one for the requested size (error rates
-// down to about 5e-4 for large filters; see DefaultLayout); Classic keeps
-// the classic layout whatever the size, for the least memory at low error
-// rates or to combine with classic filters. NewWithSize is classic without
-// it. Given to a decoder or FromWords, it requires a classic encoding.
-func Classic() Option { return layoutOption(false) }
-
-// layoutOption is Blocked (isBlocked) or Classic: each may be given once,
-// and not both.
-func layoutOption(isBlocked bool) Option {
-	name, other := "Classic", "Blocked"
-	if isBlocked {
-		name, other = other, name
-	}
-	return Option{func(s *settings) error {
-		switch {
-		case s.blocked == isBlocked && (s.blocked || s.classic):
-			return paramError("%s may be given only once", name)
-		case s.blocked || s.classic:
-			return paramError("%s contradicts %s: give one of them", name, other)
-		}
-		s.blocked, s.classic = isBlocked, !isBlocked
-		return nil
-	}}
-}
-
-// AppendBlockedLocations appends to dst the hashes bit positions, each in
-// [0, bits), that a blocked filter (see Blocked) of bits bits, hashes hash
-// functions and seed seed sets for key, and returns the extended slice. They
-// are exactly the positions Add sets and Test reads, and they are part of the
-// format promise (version 2): they never change within a format version.
-// They are distinct and lie in one block. bits must be a positive multiple of
-// BlockBits and hashes in [1, MaxHashes]; otherwise dst is returned
-// unchanged.
-//
-// With (h1, h2) the 128-bit murmur3 hash of key with seed and all arithmetic
-// mod 2^64, the block is b = (h1 * (bits/512)) >> 64, and position i is
-// 512*b + q_i, where q_0, q_1, ... are the candidates in [0, 512) with
-// those equal to an earlier one left out: the 9-bit fields (x >> 9j) & 511,
-// j = 0..6, of x = h2, then of x = splitmix64(h2 + t*0x9E3779B97F4A7C15) for
-// t = 1, 2, ..., with splitmix64(z) the SplitMix64 finalizer
-// z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27;
-// z *= 0x94D049BB133111EB; z ^= z >> 31.
-func AppendBlockedLocations(dst []uint64, key []byte, bits uint64, hashes uint, seed uint32) []uint64 {
-	if bits < BlockBits || bits%BlockBits != 0 || hashes == 0 || hashes > MaxHashes {
-		return dst
-	}
-	h1, h2 := murmur.Sum128(key, seed)
-	return blocked.AppendPositions(dst, h1, h2, bits, hashes)
 }
 
 // Blocked reports whether the filter has the blocked layout (see Blocked).
