@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,18 +42,26 @@ func mapValues(m map[string]*ast.File) []*ast.File {
 }
 
 // TestFormatIsDocumented is issue 13 item 6: the binary format was in
-// comments that go doc does not show. The package doc must give both
-// layouts: magic, version, fields, byte order and checksum.
+// comments that go doc does not show. docs/format.md, which the package doc
+// links, must give every layout: magic, version, fields, byte order and
+// checksum.
 func TestFormatIsDocumented(t *testing.T) {
-	d := packageDoc(t).Doc
+	spec, err := os.ReadFile("docs/format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := string(spec)
 	for _, want := range []string{
 		`magic "BLMF"`, `magic "BLMS"`, "version, 1", "little-endian", "CRC-32C (Castagnoli)",
 		"seed (murmur3)", "m, bits", "k, hash functions", "count, at most the number of set bits",
 		"N, the number of sub-filters", "tightening ratio r", "base64",
 	} {
 		if !strings.Contains(d, want) {
-			t.Errorf("the package doc does not say %q", want)
+			t.Errorf("docs/format.md does not say %q", want)
 		}
+	}
+	if pkg := packageDoc(t).Doc; !strings.Contains(pkg, "docs/format.md") {
+		t.Error("the package doc does not link docs/format.md")
 	}
 }
 
