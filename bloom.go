@@ -772,6 +772,9 @@ func (f *BloomFilter) Merge(other *BloomFilter) error {
 }
 
 // Blocked reports whether the filter has the blocked layout (see Blocked).
+//
+// Deprecated: Layout says the same: f.Layout() == LayoutBlocked. Blocked
+// keeps working until v1.
 func (f *BloomFilter) Blocked() bool { return f.blocked }
 
 // Hashed keys.

@@ -253,7 +253,7 @@ func scalableFromProbe(rdb redis.UniversalClient, name, id string, probe *bloom.
 	if err != nil {
 		return nil, err
 	}
-	if probe.Blocked() || binary.LittleEndian.Uint16(enc[4:]) != importVersion || enc[13] != 0 {
+	if (probe.Layout() == bloom.LayoutBlocked) || binary.LittleEndian.Uint16(enc[4:]) != importVersion || enc[13] != 0 {
 		// The offsets below are those of version 3, and the sizes
 		// those of the classic layout.
 		return nil, errBlockedOption()
@@ -1087,7 +1087,7 @@ func (s *ScalableFilter) compatible(src *bloom.ScalableBloomFilter) error {
 	switch {
 	case src == nil || src.NumFilters() == 0:
 		return fmt.Errorf("%w: nil or zero ScalableBloomFilter", bloom.ErrIncompatible)
-	case src.Blocked():
+	case src.Layout() == bloom.LayoutBlocked:
 		return errBlockedSource("the imported scalable filter")
 	case src.Seed() != s.seed || src.InitialCapacity() != s.initialCapacity ||
 		math.Float64bits(src.ErrorRate()) != math.Float64bits(s.errorRate):
