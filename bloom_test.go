@@ -171,10 +171,16 @@ func TestZeroValue(t *testing.T) {
 		"Count":                 returns(func() string { return zeroIs(f.Count()) }),
 		"IsFull":                returns(func() string { return zeroIs(f.IsFull()) }),
 		"FillRatio":             returns(func() string { return zeroIs(f.FillRatio()) }),
-		"EstimatedCount":        returns(func() string { return zeroIs(f.EstimatedCount()) }),
-		"EstimatedErrorRate":    returns(func() string { return zeroIs(f.EstimatedErrorRate()) }),
-		"EncodedSize":           returns(func() string { return zeroIs(f.EncodedSize()) }),
-		"Clear":                 returns(func() string { f.Clear(); return zeroIs(f.Count()) }),
+		"Stats": returns(func() string {
+			if st := f.Stats(); st != (Stats{}) {
+				return fmt.Sprintf("Stats %+v, want zero", st)
+			}
+			return ""
+		}),
+		"EstimatedCount":     returns(func() string { return zeroIs(f.EstimatedCount()) }),
+		"EstimatedErrorRate": returns(func() string { return zeroIs(f.EstimatedErrorRate()) }),
+		"EncodedSize":        returns(func() string { return zeroIs(f.EncodedSize()) }),
+		"Clear":              returns(func() string { f.Clear(); return zeroIs(f.Count()) }),
 		"Equal": returns(func() string {
 			if !f.Equal(&BloomFilter{}) || f.Equal(g) || g.Equal(&f) {
 				return "Equal is wrong"

@@ -1474,7 +1474,13 @@ func TestScalableZeroValue(t *testing.T) {
 			n, err := s.WriteTo(&w)
 			return errIs(err, nil) + zeroIs(n) + zeroIs(w.Len())
 		}),
-		"FillRatio":      returns(func() string { return zeroIs(s.FillRatio()) }),
+		"FillRatio": returns(func() string { return zeroIs(s.FillRatio()) }),
+		"Stats": returns(func() string {
+			if st := s.Stats(); st != (Stats{}) {
+				return fmt.Sprintf("Stats %+v, want zero", st)
+			}
+			return ""
+		}),
 		"EstimatedCount": returns(func() string { return zeroIs(s.EstimatedCount()) }),
 		"AppendText": returns(func() string {
 			b, err := s.AppendText([]byte("x"))
