@@ -323,6 +323,11 @@ func checkScalableDamage(t *testing.T, s *ScalableBloomFilter, enc []byte) {
 		}
 	}
 	for i := range 8 * len(enc) {
+		// -short flips every bit of the first 256 bytes (the headers and
+		// the first sub-filter's) and every 5th bit after; the full run all.
+		if testing.Short() && i >= 8*256 && i%5 != 0 {
+			continue
+		}
 		bad := bytes.Clone(enc)
 		bad[i/8] ^= 1 << (i % 8)
 		if s.UnmarshalBinary(bad) == nil {
