@@ -281,7 +281,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *out == "" || fl.NArg() == 0 {
-		return errors.New("usage: modproxy -o DIR [-version vX.Y.Z] MODDIR...")
+		return errors.New("usage: modproxy -o DIR [-version vX.Y.Z] MODDIR [MODDIR ...]")
 	}
 	var mods []module
 	seen := make(map[string]string)
