@@ -99,5 +99,6 @@
 // The functions that talk to Redis take any go-redis v9 UniversalClient
 // (single node, Sentinel, Cluster). The temporary key of Restore shares the
 // target key's hash slot, so the final rename works on a Cluster. The stock
-// Redis 7 of Linux distributions has no BF.* commands (HasCommands tells).
+// Redis 7 of Linux distributions has no BF.* commands (HasCommands tells):
+// the calls then fail with an error wrapping ErrNoModule.
 package bfdump
