@@ -398,78 +398,78 @@ type dedupCounts struct {
 }
 
 // dedup copies to w each line of r whose key f does not hold, adding the keys
-// to f, until the input ends, stop is set or f saturates. It reads the lines
-// in blocks of up to blockLines, as many as are already read into its buffer,
-// and tests and adds each block with one TestAndAddMany call while the newest
-// sub-filter has room for the whole block, so that it cannot grow (or
-// saturate) within it. Otherwise it takes the block line by line: once
-// saturated, f cannot keep its error rate, so the line whose key saturated
-// it, tested before its key went in, is the last one read. It buffers its
-// output, flushing it whenever it has used up the input it has read, and
+// to f, until the input ends, stop is set or f saturates. A batchReader reads
+// the lines in a goroutine of its own, and dedup tests and adds each batch
+// with TestAndAddMany calls, which answer as the loop of TestAndAdd would, a
+// repeat within a batch included. On a scalable filter a batch call takes
+// only as many lines as the newest sub-filter has room for, so that the
+// filter cannot grow (or saturate) within it; the line that fills it goes
+// alone, through TestAndAdd: once saturated, f cannot keep its error rate,
+// so the line whose key saturated it, tested before its key went in, is the
+// last one read. It buffers its output and flushes it whenever the next
+// batch is not read yet, so that a slow stream flows line by line, and
 // before it returns.
 func dedup(r io.Reader, w io.Writer, f dedupSet, stop *atomic.Bool, p *progress) (n dedupCounts, err error) {
 	// A window filter never saturates (under Grow it grows within a batch
-	// as it would line by line): every block is a batch.
+	// as it would line by line): every batch goes in one call.
 	scalable, _ := f.(*bloom.ScalableBloomFilter)
-	lr := newLineReader(r)
+	br := readBatches(r)
+	defer br.close()
 	bw := bufio.NewWriterSize(w, ioBufferSize)
-	var block lineBlock
 	var present []bool
-	for done := false; !done && !stop.Load() && !n.saturated; {
-		if lr.r.Buffered() == 0 {
-			// The next read may wait for more input: pass on what is
-			// decided so far, so that a slow stream flows line by line.
+	for !stop.Load() && !n.saturated {
+		if !br.ready() {
+			// The next batch may wait for more input: pass on what is
+			// decided so far.
 			if err := bw.Flush(); err != nil {
 				return n, fmt.Errorf("writing stdout: %w", err)
 			}
 		}
-		block.reset()
-		for len(block.ends) < blockLines && !stop.Load() {
-			line, err := lr.next()
-			if err == io.EOF || errors.Is(err, errStopped) {
-				done = true
-				break
+		lb := br.next()
+		lines, keys := lb.lines, lb.keys
+		for len(keys) > 0 && !n.saturated {
+			// Each key adds at most one to Count, and the filter grows only
+			// when a key finds the newest sub-filter full: with more room
+			// than keys a batch cannot make it grow. TestDedupSaturates
+			// guards the line-by-line path.
+			batch := len(keys)
+			if scalable != nil {
+				batch = 0
+				if capacity, count := f.Capacity(), f.Count(); capacity > count+1 {
+					batch = int(min(capacity-count-1, uint64(len(keys))))
+				}
 			}
-			if err != nil {
-				return n, fmt.Errorf("reading input: %w", err)
-			}
-			block.add(line)
-			if lr.r.Buffered() == 0 {
-				break // do not wait for more input with lines in hand
-			}
-		}
-		lines, keys := block.lines()
-		// Each key adds at most one to Count, and the filter grows only
-		// when a key finds the newest sub-filter full: with more room than
-		// keys the block cannot make it grow. TestDedupSaturates guards the
-		// line-by-line path.
-		capacity, count := f.Capacity(), f.Count()
-		batch := scalable == nil || capacity > count && capacity-count > uint64(len(keys))
-		if batch {
-			present = f.TestAndAddMany(keys, present)
-		}
-		for i, line := range lines {
-			n.read++
-			var seen bool
-			if batch {
-				seen = present[i]
+			if batch > 0 {
+				present = f.TestAndAddMany(keys[:batch], present)
 			} else {
-				seen = f.TestAndAdd(keys[i])
+				batch, present = 1, append(present[:0], f.TestAndAdd(keys[0]))
 			}
-			if !seen {
+			for i, line := range lines[:batch] {
+				if present[i] {
+					continue
+				}
 				n.written++
 				if err := writeLine(bw, line); err != nil {
 					return n, fmt.Errorf("writing stdout: %w", err)
 				}
-				if !batch && scalable.Saturated() {
-					n.saturated = true
-					break
-				}
 			}
-			if n.read%progressEvery == 0 && p != nil {
+			before := n.read
+			n.read += uint64(batch)
+			if n.read/progressEvery != before/progressEvery && p != nil {
 				p.update(n.read, fmt.Sprintf(", %s written", thousands(n.written)))
 			}
+			if scalable != nil && scalable.Saturated() {
+				n.saturated = true
+			}
+			lines, keys = lines[batch:], keys[batch:]
 		}
+		if lb.err == io.EOF || errors.Is(lb.err, errStopped) {
+			break
+		}
+		if lb.err != nil {
+			return n, fmt.Errorf("reading input: %w", lb.err)
+		}
+		br.recycle(lb)
 	}
 	if err := bw.Flush(); err != nil {
 		return n, fmt.Errorf("writing stdout: %w", err)
