@@ -131,3 +131,46 @@ func TestInfoFileTruncated(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptFileNamedOnce checks that an error about a damaged filter file
+// names the file once: query and info named it twice ("f.bf: f.bf: corrupt
+// ..."), for every kind of file and damage.
+func TestCorruptFileNamedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{}
+	for _, kind := range []struct {
+		name string
+		args []string
+	}{
+		{"fixed", []string{"build", "-q", "-capacity", "1000", "-o"}},
+		{"scalable", []string{"dedup", "-q", "-state"}},
+		{"window", []string{"dedup", "-q", "-window", "1000", "-state"}},
+	} {
+		path := filepath.Join(dir, kind.name+".bf")
+		runBloom(t, "a\nb\n", append(kind.args, path)...).want(t, 0, nil)
+		files[kind.name] = path
+	}
+	for kind, path := range files {
+		good := readFile(t, path)
+		damages := map[string][]byte{
+			"a flipped bit": append([]byte(nil), good...),
+			"truncated":     good[:len(good)-5],
+			"trailing data": append(append([]byte(nil), good...), "xyz"...),
+		}
+		damages["a flipped bit"][len(good)-9] ^= 1
+		for damage, data := range damages {
+			bad := filepath.Join(dir, fmt.Sprintf("%s-%d.bf", kind, len(data)))
+			if err := os.WriteFile(bad, data, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"query", bad, "a"}, {"info", bad}, {"dedup", "-q", "-state", bad}} {
+				r := runBloom(t, "a\n", args...)
+				if r.code != exitError || strings.Count(r.stderr, bad) != 1 || strings.Count(r.stderr, "\n") != 1 {
+					t.Errorf("%s, %s: bloom %s: status %d, stderr %q; want status %d and one line naming %s once",
+						kind, damage, args[0], r.code, r.stderr, exitError, bad)
+				}
+			}
+		}
+	}
+}
