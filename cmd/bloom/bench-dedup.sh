@@ -6,9 +6,9 @@
 #
 # It writes 5*10^6 URL lines, 3.8*10^6 of them distinct (186 MB; the same
 # bytes on every machine: cmd/bloom/internal/urllines), builds bloom from the
-# work tree ("new") and from BASE_REV (default 05769e5, "base"), and runs
-# base, new and awk in turn REPS times (default 3), input from a file and
-# output to a file. Per run: wall seconds, CPU seconds (user + system) and
+# work tree ("new"; "classic" is new with -classic) and from BASE_REV (default
+# 05769e5, "base"), and runs base, new, classic and awk in turn REPS times
+# (default 3), input from a file and output to a file. Per run: wall seconds, CPU seconds (user + system) and
 # peak RSS. Then the medians, the ratios of the medians, and the checks of
 # new's last output: no line written twice, and the distinct lines missing
 # (awk's output is the reference).
@@ -35,9 +35,10 @@ times=$dir/times.txt
 : > "$times"
 i=1
 while [ "$i" -le "$reps" ]; do
-	for what in base new awk; do
+	for what in base new classic awk; do
 		case $what in
 		awk) cmd="awk !s[\$0]++" ;;
+		classic) cmd="$dir/bloom-new dedup -q -classic" ;;
 		*) cmd="$dir/bloom-$what dedup -q" ;;
 		esac
 		# shellcheck disable=SC2086
@@ -54,9 +55,10 @@ function median(s,   a, n, i, j, t) {
 }
 END {
 	for (w in wall) printf "%-5s wall %s s (median %.2f), cpu %s s (median %.2f), peak RSS %.1f MB\n", w, wall[w], median(wall[w]), cpu[w], median(cpu[w]), rss[w] / 1024
-	printf "base/new: wall %.2fx, cpu %.2fx; awk/new: wall %.2fx, cpu %.2fx\n",
+	printf "base/new: wall %.2fx, cpu %.2fx; awk/new: wall %.2fx, cpu %.2fx; base/classic: wall %.2fx, cpu %.2fx\n",
 		median(wall["base"]) / median(wall["new"]), median(cpu["base"]) / median(cpu["new"]),
-		median(wall["awk"]) / median(wall["new"]), median(cpu["awk"]) / median(cpu["new"])
+		median(wall["awk"]) / median(wall["new"]), median(cpu["awk"]) / median(cpu["new"]),
+		median(wall["base"]) / median(wall["classic"]), median(cpu["base"]) / median(cpu["classic"])
 }' "$times"
 distinct=$(wc -l < "$dir/out-awk.txt")
 written=$(wc -l < "$dir/out-new.txt")
