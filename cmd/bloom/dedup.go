@@ -323,28 +323,32 @@ func dedupFilter(state string, capacity uint64, errorRate float64, classic bool,
 		return f, nil
 	}
 	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", capacity, errorRate)
-	// The first sub-filter, at error rate P(1-r), is allocated at once.
-	layout, size := bloom.Blocked(), bloom.BlockedSize
-	if classic {
-		layout, size = bloom.Classic(), bloom.Size
-	}
-	if bits, _, err := size(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
-		if err := checkMemory(sizing, bits); err != nil {
-			return nil, err
-		}
-	}
 	// The blocked layout, whatever the rate: at the default rate it takes
 	// about half the time of the classic one, at 1.5 times its memory
-	// (bench/RESULTS.md, "bloom dedup at batch speed"). Where the rate is
-	// too low for the growth to build a blocked chain, the library's choice.
-	f, err := bloom.NewScalable(capacity, errorRate, layout)
-	if err != nil && !classic {
-		f, err = bloom.NewScalable(capacity, errorRate)
+	// (bench/RESULTS.md, "bloom dedup at batch speed"). Where the growth
+	// cannot build a blocked chain (a rate too low for the tightening) or
+	// it would be too large, the classic one.
+	layouts := []struct {
+		opt  bloom.Option
+		size func(uint64, float64) (uint64, uint, error)
+	}{{bloom.Blocked(), bloom.BlockedSize}, {bloom.Classic(), bloom.Size}}
+	if classic {
+		layouts = layouts[1:]
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", sizing, err)
+	var err error
+	for _, l := range layouts {
+		// The first sub-filter, at error rate P(1-r), is allocated at once.
+		if bits, _, err := l.size(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
+			if err := checkMemory(sizing, bits); err != nil {
+				return nil, err
+			}
+		}
+		var f *bloom.ScalableBloomFilter
+		if f, err = bloom.NewScalable(capacity, errorRate, l.opt); err == nil {
+			return f, nil
+		}
 	}
-	return f, nil
+	return nil, fmt.Errorf("%s: %w", sizing, err)
 }
 
 // dedupCount is the distinct lines f holds, for the summary.
