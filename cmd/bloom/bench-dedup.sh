@@ -25,9 +25,10 @@ if [ ! -s "$in" ]; then
 fi
 go build -C "$root" -o "$dir/bloom-new" ./cmd/bloom
 rm -rf "$dir/base-src"
-git -C "$root" worktree add -q --detach "$dir/base-src" "$base"
+mkdir "$dir/base-src"
+git -C "$root" archive "$base" | tar -x -C "$dir/base-src"
 go build -C "$dir/base-src" -o "$dir/bloom-base" ./cmd/bloom
-git -C "$root" worktree remove --force "$dir/base-src"
+rm -rf "$dir/base-src"
 awkname=$(readlink -f "$(command -v awk)")
 echo "input: $(wc -c < "$in") bytes, $(wc -l < "$in") lines; base $base, new $(git -C "$root" describe --always --dirty); awk is $awkname"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; $(go version)"

@@ -94,6 +94,9 @@ func runDedup(e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("-window: %w", err)
 	}
+	if *classic && win != (windowSpec{}) {
+		return errors.New("-classic does not apply to -window: a window filter is blocked")
+	}
 	if *overflowFlag != "" {
 		if win.every == 0 {
 			return errors.New("-overflow needs -window DURATION (a time window)")

@@ -263,3 +263,25 @@ func TestDedupBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestDedupClassic checks -classic: a new state in the classic layout, as
+// info reports it, with the same output as the default blocked one; a state
+// made without it is blocked; -classic with -window is refused.
+func TestDedupClassic(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := "a\nb\na\nc\nb\n"
+	for _, tc := range []struct {
+		args   []string
+		layout string
+	}{{nil, "blocked"}, {[]string{"-classic"}, "classic"}} {
+		state := filepath.Join(dir, tc.layout+".bf")
+		runBloom(t, in, append(append([]string{"dedup", "-q"}, tc.args...), "-state", state)...).want(t, 0, ptr("a\nb\nc\n"))
+		r := runBloom(t, "", "info", "-json", state)
+		r.want(t, 0, nil)
+		if !strings.Contains(r.stdout, `"layout": "`+tc.layout+`"`) {
+			t.Errorf("dedup %v: info says\n%s\nwant layout %s", tc.args, r.stdout, tc.layout)
+		}
+	}
+	runBloom(t, in, "dedup", "-classic", "-window", "10").wantError(t, "-classic does not apply to -window")
+}
