@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"slices"
 )
 
 // ioBufferSize is the size of the buffered readers and writers: big enough
@@ -128,8 +129,8 @@ func readBatches(r io.Reader) *batchReader {
 	return b
 }
 
-// next returns the next batch, or nil after the last one (whose err is
-// set). It waits for the batch to be read.
+// next returns the next batch, waiting for it to be read. The last batch
+// has err set; there is none after it.
 func (b *batchReader) next() *lineBatch {
 	return <-b.batches
 }
@@ -192,7 +193,7 @@ func (b *batchReader) run() {
 	for {
 		if cap(lb.buf)-len(lb.buf) < batchBytes/2 {
 			// A long line: room for more of it.
-			lb.buf = append(lb.buf, make([]byte, batchBytes)...)[:len(lb.buf)]
+			lb.buf = slices.Grow(lb.buf, batchBytes)
 		}
 		n, err := b.r.Read(lb.buf[len(lb.buf):cap(lb.buf)])
 		lb.buf = lb.buf[:len(lb.buf)+n]
