@@ -30,7 +30,7 @@ git -C "$root" archive "$base" | tar -x -C "$dir/base-src"
 go build -C "$dir/base-src" -o "$dir/bloom-base" ./cmd/bloom
 rm -rf "$dir/base-src"
 awkname=$(readlink -f "$(command -v awk)")
-echo "input: $(wc -c < "$in") bytes, $(wc -l < "$in") lines; base $base, new $(git -C "$root" describe --always --dirty); awk is $awkname"
+echo "input: $(wc -c < "$in") bytes, $(wc -l < "$in") lines, sha256 $(sha256sum < "$in" | cut -c1-16)...; base $base, new $(git -C "$root" describe --always --dirty); awk is $awkname"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; $(go version)"
 times=$dir/times.txt
 : > "$times"
