@@ -198,9 +198,15 @@ func (b *batchReader) run() {
 		n, err := b.r.Read(lb.buf[len(lb.buf):cap(lb.buf)])
 		lb.buf = lb.buf[:len(lb.buf)+n]
 		if err != nil {
-			// The end, or an error: the lines read, the last one without a
-			// newline too, and the error.
-			lb.split(len(lb.buf))
+			// At the end, the lines read, the last one without a newline
+			// too; after an error (or an interrupt: errStopped), the whole
+			// lines before it, and not the start of a line that the error
+			// cut short.
+			end := len(lb.buf)
+			if err != io.EOF {
+				end = bytes.LastIndexByte(lb.buf, '\n') + 1
+			}
+			lb.split(end)
 			lb.err = err
 			b.send(lb)
 			return
