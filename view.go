@@ -70,7 +70,7 @@ type View struct {
 var ErrFileChanged = errors.New("bloom: the file under a View changed")
 
 // ViewOption configures NewView, NewViewString and Open.
-type ViewOption struct{ skipBody bool }
+type ViewOption struct{ skipBody, skipGuard bool }
 
 // SkipBodyCheck makes a View check only the headers and the length of the
 // encoding, not the checksums of its bits, so that opening a large file
@@ -88,6 +88,27 @@ func SkipBodyCheck() ViewOption { return ViewOption{skipBody: true} }
 func skipBody(opts []ViewOption) bool {
 	for _, o := range opts {
 		if o.skipBody {
+			return true
+		}
+	}
+	return false
+}
+
+// SkipFaultGuard makes a View from Open read its file without turning a
+// fault into a panic: a file truncated under the View then kills the
+// process (SIGBUS), which recover cannot catch. In exchange a single Test,
+// TestString or TestHash costs 4 to 10 ns less: the guard added 10-19% to
+// a Test at 10^6 and 10^7 keys, and nothing measurable (under 0.3%) to
+// TestMany in batches of 1024 (BenchmarkViewFault). Use it only for a file that is replaced by rename and
+// never truncated or copied over in place. Views of bytes in memory
+// (NewView) are never guarded, and a fault while Open checks the file is
+// an error either way.
+func SkipFaultGuard() ViewOption { return ViewOption{skipGuard: true} }
+
+// skipGuard reports whether opts hold SkipFaultGuard.
+func skipGuard(opts []ViewOption) bool {
+	for _, o := range opts {
+		if o.skipGuard {
 			return true
 		}
 	}
@@ -191,8 +212,9 @@ func NewViewString(data string, opts ...ViewOption) (*View, error) {
 //   - Truncating it (> file, a cp or a write that truncates first) makes a
 //     read past its new end fault: the call of the View panics with an
 //     error wrapping ErrFileChanged, which recover catches; the process
-//     survives. The bytes past the new end in its last page read as zeros,
-//     so answers may also change before a read faults.
+//     survives (unless SkipFaultGuard was given). The bytes past the new
+//     end in its last page read as zeros, so answers may also change before
+//     a read faults.
 //   - Rewriting it in place at the same length changes the answers
 //     silently: the checks ran at Open only.
 //
@@ -245,7 +267,7 @@ func newFileView(file *mmap.File, path string, opts []ViewOption) (v *View, err 
 	if err != nil {
 		return nil, err
 	}
-	v.file, v.mapped, v.path = file, file.Mapped, path
+	v.file, v.mapped, v.path = file, file.Mapped && !skipGuard(opts), path
 	return v, nil
 }
 
