@@ -158,7 +158,7 @@ func WriteV3(w io.Writer, h V3Header, words []uint64, conc bool) (int64, error) 
 func ParseV3Header(b []byte) (V3Header, error) {
 	var h V3Header
 	if string(b[0:4]) != Magic {
-		return h, Corrupt("bad magic %q", b[0:4])
+		return h, BadMagic(b[0:4], KindBloom)
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != V3Version {
 		return h, Corrupt("format version %d, want %d", v, V3Version)
@@ -531,7 +531,7 @@ func AppendV3ScalableHeader(b []byte, h V3ScalableHeader, offsets []uint64) []by
 func ParseV3ScalableHeader(b []byte) (V3ScalableHeader, error) {
 	var h V3ScalableHeader
 	if string(b[0:4]) != ScalableMagic {
-		return h, Corrupt("bad magic %q", b[0:4])
+		return h, BadMagic(b[0:4], KindScalable)
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != V3Version {
 		return h, Corrupt("format version %d, want %d", v, V3Version)
