@@ -54,19 +54,21 @@ import (
 // an error wrapping ErrFileChanged (recover catches it), and rewriting it
 // in place changes the answers silently (see Open).
 type View struct {
-	f      *BloomFilter         // the filter of a BloomFilter's encoding, or nil
-	s      *ScalableBloomFilter // the filter of a ScalableBloomFilter's encoding, or nil
-	closed atomic.Bool
-	file   *mmap.File // what Open mapped or read
-	mapped bool       // file is a mapping: reads of it are guarded (see guard)
-	path   string     // the path given to Open
-	copied bool
-	ver    int
+	f       *BloomFilter         // the filter of a BloomFilter's encoding, or nil
+	s       *ScalableBloomFilter // the filter of a ScalableBloomFilter's encoding, or nil
+	closed  atomic.Bool
+	file    *mmap.File // what Open mapped or read
+	guarded bool       // file is a mapping whose reads are guarded (see endGuard)
+	path    string     // the path given to Open
+	copied  bool
+	ver     int
 }
 
-// ErrFileChanged is wrapped by the value a View over a file panics with
-// when the file has become shorter than when Open mapped it (see Open).
-// After recover, errors.Is(r.(error), ErrFileChanged) matches it.
+// ErrFileChanged is wrapped by the error a View from Open panics with when
+// a read of its file faults: the file has become shorter than when Open
+// mapped it, or its pages can no longer be read (see Open). After recover,
+// errors.Is(r.(error), ErrFileChanged) matches it. Open returns an error
+// wrapping it for a fault during its checks.
 var ErrFileChanged = errors.New("bloom: the file under a View changed")
 
 // ViewOption configures NewView, NewViewString and Open.
@@ -99,10 +101,10 @@ func skipBody(opts []ViewOption) bool {
 // process (SIGBUS), which recover cannot catch. In exchange a single Test,
 // TestString or TestHash costs 4 to 10 ns less: the guard added 10-19% to
 // a Test at 10^6 and 10^7 keys, and nothing measurable (under 0.3%) to
-// TestMany in batches of 1024 (BenchmarkViewFault). Use it only for a file that is replaced by rename and
-// never truncated or copied over in place. Views of bytes in memory
-// (NewView) are never guarded, and a fault while Open checks the file is
-// an error either way.
+// TestMany in batches of 1024 (BenchmarkViewFault). Use it only for a file
+// that is replaced by rename and never truncated or copied over in place.
+// Views of bytes in memory (NewView) are never guarded, and a fault while
+// Open checks the file is an error either way.
 func SkipFaultGuard() ViewOption { return ViewOption{skipGuard: true} }
 
 // skipGuard reports whether opts hold SkipFaultGuard.
@@ -267,7 +269,7 @@ func newFileView(file *mmap.File, path string, opts []ViewOption) (v *View, err 
 	if err != nil {
 		return nil, err
 	}
-	v.file, v.mapped, v.path = file, file.Mapped && !skipGuard(opts), path
+	v.file, v.guarded, v.path = file, file.Mapped && !skipGuard(opts), path
 	return v, nil
 }
 
@@ -352,7 +354,7 @@ func (v *View) check() {
 // BloomFilter.Test: false means key was definitely never added.
 func (v *View) Test(key []byte) bool {
 	v.check()
-	if v.mapped {
+	if v.guarded {
 		defer v.endGuard(debug.SetPanicOnFault(true))
 	}
 	if v.f != nil {
@@ -368,7 +370,7 @@ func (v *View) TestString(key string) bool { return v.Test(bytesOf(key)) }
 // BloomFilter.TestHash.
 func (v *View) TestHash(h uint64) bool {
 	v.check()
-	if v.mapped {
+	if v.guarded {
 		defer v.endGuard(debug.SetPanicOnFault(true))
 	}
 	if v.f != nil {
@@ -400,7 +402,7 @@ func (v *View) TestManyHashes(hashes []uint64, results []bool) []bool {
 
 func viewTestMany[K layout.Key](v *View, keys []K, results []bool) []bool {
 	v.check()
-	if v.mapped {
+	if v.guarded {
 		defer v.endGuard(debug.SetPanicOnFault(true))
 	}
 	if v.f != nil {
@@ -480,7 +482,7 @@ func (v *View) Saturated() bool {
 // every page of a mapped file.
 func (v *View) FillRatio() float64 {
 	f := v.filter()
-	if v.mapped {
+	if v.guarded {
 		defer v.endGuard(debug.SetPanicOnFault(true))
 	}
 	return f.FillRatio()
@@ -490,7 +492,7 @@ func (v *View) FillRatio() float64 {
 // holds, as the decoded filter does. O(m/64), like FillRatio.
 func (v *View) EstimatedCount() uint64 {
 	f := v.filter()
-	if v.mapped {
+	if v.guarded {
 		defer v.endGuard(debug.SetPanicOnFault(true))
 	}
 	return f.EstimatedCount()
@@ -500,7 +502,7 @@ func (v *View) EstimatedCount() uint64 {
 // current fill, as the decoded filter does. O(m/64), like FillRatio.
 func (v *View) EstimatedErrorRate() float64 {
 	f := v.filter()
-	if v.mapped {
+	if v.guarded {
 		defer v.endGuard(debug.SetPanicOnFault(true))
 	}
 	return f.EstimatedErrorRate()

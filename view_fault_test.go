@@ -293,17 +293,9 @@ func TestViewTruncatedRecover(t *testing.T) {
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}
-	query := func(k []byte) (present bool, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = r.(error)
-			}
-		}()
-		return v.Test(k), nil
-	}
 	var faults, answered int
 	for _, k := range members {
-		present, err := query(k)
+		present, err := lookup(v, string(k))
 		switch {
 		case err != nil && errors.Is(err, ErrFileChanged):
 			faults++
@@ -322,6 +314,52 @@ func TestViewTruncatedRecover(t *testing.T) {
 	}
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// lookup is the snippet of docs/views.md (TestViewsDocSnippet), there with
+// the package name: a server's query that recovers a changed file.
+func lookup(v *View, key string) (present bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok && errors.Is(e, ErrFileChanged) {
+				err = e // reopen, or report
+				return
+			}
+			panic(r)
+		}
+	}()
+	return v.TestString(key), nil
+}
+
+// TestViewsDocSnippet checks that the Go snippet of docs/views.md is lookup,
+// which compiles and TestViewTruncatedRecover runs: line by line, trimmed,
+// with "bloom." taken out.
+func TestViewsDocSnippet(t *testing.T) {
+	doc, err := os.ReadFile("docs/views.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, snippet, ok := strings.Cut(string(doc), "```go\n")
+	if !ok {
+		t.Fatal("docs/views.md has no Go snippet")
+	}
+	snippet, _, _ = strings.Cut(snippet, "```\n")
+	src, err := os.ReadFile("view_fault_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fn, _ := strings.Cut(string(src), "\nfunc lookup(")
+	fn, _, _ = strings.Cut("func lookup("+fn, "\n}\n")
+	want := strings.Split(fn+"\n}", "\n")
+	got := strings.Split(strings.TrimSpace(strings.ReplaceAll(snippet, "bloom.", "")), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("docs/views.md's snippet has %d lines, lookup %d:\n%s", len(got), len(want), snippet)
+	}
+	for i := range got {
+		if strings.TrimSpace(got[i]) != strings.TrimSpace(want[i]) {
+			t.Errorf("docs/views.md's snippet line %d %q, lookup's %q", i+1, got[i], want[i])
+		}
 	}
 }
 
@@ -459,7 +497,7 @@ func BenchmarkViewFault(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if !guarded.mapped || plain.mapped {
+		if !guarded.guarded || plain.guarded {
 			b.Fatal("the views are not what the benchmark compares")
 		}
 		for _, v := range []*View{guarded, plain} {
