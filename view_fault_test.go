@@ -83,6 +83,7 @@ var faultCalls = map[string]func(v *View, keys [][]byte){
 		}
 		v.TestManyHashes(hashes, nil)
 	},
+	"Stats":              func(v *View, _ [][]byte) { v.Stats() },
 	"FillRatio":          func(v *View, _ [][]byte) { v.FillRatio() },
 	"EstimatedCount":     func(v *View, _ [][]byte) { v.EstimatedCount() },
 	"EstimatedErrorRate": func(v *View, _ [][]byte) { v.EstimatedErrorRate() },
