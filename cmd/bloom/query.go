@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
+
+	"github.com/bloomfilters/bloom"
 )
 
 const queryDoc = `Reports each KEY, or without KEYs each line of stdin, as "present" or
@@ -145,7 +148,9 @@ func eachBatchFlushing(r io.Reader, w *bufio.Writer, fn func(keys [][]byte) erro
 // mapped into memory, and turns a fault of those reads into an error: the
 // file truncated under the mapping (SIGBUS), which would otherwise crash
 // the process with a stack trace. SetPanicOnFault makes the fault a panic
-// in the goroutine that faulted, this one, which recovers it here.
+// in the goroutine that faulted, this one, which recovers it here; a View
+// from Open turns it into a panic with an error wrapping
+// bloom.ErrFileChanged, which is recovered the same way.
 func guardFaults(path string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -154,11 +159,15 @@ func guardFaults(path string, fn func() error) (err error) {
 			return
 		}
 		var fault interface{ Addr() uintptr }
-		if e, ok := r.(error); ok && errors.As(e, &fault) {
-			err = fmt.Errorf("%s: the file changed while bloom read it (truncated, or rewritten in place; replace a filter file by renaming a new one over it): fault at address %#x", path, fault.Addr())
-			return
+		e, ok := r.(error)
+		if !ok || !errors.Is(e, bloom.ErrFileChanged) && !errors.As(e, &fault) {
+			panic(r)
 		}
-		panic(r)
+		how := "truncated, or rewritten in place"
+		if fi, serr := os.Stat(path); serr == nil {
+			how = fmt.Sprintf("%d bytes long now", fi.Size())
+		}
+		err = fmt.Errorf("%s: the file changed while bloom read it (%s); replace a filter file by renaming a new one over it", path, how)
 	}()
 	return fn()
 }
