@@ -973,3 +973,106 @@ func TestNativeCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestShardedNative drives a 6-shard ShardedNativeFilter, on the server and
+// on the 3-master Cluster, beside one in-memory bfdump filter per shard
+// (keys routed by Shard): every answer, Count and each shard's Export must
+// equal them; on the Cluster each master holds two shards; a shard's
+// deleted key gives ErrNotFound.
+func TestShardedNative(t *testing.T) {
+	ctx := context.Background()
+	clients := map[string]redis.UniversalClient{"server": bfClient(t)}
+	if os.Getenv("BLOOM_REDIS_CLUSTER_ADDRS") != "" || inCI() {
+		c := clusterClient(t)
+		requireBF(t, c, "Cluster at BLOOM_REDIS_CLUSTER_ADDRS")
+		clients["cluster"] = c
+	}
+	for kind, rdb := range clients {
+		t.Run(kind, func(t *testing.T) {
+			name := nativeName(t, rdb)
+			s, err := redisbloom.NewShardedNative(ctx, rdb, name, 6, 6000, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Delete(context.Background()) })
+			if _, err := redisbloom.NewShardedNative(ctx, rdb, name, 6, 6001, 0.01); !errors.Is(err, bloom.ErrIncompatible) {
+				t.Fatalf("NewShardedNative with another capacity: %v, want ErrIncompatible", err)
+			}
+			mem := make([]*bfdump.Filter, 6)
+			for i := range mem {
+				if mem[i], err = bfdump.Reserve(1000, 0.01); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys := keyRange("s", 0, 15_000) // past each shard's 1,000: growth
+			keys = append(keys, keys[:500]...)
+			want := make([]bool, len(keys))
+			for i, k := range keys {
+				want[i], _ = mem[s.Shard(k)].TestAndAdd(k)
+			}
+			got, err := s.TestAndAddMany(ctx, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := redisbloom.OpenShardedNative(ctx, rdb, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			probe := append(keyRange("s", 0, 15_000), keyRange("absent", 0, 5000)...)
+			tested, err := o.TestManyStrings(ctx, strs(probe))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total uint64
+			for j := range mem {
+				total += mem[j].Count()
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("TestAndAddMany answer %d: %v, in memory %v", i, got[i], want[i])
+				}
+			}
+			for i, k := range probe {
+				if tested[i] != mem[s.Shard(k)].Test(k) {
+					t.Fatalf("TestMany answer %d: %v, in memory %v", i, tested[i], !tested[i])
+				}
+			}
+			if n, err := o.Count(ctx); err != nil || n != total {
+				t.Fatalf("Count = %d, %v; in memory %d", n, err, total)
+			}
+			exp, err := o.Export(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			masters := map[string]int{}
+			for j, g := range exp {
+				if !g.Equal(mem[j]) {
+					t.Fatalf("shard %d: Export differs from memory", j)
+				}
+				if c, ok := rdb.(*redis.ClusterClient); ok {
+					m, err := c.MasterForKey(ctx, o.Shards()[j].Key())
+					if err != nil {
+						t.Fatal(err)
+					}
+					masters[m.Options().Addr]++
+				}
+			}
+			if kind == "cluster" {
+				for addr, n := range masters {
+					if n != 2 {
+						t.Errorf("master %s holds %d shards, want 2 (%v)", addr, n, masters)
+					}
+				}
+			}
+			if err := rdb.Del(ctx, o.Shards()[3].Key()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := o.TestMany(ctx, probe); !errors.Is(err, redisbloom.ErrNotFound) {
+				t.Fatalf("with a shard's key deleted: %v, want ErrNotFound", err)
+			}
+			if err := o.AddMany(ctx, probe); !errors.Is(err, redisbloom.ErrNotFound) {
+				t.Fatalf("AddMany with a shard's key deleted: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
