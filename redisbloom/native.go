@@ -62,6 +62,7 @@ type NativeFilter struct {
 	errorRate float64
 	expansion uint32 // 0: non-scaling
 	seen      *generation
+	wait      *waitSpec // nil: writes do not WAIT for replicas
 }
 
 // errZeroNative is returned by every method of a zero NativeFilter.
@@ -317,6 +318,77 @@ func (f *NativeFilter) observe(v any) error {
 	return nil
 }
 
+// WithWait returns a handle on the same filter whose writes (Add,
+// TestAndAdd, AddMany, TestAndAddMany and their String forms, Import)
+// return only after at least replicas replicas acknowledged them, with
+// Redis's WAIT, or an error wrapping ErrNotReplicated after timeout, as
+// Filter.WithWait: a write that changes nothing still writes the
+// generation, so that the WAIT covers the other clients' writes that added
+// those keys. The handle shares f's generation; reads are unchanged. Each
+// write stays one round trip, its transaction followed by WAIT on the
+// connection that sent it, to the master that holds the filter; rdb must
+// be a *redis.Client or a *redis.ClusterClient. It returns an error
+// wrapping bloom.ErrInvalidParameter for another client, replicas < 1 or a
+// timeout under a millisecond.
+func (f *NativeFilter) WithWait(replicas int, timeout time.Duration) (*NativeFilter, error) {
+	if f.rdb == nil {
+		return nil, errZeroNative
+	}
+	g, err := (&Filter{rdb: f.rdb, name: f.name, keys: f.keys[:2]}).WithWait(replicas, timeout)
+	if err != nil {
+		return nil, err
+	}
+	h := *f
+	h.wait = g.wait
+	return &h, nil
+}
+
+// txWait is tx for a write of a handle made by WithWait: the transaction
+// and WAIT on one connection of the master, in one pipeline, with MULTI and
+// EXEC sent as commands of their own (a transaction pipeline would put
+// WAIT inside the transaction, where it cannot wait).
+func (f *NativeFilter) txWait(ctx context.Context, cmd []any) (any, error) {
+	shim := &Filter{rdb: f.rdb, name: f.name, keys: f.keys[:2]}
+	c, err := f.wait.master(ctx, shim)
+	if err != nil {
+		return nil, err
+	}
+	pipe := c.Pipeline()
+	pipe.Do(ctx, "multi")
+	nativeGuardScript.Eval(ctx, pipe, f.keys, f.id, strconv.FormatUint(f.seen.load(), 10))
+	pipe.Do(ctx, cmd...)
+	nativeAfterScript.Eval(ctx, pipe, f.keys, "w")
+	exec := pipe.Do(ctx, "exec")
+	acked := pipe.Do(ctx, "wait", f.wait.replicas, f.wait.timeout.Milliseconds())
+	_, _ = pipe.Exec(ctx) // each command carries its own error
+	replies, err := exec.Slice()
+	if err != nil {
+		return nil, f.wrap(err)
+	}
+	if len(replies) != 3 {
+		return nil, fmt.Errorf("redisbloom: filter %q: EXEC returned %d replies, want 3", f.name, len(replies))
+	}
+	if err, ok := replies[0].(error); ok {
+		return nil, f.scriptErr(ctx, err)
+	}
+	if err := f.observe(replies[0]); err != nil {
+		return nil, err
+	}
+	if err, ok := replies[2].(error); ok {
+		return nil, f.wrap(err)
+	}
+	if err := f.observe(replies[2]); err != nil {
+		return nil, err
+	}
+	if err, ok := replies[1].(error); ok {
+		return nil, f.wrap(err)
+	}
+	if err := f.wait.check(shim, acked); err != nil {
+		return nil, err
+	}
+	return replies[1], nil
+}
+
 // tx runs cmd (BF.MADD, BF.MEXISTS, BF.CARD, BF.INFO with its arguments)
 // in one transaction with the guard and, for a write, nativeAfterScript,
 // and returns cmd's reply. A read refused by a lagging replica is retried
@@ -324,6 +396,9 @@ func (f *NativeFilter) observe(v any) error {
 func (f *NativeFilter) tx(ctx context.Context, write bool, cmd []any) (any, error) {
 	if f.rdb == nil {
 		return nil, errZeroNative
+	}
+	if write && f.wait != nil {
+		return f.txWait(ctx, cmd)
 	}
 	var out any
 	err := (&Filter{}).retryStale(ctx, func() error {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/redisbloom"
@@ -1074,5 +1075,74 @@ func TestShardedNative(t *testing.T) {
 				t.Fatalf("AddMany with a shard's key deleted: %v, want ErrNotFound", err)
 			}
 		})
+	}
+}
+
+// TestNativeWithWait: a WithWait handle's writes are on the replica when
+// they return (raw BF.MEXISTS there, no waiting), and fail with
+// ErrNotReplicated once the replica is cut off, also for keys already
+// present (the write then changes only the generation).
+func TestNativeWithWait(t *testing.T) {
+	master := startBFServer(t)
+	replica := startBFServer(t, "--replicaof", "127.0.0.1", fmt.Sprint(master.port))
+	replica.waitInSync(master)
+	rdb := newClient(t, master.addr())
+	ctx := context.Background()
+	f, err := redisbloom.NewNative(ctx, rdb, "wait", 10_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := f.WithWait(1, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WithWait(0, time.Second); !errors.Is(err, bloom.ErrInvalidParameter) {
+		t.Fatalf("WithWait(0, 1s): %v, want ErrInvalidParameter", err)
+	}
+	onReplica := newClient(t, replica.addr())
+	for round := range 5 {
+		keys := keyRange(fmt.Sprintf("w%d-", round), 0, 1000)
+		if round%2 == 0 {
+			if _, err := w.TestAndAddMany(ctx, keys); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := w.AddManyStrings(ctx, strs(keys)); err != nil {
+			t.Fatal(err)
+		}
+		raw := []any{"BF.MEXISTS", f.Key()}
+		for _, k := range keys {
+			raw = append(raw, k)
+		}
+		vals, err := onReplica.Do(ctx, raw...).Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			if v != int64(1) && v != true {
+				t.Fatalf("round %d: key %d absent on the replica right after the write returned", round, i)
+			}
+		}
+	}
+	mem, _ := bfdump.Reserve(10_000, 0.01)
+	_ = mem.AddMany(keyRange("imported", 0, 100))
+	if err := w.Import(ctx, mem); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := onReplica.Do(ctx, "BF.CARD", f.Key()).Int(); err != nil || n != 100 {
+		t.Fatalf("BF.CARD on the replica after Import: %d, %v", n, err)
+	}
+	replica.freeze()
+	w2, err := f.WithWait(1, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.AddMany(ctx, keyRange("late", 0, 10)); !errors.Is(err, redisbloom.ErrNotReplicated) {
+		t.Fatalf("AddMany with the replica cut off: %v, want ErrNotReplicated", err)
+	}
+	if _, err := w2.TestAndAdd(ctx, keyOf("imported", 1)); !errors.Is(err, redisbloom.ErrNotReplicated) {
+		t.Fatalf("TestAndAdd of a present key with the replica cut off: %v, want ErrNotReplicated", err)
+	}
+	if ok, err := f.Test(ctx, keyOf("late", 3)); !ok || err != nil {
+		t.Fatalf("the unreplicated write on the master: Test = %v, %v", ok, err)
 	}
 }

@@ -132,11 +132,31 @@ func (f *NativeFilter) Import(ctx context.Context, src *bfdump.Filter) error {
 		}
 	}
 	keys := append(f.keys[:3:3], tmp)
-	gen, err := nativeImportScript.Run(ctx, f.rdb, keys, f.id, strconv.FormatUint(f.seen.load(), 10), strconv.FormatUint(src.Count(), 10)).Result()
+	args := []any{f.id, strconv.FormatUint(f.seen.load(), 10), strconv.FormatUint(src.Count(), 10)}
+	if f.wait == nil {
+		gen, err := nativeImportScript.Run(ctx, f.rdb, keys, args...).Result()
+		if err != nil {
+			return fail(f.scriptErr(ctx, err))
+		}
+		return f.observe(gen)
+	}
+	// WithWait: the script and WAIT on one connection of the master.
+	shim := &Filter{rdb: f.rdb, name: f.name, keys: f.keys[:2]}
+	c, err := f.wait.master(ctx, shim)
 	if err != nil {
+		return fail(err)
+	}
+	pipe := c.Pipeline()
+	run := nativeImportScript.Eval(ctx, pipe, keys, args...)
+	acked := pipe.Do(ctx, "wait", f.wait.replicas, f.wait.timeout.Milliseconds())
+	_, _ = pipe.Exec(ctx)
+	if err := run.Err(); err != nil {
 		return fail(f.scriptErr(ctx, err))
 	}
-	return f.observe(gen)
+	if err := f.observe(run.Val()); err != nil {
+		return err
+	}
+	return f.wait.check(shim, acked)
 }
 
 // compatible returns an error wrapping bloom.ErrIncompatible unless src has
