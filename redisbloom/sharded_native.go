@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/bloomfilters/bloom"
@@ -120,6 +121,24 @@ func OpenShardedNative(ctx context.Context, rdb redis.UniversalClient, name stri
 		}
 	}
 	return &ShardedNativeFilter{rdb: rdb, name: name, shards: fs, capacity: capacity, errorRate: errorRate}, nil
+}
+
+// WithWait returns a handle on the same sharded filter whose shards are
+// each shard's NativeFilter.WithWait(replicas, timeout) handle: a write
+// returns once replicas replicas of each shard's master have it, or fails
+// with an error wrapping ErrNotReplicated. It returns NativeFilter.WithWait's
+// errors.
+func (s *ShardedNativeFilter) WithWait(replicas int, timeout time.Duration) (*ShardedNativeFilter, error) {
+	if s.rdb == nil {
+		return nil, errZeroShardedNative
+	}
+	shards, err := withWaitAll(s.shards, replicas, timeout)
+	if err != nil {
+		return nil, err
+	}
+	g := *s
+	g.shards = shards
+	return &g, nil
 }
 
 // Name returns the name the filter was created with.
