@@ -17,7 +17,8 @@ import (
 // server's CPU per key (INFO cpu). add and test-and-add are BF.MADD (raw)
 // against AddMany and TestAndAddMany of new keys; test-absent and
 // test-present BF.MEXISTS against TestMany of keys never added and of keys
-// added by the fill.
+// added by the fill; single-test-and-add BF.ADD against TestAndAdd, one key
+// per call.
 //
 //	go test -run '^$' -bench NativeServerCPU -benchtime 20x -count 3
 func BenchmarkNativeServerCPU(b *testing.B) {
@@ -72,17 +73,54 @@ func BenchmarkNativeServerCPU(b *testing.B) {
 		{"test-absent", "absent-", rawExists, testMany, luaTestMany},
 		{"test-present", "unused-", present(rawExists), present(testMany), present(luaTestMany)},
 	}
+	// One key per call, 100 calls per batch: what the transaction and its
+	// two scripts add to a call of one key.
+	const singles = 100
+	ops = append(ops, struct {
+		name, prefix     string
+		raw, native, lua func(context.Context, [][]byte) error
+	}{"single-test-and-add", "single-",
+		func(ctx context.Context, keys [][]byte) error {
+			for _, k := range keys {
+				if err := rdb.Do(ctx, "BF.ADD", raw, k).Err(); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		func(ctx context.Context, keys [][]byte) error {
+			for _, k := range keys {
+				if _, err := f.TestAndAdd(ctx, k); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		func(ctx context.Context, keys [][]byte) error {
+			for _, k := range keys {
+				if _, err := lua.TestAndAdd(ctx, k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}})
+	size := func(name string) int {
+		if name == "single-test-and-add" {
+			return singles
+		}
+		return batch
+	}
 	// The Lua filter runs on its own: Lua collects a script's garbage during
 	// the scripts after it, which would charge the native filter's short
 	// scripts with the Lua filter's garbage.
 	for _, op := range ops {
 		b.Run(op.name, func(b *testing.B) {
-			alternate(b, rdb, op.prefix, []path{{"raw", batch, op.raw}, {"native", batch, op.native}})
+			alternate(b, rdb, op.prefix, []path{{"raw", size(op.name), op.raw}, {"native", size(op.name), op.native}})
 		})
 	}
 	for _, op := range ops {
 		b.Run("lua/"+op.name, func(b *testing.B) {
-			alternate(b, rdb, "lua-"+op.prefix, []path{{"lua", batch, op.lua}})
+			alternate(b, rdb, "lua-"+op.prefix, []path{{"lua", size(op.name), op.lua}})
 		})
 	}
 }

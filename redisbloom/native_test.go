@@ -369,6 +369,11 @@ func everyNative(ctx context.Context, f *redisbloom.NativeFilter) map[string]err
 	_, errs["TestMany"] = f.TestMany(ctx, keys)
 	_, errs["TestAndAddMany"] = f.TestAndAddMany(ctx, keys)
 	_, errs["TestAndAddManyStrings"] = f.TestAndAddManyStrings(ctx, strs(keys))
+	// Batches past maxNativeScriptKeys go through the transaction.
+	large := keyRange("large", 0, 100)
+	errs["AddMany/transaction"] = f.AddMany(ctx, large)
+	_, errs["TestMany/transaction"] = f.TestMany(ctx, large)
+	_, errs["TestAndAddManyStrings/transaction"] = f.TestAndAddManyStrings(ctx, strs(large))
 	_, errs["Count"] = f.Count(ctx)
 	_, errs["Info"] = f.Info(ctx)
 	_, errs["Export"] = f.Export(ctx)
