@@ -408,19 +408,36 @@ func (f *NativeFilter) tx(ctx context.Context, write bool, cmd []any) (any, erro
 		return f.txWait(ctx, cmd)
 	}
 	var out any
+	bySHA := !write // see below
 	err := (&Filter{}).retryStale(ctx, func() error {
 		pipe := f.rdb.TxPipeline()
 		var guard, do, after *redis.Cmd
 		gen := strconv.FormatUint(f.seen.load(), 10)
-		if write {
+		switch {
+		case write:
+			// EVAL, never EVALSHA: a guard refused with NOSCRIPT would
+			// let BF.MADD run unchecked.
 			guard = nativeGuardScript.Eval(ctx, pipe, f.keys, f.id, gen)
 			do = pipe.Do(ctx, cmd...)
 			after = nativeAfterScript.Eval(ctx, pipe, f.keys, "")
-		} else {
+		case bySHA:
+			// A read's answers are thrown away when its guard fails, so
+			// the guard may go by EVALSHA, and by EVAL if the server does
+			// not have it.
+			guard = nativeReadGuardScript.EvalShaRO(ctx, pipe, f.keys, f.id, gen)
+			do = pipe.Do(ctx, cmd...)
+		default:
 			guard = nativeReadGuardScript.EvalRO(ctx, pipe, f.keys, f.id, gen)
 			do = pipe.Do(ctx, cmd...)
 		}
 		_, _ = pipe.Exec(ctx) // each command carries its own error
+		if err := guard.Err(); bySHA && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			bySHA = false
+			pipe = f.rdb.TxPipeline()
+			guard = nativeReadGuardScript.EvalRO(ctx, pipe, f.keys, f.id, gen)
+			do = pipe.Do(ctx, cmd...)
+			_, _ = pipe.Exec(ctx)
+		}
 		if err := guard.Err(); err != nil {
 			if errors.Is(err, redis.Nil) {
 				return fmt.Errorf("redisbloom: filter %q: empty guard reply", f.name)

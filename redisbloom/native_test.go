@@ -1151,3 +1151,48 @@ func TestNativeWithWait(t *testing.T) {
 		t.Fatalf("the unreplicated write on the master: Test = %v, %v", ok, err)
 	}
 }
+
+// TestNativeScriptFlush: after SCRIPT FLUSH every kind of call (small
+// batches through one script, larger ones through the transaction, reads
+// and writes) still answers right: a read's guard sent by EVALSHA is sent
+// again by EVAL, and a write's scripts always go by EVAL.
+func TestNativeScriptFlush(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	f, err := redisbloom.NewNative(ctx, rdb, nativeName(t, rdb), 10_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush := func() {
+		t.Helper()
+		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []int{1, 100} {
+		keys := keyRange(fmt.Sprintf("flush%d-", n), 0, n)
+		flush()
+		got, err := f.TestAndAddMany(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range got {
+			if p {
+				t.Fatalf("%d keys: new key %d reported present", n, i)
+			}
+		}
+		flush()
+		if got, err = f.TestMany(ctx, keys); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range got {
+			if !p {
+				t.Fatalf("%d keys: added key %d reported absent", n, i)
+			}
+		}
+	}
+	flush()
+	if c, err := f.Count(ctx); err != nil || c != 101 {
+		t.Fatalf("Count = %d, %v; want 101", c, err)
+	}
+}
