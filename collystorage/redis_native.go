@@ -17,8 +17,7 @@ import (
 // RedisNativeStorage is RedisStorage on a server with RedisBloom's BF.*
 // commands (Redis 8, Redis Stack, the RedisBloom module): the visited
 // request IDs are kept in a redisbloom.NativeFilter, a RedisBloom key that
-// IsVisited adds to with the server's own BF.MADD, at a fraction of the
-// server's CPU the Lua filter of RedisStorage costs. Its promises are
+// IsVisited adds to with the server's own BF.MADD. Its promises are
 // RedisStorage's: one round trip per call, exactly one of the processes
 // that ask about a new URL at once hears false, and an error, never
 // "absent", when the filter was lost (see redisbloom's NativeFilter).

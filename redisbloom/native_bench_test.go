@@ -2,8 +2,10 @@ package redisbloom_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/bloomfilters/bloom/redisbloom"
 	"github.com/redis/go-redis/v9"
@@ -115,13 +117,69 @@ func BenchmarkNativeServerCPU(b *testing.B) {
 	// scripts with the Lua filter's garbage.
 	for _, op := range ops {
 		b.Run(op.name, func(b *testing.B) {
-			alternate(b, rdb, op.prefix, []path{{"raw", size(op.name), op.raw}, {"native", size(op.name), op.native}})
+			alternateMedian(b, rdb, op.prefix, []path{{"raw", size(op.name), op.raw}, {"native", size(op.name), op.native}})
 		})
 	}
 	for _, op := range ops {
 		b.Run("lua/"+op.name, func(b *testing.B) {
 			alternate(b, rdb, "lua-"+op.prefix, []path{{"lua", size(op.name), op.lua}})
 		})
+	}
+}
+
+// alternateMedian is alternate (bench_server_test.go), reporting besides
+// each path's keys/s over the whole run (name-keys/s) and server CPU per
+// key the keys/s of its median block (name-median-keys/s), which a few
+// blocks preempted on a loaded machine do not move, and the median over
+// the rounds of the ratio of the second path's block time to the first's
+// (wall-ratio).
+func alternateMedian(b *testing.B, rdb *redis.Client, prefix string, paths []path) {
+	const block = 5
+	ctx := context.Background()
+	secs := make([]float64, len(paths))
+	cpus := make([]float64, len(paths))
+	blocks := make([][]float64, len(paths))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for x := range paths {
+			j := x
+			if i%2 == 1 {
+				j = len(paths) - 1 - x
+			}
+			p := paths[j]
+			cpu := serverCPU(b, rdb)
+			var elapsed time.Duration
+			for r := 0; r < block; r++ {
+				keys := batchOf(prefix+p.name+"-", p.size)(block*i + r)
+				start := time.Now()
+				if err := p.op(ctx, keys); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(start)
+			}
+			secs[j] += elapsed.Seconds()
+			cpus[j] += serverCPU(b, rdb) - cpu
+			blocks[j] = append(blocks[j], elapsed.Seconds())
+		}
+	}
+	b.StopTimer()
+	median := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	for j, p := range paths {
+		keys := float64(block * b.N * p.size)
+		b.ReportMetric(keys/secs[j], p.name+"-keys/s")
+		b.ReportMetric(float64(block*p.size)/median(blocks[j]), p.name+"-median-keys/s")
+		b.ReportMetric(cpus[j]*1e6/keys, p.name+"-cpu-us/key")
+	}
+	if len(paths) == 2 {
+		ratios := make([]float64, b.N)
+		for i := range ratios {
+			ratios[i] = blocks[1][i] / blocks[0][i]
+		}
+		b.ReportMetric(median(ratios), "wall-ratio")
 	}
 }
 
