@@ -1196,3 +1196,58 @@ func TestNativeScriptFlush(t *testing.T) {
 		t.Fatalf("Count = %d, %v; want 101", c, err)
 	}
 }
+
+// TestNativeReplicaReads reads, through a client that routes read-only
+// commands to a replica, keys the handle has just added while the replica is
+// cut off: small reads (one script, EVALSHA_RO) go to the replica and return
+// ErrStale, never "absent"; larger ones (a transaction) go to the master and
+// answer right; once the replica is back, every read answers right.
+func TestNativeReplicaReads(t *testing.T) {
+	master := startBFServer(t)
+	replica := startBFServer(t, "--replicaof", "127.0.0.1", fmt.Sprint(master.port))
+	replica.waitInSync(master)
+	cc := replicaReader(t, master, replica)
+	ctx := context.Background()
+	f, err := redisbloom.NewNative(ctx, cc, "replicated", 10_000, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.AddMany(ctx, keyRange("early-", 0, 100)); err != nil {
+		t.Fatal(err)
+	}
+	replica.waitInSync(master)
+	before := readsServed(t, replica)
+	if n, err := falseNegativesNative(ctx, f, keyRange("early-", 0, 20)); n != 0 || err != nil {
+		t.Fatalf("in sync: %d false negatives, %v", n, err)
+	}
+	if readsServed(t, replica) == before {
+		t.Fatal("the replica served no read: the test would not test replica reads")
+	}
+	replica.freeze()
+	keys := keyRange("late-", 0, 2000)
+	if err := f.AddMany(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	n, err := falseNegativesNative(short, f, keys[:20])
+	cancel()
+	if !errors.Is(err, redisbloom.ErrStale) {
+		t.Fatalf("small read from a replica behind the handle's writes: %d of 20 keys absent, error %v; want ErrStale", n, err)
+	}
+	if n, err := falseNegativesNative(ctx, f, keys); n != 0 || err != nil {
+		t.Fatalf("large read (a transaction, on the master): %d false negatives, %v", n, err)
+	}
+	if err := replica.follow(master); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for {
+		n, err = falseNegativesNative(ctx, f, keys[:20])
+		if !errors.Is(err, redisbloom.ErrStale) || time.Since(start) > 10*time.Second {
+			break
+		}
+	}
+	if n != 0 || err != nil {
+		t.Fatalf("after the replica caught up: %d false negatives, %v", n, err)
+	}
+}
