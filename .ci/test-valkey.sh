@@ -17,7 +17,12 @@ cd "$(dirname "$0")/.."
 export BLOOM_REDIS_ADDR=$BLOOM_VALKEY_ADDR BLOOM_REDIS_CLUSTER_ADDRS=$BLOOM_VALKEY_CLUSTER_ADDRS BLOOM_REDIS_BF=0
 export PATH="$BLOOM_VALKEY_PATH:$PATH"
 redis-server --version | grep -q '^Valkey' || { echo "test-valkey: redis-server on PATH is not Valkey"; exit 1; }
+failed=
 for m in redisbloom collystorage; do
 	echo "test-valkey: $m: go test -short ./... against Valkey"
-	(cd "$m" && go test -short -count=1 ./...)
+	(cd "$m" && go test -short -count=1 ./...) || failed="$failed $m"
 done
+if [ -n "$failed" ]; then
+	echo "test-valkey: failed against Valkey:$failed"
+	exit 1
+fi
