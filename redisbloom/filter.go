@@ -99,9 +99,11 @@ var (
 
 	// ErrZeroValue is wrapped by the error of every method of a zero value
 	// of the package's types (a Filter, ScalableFilter, ShardedFilter,
-	// ShardedScalableFilter or WindowFilter declared rather than made by its
-	// New or Open, or a zero Pending): such a value is not usable, and no
-	// method of it talks to Redis or panics.
+	// ShardedScalableFilter, WindowFilter, NativeFilter or
+	// ShardedNativeFilter declared rather than made by its New or Open, or a
+	// zero Pending): such a value is not usable, and no method of it talks
+	// to Redis or panics. Its methods without an error result answer as for
+	// a filter with no name, size or keys (Shard -1).
 	ErrZeroValue = errors.New("redisbloom: use of a zero value")
 )
 

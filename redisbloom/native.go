@@ -73,7 +73,7 @@ type NativeFilter struct {
 }
 
 // errZeroNative is returned by every method of a zero NativeFilter.
-var errZeroNative = errors.New("redisbloom: use of a zero NativeFilter (create one with NewNative or OpenNative)")
+var errZeroNative = fmt.Errorf("%w: a zero NativeFilter is not usable; make one with NewNative or OpenNative", ErrZeroValue)
 
 // nativeKeys returns the keys of the native filter called name: its
 // metadata, its RedisBloom key and the key the guard parks it under (which
@@ -275,8 +275,9 @@ func (f *NativeFilter) ErrorRate() float64 { return f.errorRate }
 func (f *NativeFilter) Expansion() uint32 { return f.expansion }
 
 // NonScaling reports whether the filter is non-scaling: it refuses adds
-// once it holds Capacity keys (an error wrapping bfdump.ErrFull).
-func (f *NativeFilter) NonScaling() bool { return f.expansion == 0 }
+// once it holds Capacity keys (an error wrapping bfdump.ErrFull). A zero
+// NativeFilter is neither: it refuses every call.
+func (f *NativeFilter) NonScaling() bool { return f.rdb != nil && f.expansion == 0 }
 
 // wrap turns the scripts' error replies into the package's errors.
 func (f *NativeFilter) wrap(err error) error {

@@ -31,7 +31,8 @@ const shardedNativeFormat = "redisbloom-sharded-native/1"
 // The top metadata {name}:sharded (a hash: format
 // "redisbloom-sharded-native/1", shards, capacity, error_rate, expansion)
 // records the parameters. It keeps the promises of NativeFilter per shard,
-// and is safe for concurrent use. A zero ShardedNativeFilter is not usable.
+// and is safe for concurrent use. A zero ShardedNativeFilter is not usable:
+// its methods return an error.
 type ShardedNativeFilter struct {
 	rdb       redis.UniversalClient
 	name      string
@@ -40,7 +41,7 @@ type ShardedNativeFilter struct {
 	errorRate float64
 }
 
-var errZeroShardedNative = errors.New("redisbloom: use of a zero ShardedNativeFilter (create one with NewShardedNative or OpenShardedNative)")
+var errZeroShardedNative = fmt.Errorf("%w: a zero ShardedNativeFilter is not usable; make one with NewShardedNative or OpenShardedNative", ErrZeroValue)
 
 // NewShardedNative returns the sharded native filter called name in rdb,
 // creating it if it does not exist: shards NativeFilters, each made by
@@ -155,7 +156,8 @@ func (s *ShardedNativeFilter) Shards() []*NativeFilter {
 	return append([]*NativeFilter(nil), s.shards...)
 }
 
-// Shard returns the index of the shard that holds key, in [0, len(Shards())).
+// Shard returns the index of the shard that holds key, in [0, len(Shards())),
+// or -1 for a zero ShardedNativeFilter, which has no shards.
 func (s *ShardedNativeFilter) Shard(key []byte) int { return shardOf(key, len(s.shards), 0) }
 
 // bytesOf returns the bytes of key without copying them; shardOf only

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/redisbloom"
+	"github.com/bloomfilters/bloom/redisbloom/bfdump"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,6 +30,8 @@ func TestZeroValues(t *testing.T) {
 		&redisbloom.ShardedFilter{},
 		&redisbloom.ShardedScalableFilter{},
 		&redisbloom.WindowFilter{},
+		&redisbloom.NativeFilter{},
+		&redisbloom.ShardedNativeFilter{},
 		&redisbloom.Pending{},
 	}
 	// zeroAnswers checks the results of the methods without an error
@@ -39,6 +42,7 @@ func TestZeroValues(t *testing.T) {
 		},
 		"ShardedFilter.Shard":         wantInt(-1),
 		"ShardedScalableFilter.Shard": wantInt(-1),
+		"ShardedNativeFilter.Shard":   wantInt(-1),
 	}
 	for _, m := range []string{"AddPipelined", "TestPipelined", "TestAndAddPipelined"} {
 		for _, typ := range []string{"Filter", "ShardedFilter"} {
@@ -49,7 +53,23 @@ func TestZeroValues(t *testing.T) {
 		}
 	}
 	args := map[reflect.Type]func() reflect.Value{
-		reflect.TypeFor[context.Context]():              func() reflect.Value { return reflect.ValueOf(context.Background()) },
+		reflect.TypeFor[context.Context](): func() reflect.Value { return reflect.ValueOf(context.Background()) },
+		reflect.TypeFor[string]():          func() reflect.Value { return reflect.ValueOf("k") },
+		reflect.TypeFor[[]string]():        func() reflect.Value { return reflect.ValueOf([]string{"k", "l"}) },
+		reflect.TypeFor[*bfdump.Filter](): func() reflect.Value {
+			f, err := bfdump.Reserve(100, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return reflect.ValueOf(f)
+		},
+		reflect.TypeFor[[]*bfdump.Filter](): func() reflect.Value {
+			f, err := bfdump.Reserve(100, 0.01)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return reflect.ValueOf([]*bfdump.Filter{f})
+		},
 		reflect.TypeFor[[]byte]():                       func() reflect.Value { return reflect.ValueOf([]byte("k")) },
 		reflect.TypeFor[[][]byte]():                     func() reflect.Value { return reflect.ValueOf([][]byte{[]byte("k"), []byte("l")}) },
 		reflect.TypeFor[uint64]():                       func() reflect.Value { return reflect.ValueOf(uint64(1)) },
