@@ -55,6 +55,10 @@ type windowShape struct {
 	seed      uint32
 	period    time.Duration // how long a generation lasts; 0 for a count window
 	policy    byte          // a time window's overflow policy
+	// satLimit is, under Saturate, the estimated false-positive rate past
+	// which the newest generation rotates early (SaturationLimit); 0 for
+	// the other policies.
+	satLimit float64
 }
 
 // periodMicros is the period on the server's clock, which keeps
@@ -64,6 +68,37 @@ func (p *windowParams) periodMicros() int64 { return (int64(p.period) + 999) / 1
 // onCount reports whether the newest generation rotates when it holds
 // genCap keys: in a count window, and in a time window that rotates early.
 func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == policyRotateEarly }
+
+// defaultSaturationLimit returns the saturation limit of a window of
+// errorRate under Saturate when SaturationLimit is not given: 10 times
+// errorRate, at most 0.5.
+func defaultSaturationLimit(errorRate float64) float64 { return min(10*errorRate, 0.5) }
+
+// saturationCap returns, under Saturate, the keys a generation holds before
+// it rotates early: the most n, and at least GenerationCapacity, for which
+// a generation's rate bloom.BlockedFalsePositiveRate(m, k, n) stays at or
+// below 1-(1-limit)^(1/r), so that the window's rate, 1 - prod(1 - rate of
+// each generation), stays at or below the limit with every generation
+// full; 0 for the other policies. O(log m) rate evaluations.
+func (p *windowParams) saturationCap() uint64 {
+	if p.period == 0 || p.policy != policySaturate {
+		return 0
+	}
+	q := -math.Expm1(math.Log1p(-p.satLimit) / float64(p.gens))
+	lo, hi := p.genCap, max(p.m, p.genCap) // rate(lo) <= q or lo = genCap; rate(hi) > q
+	if bloom.BlockedFalsePositiveRate(p.m, p.k, hi) <= q {
+		return hi
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if bloom.BlockedFalsePositiveRate(p.m, p.k, mid) <= q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
 
 // WindowFilter is a handle on a window filter stored in Redis: the
 // bloom.WindowFilter of the same parameters, kept by any number of
@@ -145,6 +180,127 @@ type WindowFilter struct {
 	// clock, in the tests only, gives the time in microseconds the scripts
 	// take instead of the server's (export_test.go); nil in use.
 	clock func() int64
+	// onEvent is OnEvent's callback, nil if none.
+	onEvent func(WindowEvent)
+}
+
+// WindowEventKind is the kind of a WindowEvent.
+type WindowEventKind uint8
+
+// The kinds of window events.
+const (
+	// RotatedEarly: a time window under RotateEarly rotated before its
+	// newest generation's period was over (its share of the window was
+	// full): it now keeps keys for less than its Duration.
+	RotatedEarly WindowEventKind = iota + 1
+	// SaturatedPastLimit: a time window under Saturate reached its
+	// SaturationLimit and rotated early rather than go past it.
+	SaturatedPastLimit
+	// GrowLimit: a time window under Grow could grow no more (16
+	// extensions a generation, MaxBits in all) and rotated early.
+	GrowLimit
+)
+
+// String returns the name of k: "RotatedEarly", "SaturatedPastLimit" or
+// "GrowLimit".
+func (k WindowEventKind) String() string {
+	switch k {
+	case RotatedEarly:
+		return "RotatedEarly"
+	case SaturatedPastLimit:
+		return "SaturatedPastLimit"
+	case GrowLimit:
+		return "GrowLimit"
+	}
+	return "WindowEventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// WindowEvent is a moment a time window's promise weakened (see OnEvent).
+type WindowEvent struct {
+	Kind WindowEventKind
+	// Time is the server's time of the call that caused it.
+	Time time.Time
+	// Retained is how far back the window still reaches after the event:
+	// every key added since Time minus Retained is kept, as far as the
+	// Window keys allow. 0 if unknown.
+	Retained time.Duration
+}
+
+// WindowEvents counts the events of a window since it was created, by all
+// clients (see WindowFilter.Events).
+type WindowEvents struct {
+	RotatedEarly, SaturatedPastLimit, GrowLimit uint64
+}
+
+// WindowOption configures a WindowFilter beyond the bloom options of
+// NewWindow: SaturationLimit and OnEvent, given to NewWindowWith or
+// OpenWindowWith.
+type WindowOption struct {
+	apply func(*windowExtra) error
+}
+
+// windowExtra is what the WindowOptions chose.
+type windowExtra struct {
+	satLimit float64 // 0 unless SaturationLimit was given
+	onEvent  func(WindowEvent)
+	eventSet bool
+}
+
+// SaturationLimit sets the ceiling of a time window under bloom.Saturate:
+// the estimated false-positive rate, in (0, 1), past which its newest
+// generation rotates early (a SaturatedPastLimit event) instead of taking
+// more keys. The window's rate stays at or below it at every moment (each
+// generation at most 1-(1-rate)^(1/r), by bloom.BlockedFalsePositiveRate
+// of its count), and a key is kept for the Duration unless such an early
+// rotation drops it. Default: 10 times the error rate, at most 0.5. It is
+// part of the window's parameters, stored in its metadata: every client
+// that creates the window must give the same. Only NewWindowWith takes it,
+// for a window under bloom.Saturate; elsewhere it is an error wrapping
+// bloom.ErrInvalidParameter, as is a rate outside (0, 1).
+func SaturationLimit(rate float64) WindowOption {
+	return WindowOption{func(x *windowExtra) error {
+		if !(rate > 0 && rate < 1) {
+			return fmt.Errorf("%w: SaturationLimit must be in (0, 1), got %v", bloom.ErrInvalidParameter, rate)
+		}
+		if x.satLimit != 0 {
+			return fmt.Errorf("%w: SaturationLimit given twice", bloom.ErrInvalidParameter)
+		}
+		x.satLimit = rate
+		return nil
+	}}
+}
+
+// OnEvent makes the handle call fn, synchronously, in the goroutine whose
+// call (Add, TestAndAdd, TestAndRefresh and their batch forms) caused a
+// window event, after that call's script ran and before it returns, once
+// per event, in order. Events caused by other clients are not reported to
+// it (Events counts them all). fn must not call the handle's methods. A nil
+// fn is an error wrapping bloom.ErrInvalidParameter.
+func OnEvent(fn func(WindowEvent)) WindowOption {
+	return WindowOption{func(x *windowExtra) error {
+		if fn == nil {
+			return fmt.Errorf("%w: OnEvent of a nil function", bloom.ErrInvalidParameter)
+		}
+		if x.eventSet {
+			return fmt.Errorf("%w: OnEvent given twice", bloom.ErrInvalidParameter)
+		}
+		x.onEvent, x.eventSet = fn, true
+		return nil
+	}}
+}
+
+// windowExtras applies opts.
+func windowExtras(opts []WindowOption) (windowExtra, error) {
+	var x windowExtra
+	for _, o := range opts {
+		if o.apply == nil {
+			return x, fmt.Errorf("%w: zero WindowOption value", bloom.ErrInvalidParameter)
+		}
+		if err := o.apply(&x); err != nil {
+			return x, err
+		}
+	}
+	return x, nil
 }
 
 var errZeroWindow = errors.New("redisbloom: use of a zero WindowFilter (create one with NewWindow or OpenWindow)")
@@ -191,7 +347,7 @@ func newWindowHandle(rdb redis.UniversalClient, name, id string, p windowParams)
 		strconv.FormatUint(p.m/8, 10),
 		strconv.FormatUint(uint64(p.k), 10),
 		strconv.FormatInt(p.periodMicros(), 10),
-		onCount,
+		onCount + " " + strconv.FormatUint(p.window, 10) + " " + strconv.FormatUint(p.saturationCap(), 10),
 		string(sizes),
 	}
 	w.view = newChainView(0, 0)
@@ -208,7 +364,7 @@ func (w *WindowFilter) metaFields() []any {
 	case policyGrow:
 		policy = "grow"
 	}
-	return []any{
+	fields := []any{
 		"format", windowFormatName,
 		"id", w.h.id,
 		"seed", strconv.FormatUint(uint64(w.p.seed), 10),
@@ -222,6 +378,12 @@ func (w *WindowFilter) metaFields() []any {
 		"period_us", strconv.FormatInt(w.p.periodMicros(), 10),
 		"policy", policy,
 	}
+	if w.p.policy == policySaturate && w.p.satLimit != defaultSaturationLimit(w.p.errorRate) {
+		// Only a limit other than the default: the check of a window
+		// created before limits existed stays the same.
+		fields = append(fields, "saturation_limit", strconv.FormatFloat(w.p.satLimit, 'g', -1, 64))
+	}
+	return fields
 }
 
 // checkWindowParams returns an error wrapping bloom.ErrInvalidParameter
@@ -256,17 +418,49 @@ func checkWindowParams(p windowParams) error {
 // parameters; ErrFormat when name's keys hold something else; ErrCorrupt
 // or ErrLost for a window in that state; or the error of the round trip.
 func NewWindow(ctx context.Context, rdb redis.UniversalClient, name string, window uint64, errorRate float64, opts ...bloom.Option) (*WindowFilter, error) {
+	return NewWindowWith(ctx, rdb, name, window, errorRate, opts)
+}
+
+// NewWindowWith is NewWindow with the WindowOptions wopts too
+// (SaturationLimit, OnEvent). It returns NewWindow's errors, and one
+// wrapping bloom.ErrInvalidParameter for an invalid WindowOption.
+func NewWindowWith(ctx context.Context, rdb redis.UniversalClient, name string, window uint64, errorRate float64, opts []bloom.Option, wopts ...WindowOption) (*WindowFilter, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	p, err := windowProbe(window, errorRate, opts)
+	p, x, err := windowPlan(window, errorRate, opts, wopts)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWindowParams(p); err != nil {
+	w, err := createWindow(ctx, rdb, name, p, nil)
+	if err != nil {
 		return nil, err
 	}
-	return createWindow(ctx, rdb, name, p, nil)
+	w.onEvent = x.onEvent
+	return w, nil
+}
+
+// windowPlan returns the parameters of a window and the WindowOptions'
+// choices, and their errors.
+func windowPlan(window uint64, errorRate float64, opts []bloom.Option, wopts []WindowOption) (windowParams, windowExtra, error) {
+	x, err := windowExtras(wopts)
+	if err != nil {
+		return windowParams{}, x, err
+	}
+	p, err := windowProbe(window, errorRate, opts)
+	if err != nil {
+		return windowParams{}, x, err
+	}
+	if x.satLimit != 0 {
+		if p.period == 0 || p.policy != policySaturate {
+			return windowParams{}, x, fmt.Errorf("%w: SaturationLimit needs a time window under bloom.Saturate", bloom.ErrInvalidParameter)
+		}
+		p.satLimit = x.satLimit
+	}
+	if err := checkWindowParams(p); err != nil {
+		return windowParams{}, x, err
+	}
+	return p, x, nil
 }
 
 // createWindow creates the window name with the parameters p, or opens the
@@ -314,15 +508,34 @@ func (w *WindowFilter) now() string {
 // or ErrLost for a window in that state, or the error of the round trip. It
 // can be served by a replica.
 func OpenWindow(ctx context.Context, rdb redis.UniversalClient, name string) (*WindowFilter, error) {
+	return OpenWindowWith(ctx, rdb, name)
+}
+
+// OpenWindowWith is OpenWindow with the WindowOption OnEvent (a
+// SaturationLimit is the window's, read from its metadata: giving one is
+// an error wrapping bloom.ErrInvalidParameter).
+func OpenWindowWith(ctx context.Context, rdb redis.UniversalClient, name string, wopts ...WindowOption) (*WindowFilter, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
+	}
+	x, err := windowExtras(wopts)
+	if err != nil {
+		return nil, err
+	}
+	if x.satLimit != 0 {
+		return nil, fmt.Errorf("%w: SaturationLimit is given when the window is created, not opened", bloom.ErrInvalidParameter)
 	}
 	h := &Filter{rdb: rdb, name: name}
 	res, err := windowMetaScript.RunRO(ctx, rdb, keysOf(name)[:1], windowSlotPrefix(name), maxWindowGens).Slice()
 	if err != nil {
 		return nil, h.wrap(err)
 	}
-	return parseWindowMeta(rdb, name, res)
+	w, err := parseWindowMeta(rdb, name, res)
+	if err != nil {
+		return nil, err
+	}
+	w.onEvent = x.onEvent
+	return w, nil
 }
 
 // parseWindowMeta builds a handle from the metadata (field, value, ...),
@@ -385,6 +598,13 @@ func parseWindowMeta(rdb redis.UniversalClient, name string, reply []any) (*Wind
 	p, err := windowProbe(window, errorRate, windowOptions(uint32(seed), gens, time.Duration(period), policy))
 	if err == nil && (p.gens != gens || p.period != time.Duration(period)) {
 		err = fmt.Errorf("%d generations of %v, where the metadata has %d of %v", p.gens, p.period, gens, time.Duration(period))
+	}
+	if text, ok := meta["saturation_limit"]; ok && err == nil {
+		limit, perr := strconv.ParseFloat(text, 64)
+		if perr != nil || !(limit > 0 && limit < 1) || p.policy != policySaturate || p.period == 0 {
+			return nil, bad("saturation_limit")
+		}
+		p.satLimit = limit
 	}
 	if err == nil {
 		err = checkWindowParams(p)
@@ -457,10 +677,20 @@ func (w *WindowFilter) Rotations() uint64 { return uint64(w.view.load().n) }
 // generations.
 var windowPositionsPerScript = 7000
 
-// run runs the add or test script over keys, in script calls of at most
-// windowPositionsPerScript positions, one after the other (each atomic),
-// and returns the answers, one byte per key.
-func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte, error) {
+// The modes of run: a test, an add of every key (Add, TestAndRefresh), a
+// first-seen add (TestAndAdd). modeAdd and modeFirst are the add script's
+// ARGV[14].
+const (
+	modeTest  = ""
+	modeAdd   = "a"
+	modeFirst = "f"
+)
+
+// run runs the add script in mode, or the test script, over keys, in
+// script calls of at most windowPositionsPerScript positions, one after the
+// other (each atomic), and returns the answers, one byte per key. It calls
+// the OnEvent callback for the events the calls report.
+func (w *WindowFilter) run(ctx context.Context, mode string, keys [][]byte) ([]byte, error) {
 	if w.h.rdb == nil {
 		return nil, errZeroWindow
 	}
@@ -473,7 +703,7 @@ func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte
 		}
 		batch := keys[:min(per, len(keys))]
 		v := w.view.load()
-		reply, err := w.call(ctx, add, v, int(w.levels.Load()), batch)
+		reply, err := w.call(ctx, mode, v, int(w.levels.Load()), batch)
 		if n, ok := needLevels(err); ok {
 			// The window grew: send the positions of n levels from now on.
 			if idle++; idle > maxChangedRetries || n > len(w.xs) {
@@ -497,10 +727,12 @@ func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte
 		idle = 0
 		gen, rest, ok1 := strings.Cut(reply, ":")
 		rotText, rest, ok2 := strings.Cut(rest, ":")
-		levelsText, a, ok3 := strings.Cut(rest, ":")
+		levelsText, rest, ok3 := strings.Cut(rest, ":")
+		evText, a, ok4 := strings.Cut(rest, ":")
 		rot, err1 := strconv.ParseUint(rotText, 10, 64)
 		levels, err2 := strconv.Atoi(levelsText)
-		if !ok1 || !ok2 || !ok3 || err1 != nil || err2 != nil || len(a) != len(batch) || rot < uint64(v.n) {
+		events, err3 := parseWindowEvents(evText)
+		if !ok1 || !ok2 || !ok3 || !ok4 || err1 != nil || err2 != nil || err3 != nil || len(a) != len(batch) || rot < uint64(v.n) {
 			return nil, fmt.Errorf("redisbloom: filter %q: malformed script reply", w.h.name)
 		}
 		if old := w.levels.Load(); levels == 0 && old > 0 {
@@ -513,10 +745,52 @@ func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte
 			return nil, err
 		}
 		w.view.see(v.epoch, int(min(rot, math.MaxInt)))
+		if w.onEvent != nil {
+			for _, e := range events {
+				w.onEvent(e)
+			}
+		}
 		out = append(out, a...)
 		keys = keys[len(batch):]
 	}
 	return out, nil
+}
+
+// parseWindowEvents parses the events of an add script's reply: "" or the
+// time of the call, "/", and comma-separated each event's letter and how
+// far back the window reached after it (microseconds).
+func parseWindowEvents(text string) ([]WindowEvent, error) {
+	if text == "" {
+		return nil, nil
+	}
+	at, list, ok := strings.Cut(text, "/")
+	t, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || list == "" {
+		return nil, errors.New("malformed events")
+	}
+	var events []WindowEvent
+	for _, e := range strings.Split(list, ",") {
+		if e == "" {
+			return nil, errors.New("malformed events")
+		}
+		var kind WindowEventKind
+		switch e[0] {
+		case 'R':
+			kind = RotatedEarly
+		case 'S':
+			kind = SaturatedPastLimit
+		case 'G':
+			kind = GrowLimit
+		default:
+			return nil, errors.New("malformed events")
+		}
+		us, err := strconv.ParseInt(e[1:], 10, 64)
+		if err != nil || us < 0 || us > math.MaxInt64/1000 {
+			return nil, errors.New("malformed events")
+		}
+		events = append(events, WindowEvent{Kind: kind, Time: time.UnixMicro(t), Retained: time.Duration(us) * time.Microsecond})
+	}
+	return events, nil
 }
 
 func (w *WindowFilter) errKeepsChanging() error {
@@ -555,7 +829,7 @@ func needLevels(err error) (int, bool) {
 // call runs one script call over keys, prepared with the view v, each key
 // with its positions in a base and in the first levels extension levels
 // (a key's positions differ between sub-filters of different sizes).
-func (w *WindowFilter) call(ctx context.Context, add bool, v chain, levels int, keys [][]byte) (string, error) {
+func (w *WindowFilter) call(ctx context.Context, mode string, v chain, levels int, keys [][]byte) (string, error) {
 	levels = min(levels, len(w.xs))
 	stride := int(w.p.k)
 	for _, x := range w.xs[:levels] {
@@ -575,13 +849,13 @@ func (w *WindowFilter) call(ctx context.Context, add bool, v chain, levels int, 
 		}
 	}
 	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
-	args := append(w.baseArgs(v, levels, 1+len(ends)), strconv.Itoa(len(keys)))
+	args := append(w.baseArgs(v, levels, 2+len(ends)), mode, strconv.Itoa(len(keys)))
 	start := 0
 	for _, end := range ends {
 		args = append(args, all[start:end])
 		start = end
 	}
-	if !add {
+	if mode == modeTest {
 		var reply string
 		err := w.h.retryStale(ctx, func() error {
 			var err error
@@ -645,13 +919,14 @@ func (w *WindowFilter) changed(ctx context.Context, err error) (retry bool, _ er
 	return true, nil
 }
 
-// Add inserts key into the newest generation, rotating first if it is full
-// (or, in a time window, if periods have passed). It takes one round trip
-// and returns ErrNotFound, ErrCorrupt or ErrLost if the window no longer
-// exists or is in that state (and then writes nothing). After any other
-// error the key may or may not have been added; retrying is safe.
+// Add inserts key into the newest generation, whether or not the window
+// holds it already, rotating first if the newest is full and the floor
+// allows (or, in a time window, if periods have passed). It takes one
+// round trip and returns ErrNotFound, ErrCorrupt or ErrLost if the window
+// no longer exists or is in that state (and then writes nothing). After any
+// other error the key may or may not have been added; retrying is safe.
 func (w *WindowFilter) Add(ctx context.Context, key []byte) error {
-	_, err := w.run(ctx, true, [][]byte{key})
+	_, err := w.run(ctx, modeAdd, [][]byte{key})
 	return err
 }
 
@@ -661,20 +936,41 @@ func (w *WindowFilter) Add(ctx context.Context, key []byte) error {
 // takes one round trip and returns the errors Add returns, never false; it
 // can be served by a read replica, as Filter.Test.
 func (w *WindowFilter) Test(ctx context.Context, key []byte) (bool, error) {
-	r, err := w.run(ctx, false, [][]byte{key})
+	r, err := w.run(ctx, modeTest, [][]byte{key})
 	if err != nil {
 		return false, err
 	}
 	return r[0] == '1', nil
 }
 
-// TestAndAdd inserts key and reports whether it was probably in the window
-// before the call (in any generation), atomically: when several clients
-// TestAndAdd the same new key at once, exactly one of them gets false
-// (none does if the key is a false positive). It returns the errors Add
-// returns.
+// TestAndAdd is the deduplicator's call, first-seen: it reports whether
+// key is probably in the window and adds it only when it is not. A key
+// already in the window is not added again, so a key that keeps coming
+// back is reported new (false) again once its first sighting has left the
+// window: with bloom.Every(7*24*time.Hour), a URL met every day is new
+// again every week or so. It is atomic: when several clients TestAndAdd
+// the same new key at once, exactly one of them gets false (none does if
+// the key is a false positive). It takes one round trip and returns the
+// errors Add returns. (Before issue 30 TestAndAdd also added a present
+// key, which is now TestAndRefresh.)
 func (w *WindowFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
-	r, err := w.run(ctx, true, [][]byte{key})
+	r, err := w.run(ctx, modeFirst, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	return r[0] == '1', nil
+}
+
+// TestAndRefresh is the last-seen call, for alerts that keep firing: it
+// reports whether key was probably in the window and adds it to the
+// newest generation in any case (as Add), so a key that keeps coming back
+// within the window stays suppressed. Each refresh of a key not in the
+// newest generation takes room there: in a count window, k keys refreshed
+// among every n added leave room for only the last Window*n/(n+k) distinct
+// ones. It is atomic, takes one round trip and returns the errors Add
+// returns.
+func (w *WindowFilter) TestAndRefresh(ctx context.Context, key []byte) (bool, error) {
+	r, err := w.run(ctx, modeAdd, [][]byte{key})
 	if err != nil {
 		return false, err
 	}
@@ -687,7 +983,7 @@ func (w *WindowFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error)
 // ErrLost some, all or none of the keys may have been added; retrying is
 // safe.
 func (w *WindowFilter) AddMany(ctx context.Context, keys [][]byte) error {
-	_, err := w.run(ctx, true, keys)
+	_, err := w.run(ctx, modeAdd, keys)
 	return err
 }
 
@@ -695,24 +991,78 @@ func (w *WindowFilter) AddMany(ctx context.Context, keys [][]byte) error {
 // Test's meaning of true and false: present[i] is for keys[i]. It returns
 // the errors Test returns, never all false.
 func (w *WindowFilter) TestMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
-	r, err := w.run(ctx, false, keys)
+	r, err := w.run(ctx, modeTest, keys)
 	if err != nil {
 		return nil, err
 	}
 	return answers(r), nil
 }
 
-// TestAndAddMany inserts every key of keys, in order, and reports for each
-// whether it was probably in the window before: present[i] is what
-// TestAndAdd(keys[i]) would have returned had the keys been added one by
-// one. Each script call is atomic (see AddMany for how many there are). It
+// TestAndAddMany is TestAndAdd of every key of keys, in order: present[i]
+// is what TestAndAdd(keys[i]) would have returned had the keys been
+// test-and-added one by one (a key repeated in keys is new at most once).
+// Each script call is atomic (see AddMany for how many there are). It
 // returns the errors AddMany returns, with the same meaning.
 func (w *WindowFilter) TestAndAddMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
-	r, err := w.run(ctx, true, keys)
+	r, err := w.run(ctx, modeFirst, keys)
 	if err != nil {
 		return nil, err
 	}
 	return answers(r), nil
+}
+
+// TestAndRefreshMany is TestAndRefresh of every key of keys, in order, as
+// TestAndAddMany is of TestAndAdd.
+func (w *WindowFilter) TestAndRefreshMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
+	r, err := w.run(ctx, modeAdd, keys)
+	if err != nil {
+		return nil, err
+	}
+	return answers(r), nil
+}
+
+// Events returns the window's event counters: the events of every client
+// since the window was created (an Import keeps them). It takes one round
+// trip, can be served by a replica, and returns the errors Test returns.
+func (w *WindowFilter) Events(ctx context.Context) (WindowEvents, error) {
+	if w.h.rdb == nil {
+		return WindowEvents{}, errZeroWindow
+	}
+	for try := 0; ; try++ {
+		if try > maxChangedRetries {
+			return WindowEvents{}, w.errKeepsChanging()
+		}
+		v := w.view.load()
+		var res []any
+		err := w.h.retryStale(ctx, func() error {
+			var err error
+			res, err = windowEventsScript.RunRO(ctx, w.h.rdb, w.h.keys, w.baseArgs(v, 0, 0)...).Slice()
+			return w.scriptErr(ctx, err)
+		})
+		if retry, err := w.changed(ctx, err); err != nil {
+			return WindowEvents{}, err
+		} else if retry {
+			continue
+		}
+		if err != nil {
+			return WindowEvents{}, err
+		}
+		if len(res) != 5 {
+			return WindowEvents{}, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
+		}
+		if err := w.h.observe(res[0]); err != nil {
+			return WindowEvents{}, err
+		}
+		var n [3]uint64
+		for i := range n {
+			c, err := parseUint(w.h.name, "event count", res[1+i])
+			if err != nil {
+				return WindowEvents{}, err
+			}
+			n[i] = c
+		}
+		return WindowEvents{RotatedEarly: n[0], SaturatedPastLimit: n[1], GrowLimit: n[2]}, nil
+	}
 }
 
 // windowState is what the count and export scripts return.
@@ -720,15 +1070,12 @@ type windowState struct {
 	rotations uint64
 	head      int
 	now       int64 // server time, microseconds (0 in a count window)
-	elapsed   uint64
+	adv       uint64 // the rotations the time calls for, made in head, counts and starts
 	counts    []uint64 // by slot
 	starts    []int64  // by slot, microseconds
 	bitmaps   []any    // by slot, export only
 	exts      []any    // under Grow, export only: by slot, n then n (count, bitmap)
 }
-
-// live returns the generations a test sees.
-func (st *windowState) live(r int) int { return r - int(min(st.elapsed, uint64(r))) }
 
 // state runs the count or export script and parses its reply.
 func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps bool) (*windowState, error) {
@@ -773,12 +1120,12 @@ func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps 
 		st.rotations, errs[0] = parseUint(w.h.name, "rotations", res[1])
 		head, err1 := parseUint(w.h.name, "head", res[2])
 		now, err2 := parseUint(w.h.name, "time", res[3])
-		st.elapsed, errs[3] = parseUint(w.h.name, "elapsed", res[4])
+		st.adv, errs[3] = parseUint(w.h.name, "advance", res[4])
 		errs[1], errs[2] = err1, err2
 		if err := errors.Join(errs[:]...); err != nil {
 			return nil, err
 		}
-		if head >= uint64(r) || st.rotations%uint64(r) != head || st.rotations < uint64(v.n) {
+		if head >= uint64(r) || st.adv > uint64(r) || (st.rotations+st.adv)%uint64(r) != head || st.rotations < uint64(v.n) {
 			return nil, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
 		}
 		st.head, st.now = int(head), int64(now)
@@ -810,9 +1157,8 @@ func (w *WindowFilter) Count(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	var n uint64
-	r := w.p.gens
-	for j := range st.live(r) {
-		n += st.counts[(st.head-j+r)%r]
+	for _, c := range st.counts {
+		n += c
 	}
 	return n, nil
 }

@@ -27,6 +27,7 @@ func windowProbe(window uint64, errorRate float64, opts []bloom.Option) (windowP
 	switch z.Overflow {
 	case bloom.Saturate:
 		p.policy = policySaturate
+		p.satLimit = defaultSaturationLimit(errorRate)
 	case bloom.Grow:
 		p.policy = policyGrow
 	}

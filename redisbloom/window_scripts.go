@@ -21,9 +21,12 @@ import "github.com/redis/go-redis/v9"
 //	        the write generation is LOSTGEN;
 //	ARGV[6] keys per generation (GenCap), ARGV[7] bytes of one
 //	        generation's bitmap, ARGV[8] hashes, ARGV[9] the period in
-//	        microseconds (0 for a count window), ARGV[10] "1" if the newest
-//	        generation rotates when it holds GenCap keys (a count window, or
-//	        a time window that rotates early), "0" if it saturates;
+//	        microseconds (0 for a count window), ARGV[10] "o w s": o "1"
+//	        if the newest generation rotates when it holds GenCap keys (a
+//	        count window, or a time window that rotates early), "0" if not;
+//	        w the window's keys (Window), for the floor; s, under Saturate,
+//	        the keys past which the newest generation rotates early (the
+//	        saturation limit's keys, see saturationCap), else 0;
 //	ARGV[11] "" (the server's time, TIME), or in the tests a time in
 //	        microseconds the call takes instead, so that a time window can be
 //	        compared with bloom.WindowFilter on a fake clock;
@@ -32,7 +35,10 @@ import "github.com/redis/go-redis/v9"
 //	        level j = 1, 2, ... (at most 16: the levels one Redis string
 //	        holds), computed by the client from the parameters (the check);
 //	ARGV[13] X, the extension levels whose positions each key carries;
-//	ARGV[14] N, the number of keys, then for each key its positions in a
+//	ARGV[14] (the add and test scripts) the mode: "f" first-seen
+//	        (TestAndAdd: a key already in the window is not added), "a"
+//	        (Add, TestAndRefresh: every key is set in the newest generation);
+//	ARGV[15] N, the number of keys, then for each key its positions in a
 //	        base (hashes of them: the same in every generation, which all
 //	        have the same size and seed), then in extension levels 1..X. A
 //	        script that needs more levels (a live generation has more
@@ -52,18 +58,20 @@ import "github.com/redis/go-redis/v9"
 // bloom.WindowFilter, it rotates once for every period that has passed
 // since the newest generation started, each new one starting a period after
 // the one before; a test sees only the generations such a rotation would
-// keep (live). Each slot's key gets a PEXPIRE, when its generation starts,
-// for a second past the time it stops being live if no key rotates it out
-// earlier (rotations by count only bring that time forward): a window that
-// nobody uses frees its memory, and the metadata stays. So a bitmap may be
+// keep (live), those a rotation the floor holds (clearable) included. At
+// every rotation the slots' keys get a PEXPIRE for a second past the
+// latest time they may still be live (expireAll): a window that nobody
+// uses frees its memory, and the metadata stays. So a bitmap may be
 // missing only where its generation is no longer live; a live one missing
 // is NOTFOUND (evicted, deleted), never "absent".
 //
 // The prologue checks what every call relies on and leaves: r, head, rot,
-// epoch, cap, bytes, k, period, onCount, counts[s] and starts[s] for each
-// slot, now (microseconds; 0 in a count window), elapsed (whole periods
-// since the newest generation started) and live (the generations a test
-// sees, r less elapsed).
+// epoch, cap, bytes, k, period, onCount, W, satCap, counts[s] and
+// starts[s] for each slot, lastAdd, exts, now (microseconds; 0 in a count
+// window), elapsed (whole periods since the newest generation started),
+// adv and planStart (the rotations the time calls for that the floor
+// allows), overdue (a time rotation is held), live (the generations a
+// test sees, r less adv), and the functions total and clearable.
 const windowCheckLua = `
 local meta = redis.call('HMGET', KEYS[1], 'id', 'gen', 'check', 'lost', 'format', 'head', 'epoch', 'rotations')
 if meta[1] ~= ARGV[1] then
@@ -104,25 +112,42 @@ if rot < tonumber(ARGV[5]) then
     ' with no Import since: generations went back')
 end
 local cap, bytes, k, period = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local onCount = ARGV[10] == '1'
+local ocText, wText, scText = string.match(ARGV[10], '^([01]) (%d+) (%d+)$')
+if not ocText then
+  return redis.error_reply('ERR redisbloom: invalid policy argument ' .. ARGV[10])
+end
+local onCount, W, satCap = ocText == '1', tonumber(wText), tonumber(scText)
+-- A time window that rotates early may hold a rotation (see clearable) and
+-- fill its newest generation past its share, by at most W keys.
+local maxCount = cap
+if onCount and period > 0 then maxCount = cap + W end
 local fields = {}
 for s = 0, r - 1 do
   fields[2 * s + 1] = 'c' .. s
   fields[2 * s + 2] = 't' .. s
 end
+fields[2 * r + 1] = 'la'
 local vals = redis.call('HMGET', KEYS[1], unpack(fields))
 local counts, starts = {}, {}
 for s = 0, r - 1 do
   counts[s], starts[s] = int(vals[2 * s + 1]), int(vals[2 * s + 2])
-  if not counts[s] or (onCount and counts[s] > cap) or not starts[s] then
+  if not counts[s] or (onCount and counts[s] > maxCount) or not starts[s] then
     return redis.error_reply('CORRUPT redisbloom: generation in slot ' .. s .. ': invalid count ' ..
       tostring(vals[2 * s + 1]) .. ' or start ' .. tostring(vals[2 * s + 2]))
   end
 end
+-- lastAdd: when a key last went into a newest generation whose period was
+-- over (a held rotation; 0 if never): the generation after it starts no
+-- earlier.
+local lastAdd = int(vals[2 * r + 1] or '0')
+if not lastAdd then
+  return redis.error_reply('CORRUPT redisbloom: invalid last add time ' .. tostring(vals[2 * r + 1]))
+end
 -- Under Grow (ARGV[12] not empty): the sizes of extension levels 1..#xcap
 -- (after the bit limit of the whole window), the levels X whose
 -- positions each key carries (ARGV[13]), and exts[s], the key counts of
--- slot s's extensions, oldest first (field x<s>, comma-separated).
+-- slot s's extensions, oldest first (field x<s>, comma-separated; missing
+-- or empty for none, and then no extension key of the slot may exist).
 local grow = ARGV[12] ~= ''
 local xcap, xbytes, xk, exts = {}, {}, {}, {}
 local maxBits, X = 0, tonumber(ARGV[13]) or 0
@@ -143,11 +168,17 @@ if grow then
   for s = 0, r - 1 do xf[s + 1] = 'x' .. s end
   local xv = redis.call('HMGET', KEYS[1], unpack(xf))
   for s = 0, r - 1 do
-    local list = exts[s]
-    for v in string.gmatch(xv[s + 1] or '', '[^,]+') do list[#list + 1] = int(v) end
-    local bad = #list > #xcap or counts[s] > cap or (#list > 0 and counts[s] ~= cap)
+    local list, bad = exts[s], false
+    if xv[s + 1] and xv[s + 1] ~= '' then
+      -- Every comma-separated field a count: "x", "-1", "1e300", ",," are not.
+      for v in string.gmatch(xv[s + 1] .. ',', '([^,]*),') do
+        local c = int(v)
+        if not c then bad = true else list[#list + 1] = c end
+      end
+    end
+    bad = bad or #list > #xcap or counts[s] > cap or (#list > 0 and counts[s] ~= cap)
     for j = 1, #list do
-      if not list[j] or list[j] > xcap[j] or (j < #list and list[j] ~= xcap[j]) then bad = true end
+      if list[j] > xcap[j] or (j < #list and list[j] ~= xcap[j]) then bad = true end
     end
     if bad then
       return redis.error_reply('CORRUPT redisbloom: generation in slot ' .. s .. ': invalid extensions ' ..
@@ -171,7 +202,59 @@ if period > 0 then
     while (elapsed + 1) * period <= d do elapsed = elapsed + 1 end
   end
 end
-local live = r - math.min(elapsed, r)
+-- The floor: a time window under RotateEarly keeps every key that is both
+-- among the last W added and added within its duration dur; under Saturate
+-- and Grow every key added within dur; a count window the last W.
+-- clearable(h, tot, st, t) reports whether a rotation at time t after the
+-- newest generation in slot h may empty the oldest (slot h+1), given the
+-- keys tot[s] and starts st[s] of each slot: it holds none (tot 0), its
+-- keys are older than dur (each was added before the generation after it
+-- started: st of slot h+2), or, where the floor is the last W keys, the
+-- other generations hold at least W.
+local dur = (r - 1) * period
+local function total(s)
+  local n = counts[s]
+  for j = 1, #exts[s] do n = n + exts[s][j] end
+  return n
+end
+local function clearable(h, tot, st, t)
+  local o = (h + 1) % r
+  if tot[o] == 0 then return true end
+  if period > 0 and st[(h + 2) % r] + dur <= t then return true end
+  if period == 0 or onCount then
+    local n = 0
+    for s = 0, r - 1 do
+      if s ~= o then n = n + tot[s] end
+    end
+    return n >= W
+  end
+  return false
+end
+-- The rotations the time calls for (as bloom.WindowFilter's Advance: one
+-- per period since the newest generation started, each new one starting a
+-- period after the one before, the last at its start plus the periods
+-- elapsed), as far as the floor lets them go: adv of them, the i-th
+-- starting its generation at planStart[i], never before lastAdd. A held
+-- one leaves the newest generation overdue: keys keep going into it, and
+-- a later call rotates when the floor allows.
+local adv, planStart = 0, {}
+if elapsed > 0 then
+  local tot, st = {}, {}
+  for s = 0, r - 1 do tot[s], st[s] = total(s), starts[s] end
+  local n = math.min(elapsed, r)
+  local h = head
+  for i = 1, n do
+    if not clearable(h, tot, st, now) then break end
+    local o = (h + 1) % r
+    local t0 = starts[head] + i * period
+    if i == n then t0 = starts[head] + elapsed * period end
+    tot[o], st[o] = 0, math.max(t0, lastAdd)
+    planStart[i] = st[o]
+    h, adv = o, i
+  end
+end
+local overdue = adv < math.min(elapsed, r)
+local live = r - adv
 for j = 0, live - 1 do
   local s = (head - j) % r
   local size = redis.call('STRLEN', KEYS[s + 2])
@@ -190,10 +273,14 @@ for j = 0, live - 1 do
       return redis.error_reply('CORRUPT redisbloom: extension ' .. j .. ' of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. xbytes[j])
     end
   end
+  if grow and #exts[s] < #xcap and redis.call('EXISTS', xkey(s, #exts[s] + 1)) == 1 then
+    return redis.error_reply('CORRUPT redisbloom: extension ' .. (#exts[s] + 1) .. ' of the generation in slot ' .. s ..
+      ' exists, but the metadata lists ' .. #exts[s])
+  end
 end
 `
 
-// windowKeysLua checks ARGV[14] = N against the positions given and
+// windowKeysLua checks ARGV[15] = N against the positions given and
 // defines need(levels) (the NEEDEXT reply, or nil) and test(s, lvl, list):
 // the keys of list (indices into the batch) whose positions are all set in
 // sub-filter lvl of slot s (0 its base), read one position of every key still in
@@ -201,8 +288,8 @@ end
 // half-full generation. Each BITFIELD_RO call carries at most 2600
 // positions.
 const windowKeysLua = `
-local N = tonumber(ARGV[14])
-local base = 15
+local N = tonumber(ARGV[15])
+local base = 16
 -- A key's positions: k in a base, then xk[j] in an extension of level j,
 -- for j = 1..X; off[j] is where level j's start within a key's stride.
 local off, stride = {[0] = 0}, k
@@ -211,8 +298,8 @@ for j = 1, X do
   off[j] = stride
   stride = stride + xk[j]
 end
-if not N or #ARGV ~= 14 + N * stride then
-  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 14) .. ' positions for ' .. tostring(ARGV[14]) .. ' keys of ' .. stride .. ' positions')
+if not N or #ARGV ~= 15 + N * stride then
+  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 15) .. ' positions for ' .. tostring(ARGV[15]) .. ' keys of ' .. stride .. ' positions')
 end
 local function need(levels)
   if levels > X then
@@ -257,10 +344,12 @@ end
 
 // windowRotateLua defines clearSlot(s, start), which empties slot s for a
 // new generation started at start (microseconds) and deletes its
-// extensions, and expire(s, j), which gives its keys (extensions
-// included), the generation j after the newest, a PEXPIRE of a second
-// past the time it stops being live: starts[head] + (r - j) periods (later
-// rotations by time keep that time, rotations by count bring it forward).
+// extensions; expireAll(), which gives every slot's keys (extensions
+// included) of a time window a PEXPIRE of a second past the latest time
+// the window may still read them: r periods after the newest generation
+// started, or dur after lastAdd (the floor keeps a generation no longer
+// than the duration after its last key, and the oldest no longer than dur
+// after the next one started); and saveState().
 const windowRotateLua = `
 local function clearSlot(s, start)
   redis.call('DEL', KEYS[s + 2])
@@ -268,11 +357,14 @@ local function clearSlot(s, start)
   redis.call('SETBIT', KEYS[s + 2], 8 * bytes - 1, 0)
   counts[s], starts[s], exts[s] = 0, start, {}
 end
-local function expire(s, j)
+local function expireAll()
   if period > 0 then
-    local ms = dec(math.max(math.ceil((starts[head] + (r - j) * period - now) / 1000) + 1000, 1))
-    redis.call('PEXPIRE', KEYS[s + 2], ms)
-    for x = 1, #exts[s] do redis.call('PEXPIRE', xkey(s, x), ms) end
+    local t = math.max(starts[head] + r * period, lastAdd + dur)
+    local ms = dec(math.max(math.ceil((t - now) / 1000) + 1000, 1))
+    for s = 0, r - 1 do
+      redis.call('PEXPIRE', KEYS[s + 2], ms)
+      for x = 1, #exts[s] do redis.call('PEXPIRE', xkey(s, x), ms) end
+    end
   end
 end
 local function saveState()
@@ -289,28 +381,41 @@ local function saveState()
       h[#h + 1] = table.concat(cs, ',')
     end
   end
+  if lastAdd > 0 then
+    h[#h + 1] = 'la'
+    h[#h + 1] = dec(lastAdd)
+  end
   redis.call('HSET', KEYS[1], unpack(h))
 end
 `
 
 // windowAddScript adds the N keys, in order, as bloom.WindowFilter's
-// TestAndAdd does one by one: first the rotations the time calls for
-// (Advance), then for each key a rotation if the newest generation holds
-// GenCap keys and the window rotates on count (the oldest is emptied and
-// becomes the newest, started now), then its positions set in the newest.
-// A key's answer is '1' if it was in any generation before it was added
-// (the oldest included when that key's add rotates it out, as
-// bloom.WindowFilter tests before it adds): its bits all set in the newest
-// (BITFIELD SET returns the old bits), or in an older one, read before the
-// keys are set (older generations do not change; a rotation during the
-// call adds the former newest to them and takes the oldest away). Keys are
-// set in runs of at most the newest sub-filter's remaining room, so that a
-// run cannot overfill it. Under Grow, a full base (or newest extension) of
-// the newest generation gets a new extension, as bloom.WindowFilter's Add
-// does, or past the limits an early rotation; a key's answer then also
-// counts the newest generation's other sub-filters. It returns
-// "gen:rotations:levels:answers", levels the most extensions a generation
-// has (0 when no burst is in the window).
+// TestAndAdd (mode "f", first-seen) or TestAndRefresh and Add (mode "a")
+// do one by one: first the rotations the time calls for as far as the
+// floor lets them go (adv, planStart), then for each key a rotation if
+// the newest generation holds GenCap keys and the window rotates on count
+// and the floor allows it (else the newest takes the key past its share),
+// or, under Saturate, if it holds the saturation limit's keys, then its
+// positions set in the newest. In mode "f" a key already in the window is
+// answered '1' and not set (nor does it rotate). A key's answer is '1' if
+// it was in any generation before it was added (in mode "a", the oldest
+// included when that key's add rotates it out, as bloom.WindowFilter tests
+// before it adds): its bits all set in the newest (BITFIELD SET returns
+// the old bits), or in an older one, read before the keys are set (older
+// generations do not change; a rotation during the call adds the former
+// newest to them and takes the oldest away). Keys are set in runs of at
+// most the newest sub-filter's remaining room, so that a run cannot
+// overfill it. Under Grow, a full base (or newest extension) of the newest
+// generation gets a new extension, as bloom.WindowFilter's Add does, or
+// past the limits an early rotation; a key's answer then also counts the
+// newest generation's other sub-filters. It counts the events (early
+// rotations of a time window under RotateEarly, Saturate's and Grow's
+// rotations past their limits) in the metadata, and the keys a held
+// rotation made go past their generation's share (held), and returns
+// "gen:rotations:levels:events:answers", levels the most extensions a
+// generation has (0 when no burst is in the window), events "" or the
+// time of the call and, comma-separated, each event's letter (R, S, G) and
+// how far back the window reached after it, in microseconds: "t/R5000,S0".
 var windowAddScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowKeysLua + windowRotateLua + `
 -- canGrow(j): a new extension of level j fits the window's limits.
@@ -329,7 +434,7 @@ if grow then
   local top = 0
   for j = 0, live - 1 do top = math.max(top, #exts[(head - j) % r]) end
   local lvl, c = 0, 0
-  if elapsed == 0 then
+  if adv == 0 then
     lvl = #exts[head]
     if lvl == 0 then c = counts[head] else c = exts[head][lvl] end
   end
@@ -349,18 +454,19 @@ if grow then
   local e = need(top)
   if e then return e end
 end
-local changed = false
-if elapsed > 0 then
-  local start = starts[head]
-  local e = math.min(elapsed, r)
-  for i = 1, e do
-    head = (head + 1) % r
-    clearSlot(head, start + i * period)
-    rot = rot + 1
-  end
-  starts[head] = start + elapsed * period
-  for j = 0, e - 1 do expire((head - j) % r, j) end
-  changed = true
+local first = ARGV[14] == 'f'
+local changed, reexpire = false, false
+for i = 1, adv do
+  head = (head + 1) % r
+  clearSlot(head, planStart[i])
+  rot = rot + 1
+  changed, reexpire = true, true
+end
+-- The events of the call, and the keys added past a generation's share
+-- while a rotation was held.
+local evs, nR, nS, nG, held = {}, 0, 0, 0, 0
+local function event(kind)
+  evs[#evs + 1] = kind .. dec(math.max(now - starts[(head + 1) % r], 0))
 end
 -- foundIn[x]: the slot of a generation, other than the newest sub-filter
 -- of the newest, that holds key x.
@@ -395,8 +501,18 @@ local out = {}
 local i = 1
 -- inDropped: the key i, which made the oldest generation go, was in it.
 local inDropped = 0
+-- lateAdd: a key went into the newest generation while it was overdue.
+local lateAdd = false
 while i <= N do
-  local rotateNow = onCount and counts[head] >= cap
+  if first then
+    -- Keys in the window are answered, and neither set nor rotate.
+    while i <= N and foundIn[i] do
+      out[i] = '1'
+      i = i + 1
+    end
+    if i > N then break end
+  end
+  local rotateNow, kind, heldRoom = false, nil, nil
   if grow and counts[head] >= cap then
     -- The base is full: into the newest extension, a new one when that is
     -- full too, or an early rotation past the limits.
@@ -407,8 +523,7 @@ while i <= N do
         redis.call('DEL', xkey(head, j))
         redis.call('SETBIT', xkey(head, j), 8 * xbytes[j] - 1, 0)
         exts[head][j] = 0
-        expire(head, 0)
-        changed = true
+        changed, reexpire = true, true
         -- The keys not found yet may be in the sub-filter that just
         -- filled, set earlier in this call.
         local fresh = {}
@@ -417,9 +532,26 @@ while i <= N do
         end
         findSub(fresh, head, L)
       else
-        rotateNow = true
+        rotateNow, kind = true, 'G'
       end
     end
+  elseif onCount and counts[head] >= cap then
+    -- Full: rotate if the floor allows, else take keys past the share
+    -- until the other generations hold W (or the time lets the oldest go).
+    local tot = {}
+    for s = 0, r - 1 do tot[s] = total(s) end
+    if clearable(head, tot, starts, now) then
+      rotateNow = true
+      if period > 0 and not overdue then kind = 'R' end
+    else
+      local n = 0
+      for s = 0, r - 1 do
+        if s ~= (head + 1) % r then n = n + tot[s] end
+      end
+      heldRoom = math.max(W - n, 1)
+    end
+  elseif satCap > 0 and counts[head] >= satCap then
+    rotateNow, kind = true, 'S'
   end
   if rotateNow then
     -- The oldest (slot head+1) is emptied and becomes the newest; the keys
@@ -438,66 +570,91 @@ while i <= N do
     end
     head = dropped
     clearSlot(head, now)
-    expire(head, 0)
     rot = rot + 1
-    changed = true
+    changed, reexpire, overdue = true, true, false
     find(fresh, 1, 1)
     find(lost, 1, r - 1)
+    if kind then
+      event(kind)
+      if kind == 'R' then nR = nR + 1 elseif kind == 'S' then nS = nS + 1 else nG = nG + 1 end
+    end
   end
   -- L: the sub-filter keys go to (0 the base, else an extension).
   local L = #exts[head]
   local room = N
-  if onCount then room = cap - counts[head] end
   if grow then
     room = cap - counts[head]
     if L > 0 then room = xcap[L] - exts[head][L] end
+  elseif onCount then
+    room = heldRoom or (cap - counts[head])
+  elseif satCap > 0 then
+    room = satCap - counts[head]
   end
   if L > X then
     return redis.error_reply('ERR redisbloom: internal error: extension level ' .. L .. ' beyond the ' .. X .. ' the keys carry')
   end
   local kk, o = subK(L), off[L]
-  local lim = math.max(1, math.min(room, math.floor(1800 / kk))) -- room >= 1: rotated or grown above if full
+  local lim = math.max(1, math.min(room, math.floor(1800 / kk))) -- room >= 1: rotated, grown or held above if full
   local args, idx = {}, {}
   local q = 0
   while i <= N and #idx < lim do
-    idx[#idx + 1] = i
-    local p = base + (i - 1) * stride + o
-    for t = 0, kk - 1 do
-      args[q + 1] = 'SET'
-      args[q + 2] = 'u1'
-      args[q + 3] = ARGV[p + t]
-      args[q + 4] = '1'
-      q = q + 4
+    if first and foundIn[i] then
+      out[i] = '1'
+    else
+      idx[#idx + 1] = i
+      local p = base + (i - 1) * stride + o
+      for t = 0, kk - 1 do
+        args[q + 1] = 'SET'
+        args[q + 2] = 'u1'
+        args[q + 3] = ARGV[p + t]
+        args[q + 4] = '1'
+        q = q + 4
+      end
     end
     i = i + 1
   end
-  local old = redis.call('BITFIELD', subKey(head, L), unpack(args, 1, q))
-  local o2 = 1
-  for _, x in ipairs(idx) do
-    local was = true
-    for _ = 1, kk do
-      if old[o2] == 0 then was = false end
-      o2 = o2 + 1
+  if #idx > 0 then
+    if overdue then lateAdd = true end
+    local old = redis.call('BITFIELD', subKey(head, L), unpack(args, 1, q))
+    local o2 = 1
+    for _, x in ipairs(idx) do
+      local was = true
+      for _ = 1, kk do
+        if old[o2] == 0 then was = false end
+        o2 = o2 + 1
+      end
+      if not was then
+        if L == 0 then counts[head] = counts[head] + 1 else exts[head][L] = exts[head][L] + 1 end
+        if heldRoom then held = held + 1 end
+        changed = true
+      end
+      if was or (not first and (foundIn[x] or inDropped == x)) then out[x] = '1' else out[x] = '0' end
     end
-    if not was then
-      if L == 0 then counts[head] = counts[head] + 1 else exts[head][L] = exts[head][L] + 1 end
-      changed = true
-    end
-    if was or foundIn[x] or inDropped == x then out[x] = '1' else out[x] = '0' end
   end
 end
+if lateAdd then
+  lastAdd = math.max(lastAdd, now)
+  changed, reexpire = true, true
+end
+if reexpire then expireAll() end
 if changed then
   saveState()
   gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 end
+if nR > 0 then redis.call('HINCRBY', KEYS[1], 'ev_rotated_early', nR) end
+if nS > 0 then redis.call('HINCRBY', KEYS[1], 'ev_saturated_past_limit', nS) end
+if nG > 0 then redis.call('HINCRBY', KEYS[1], 'ev_grow_limit', nG) end
+if held > 0 then redis.call('HINCRBY', KEYS[1], 'held', held) end
+local evText = ''
+if #evs > 0 then evText = dec(now) .. '/' .. table.concat(evs, ',') end
 local levels = 0
 for s = 0, r - 1 do levels = math.max(levels, #exts[s]) end
-return gentext .. ':' .. dec(rot) .. ':' .. levels .. ':' .. table.concat(out)
+return gentext .. ':' .. dec(rot) .. ':' .. levels .. ':' .. evText .. ':' .. table.concat(out)
 `)
 
 // windowTestScript reports for each of the N keys whether it is in any
 // live generation (newest first; a key found is not read further) and
-// returns "gen:rotations:levels:answers", levels the most extensions a
+// returns "gen:rotations:levels::answers", levels the most extensions a
 // live generation has. It writes nothing.
 var windowTestScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowKeysLua + `
@@ -526,13 +683,21 @@ local out = {}
 for x = 1, N do
   if present[x] then out[x] = '1' else out[x] = '0' end
 end
-return gentext .. ':' .. dec(rot) .. ':' .. top .. ':' .. table.concat(out)
+return gentext .. ':' .. dec(rot) .. ':' .. top .. '::' .. table.concat(out)
 `)
 
-// windowStateLua builds reply: {gen, rotations, head, now, elapsed,
-// c0, ..., c(r-1), t0, ..., t(r-1)}.
+// windowStateLua builds reply: {gen, rotations, head, now, adv, c0, ...,
+// c(r-1), t0, ..., t(r-1)}, rotations as stored and the rest as the adv
+// rotations the time calls for leave them (see the prologue): the slots
+// they empty count 0 and start at planStart. Emptied marks those slots.
 const windowStateLua = `
-local reply = {gentext, dec(rot), head, dec(now), dec(elapsed)}
+local emptied = {}
+for i = 1, adv do
+  head = (head + 1) % r
+  counts[head], starts[head], exts[head] = 0, planStart[i], {}
+  emptied[head] = true
+end
+local reply = {gentext, dec(rot), head, dec(now), dec(adv)}
 for s = 0, r - 1 do reply[#reply + 1] = dec(counts[s]) end
 for s = 0, r - 1 do reply[#reply + 1] = dec(starts[s]) end
 `
@@ -541,20 +706,23 @@ for s = 0, r - 1 do reply[#reply + 1] = dec(starts[s]) end
 // slot's count including its extensions' under Grow.
 var windowCountScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowStateLua + `
-for s = 0, r - 1 do
-  local n = counts[s]
-  for j = 1, #exts[s] do n = n + exts[s][j] end
-  reply[6 + s] = dec(n)
-end
+for s = 0, r - 1 do reply[6 + s] = dec(total(s)) end
 return reply
 `)
 
 // windowExportScript returns windowStateLua's reply followed by the r
-// bitmaps, slot 0 first; that of a generation that is no longer live may
-// be missing (false: expired), and the client takes it as emptied.
+// bitmaps, slot 0 first (false for an emptied slot), and under Grow, for
+// each slot, its number of extensions and then each one's count and
+// bitmap.
 var windowExportScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowStateLua + `
-for s = 0, r - 1 do reply[#reply + 1] = redis.call('GET', KEYS[s + 2]) end
+for s = 0, r - 1 do
+  if emptied[s] then
+    reply[#reply + 1] = false
+  else
+    reply[#reply + 1] = redis.call('GET', KEYS[s + 2])
+  end
+end
 if grow then
   for s = 0, r - 1 do
     reply[#reply + 1] = #exts[s]
@@ -567,11 +735,22 @@ end
 return reply
 `)
 
+// windowEventsScript returns the event counters of the metadata:
+// {gen, ev_rotated_early, ev_saturated_past_limit, ev_grow_limit, held},
+// each "0" when missing.
+var windowEventsScript = redis.NewScript(`#!lua flags=no-writes
+` + windowCheckLua + `
+local ev = redis.call('HMGET', KEYS[1], 'ev_rotated_early', 'ev_saturated_past_limit', 'ev_grow_limit', 'held')
+local reply = {gentext}
+for j = 1, 4 do reply[j + 1] = ev[j] or '0' end
+return reply
+`)
+
 // windowImportScript replaces the whole ring (ARGV[1..13] as above, ARGV[14]
 // the new head, ARGV[15] the new rotations, then r counts, r starts and r
 // bitmaps, slot 0 first, each of the size's bytes, and under Grow, for each
 // slot, its number of extensions and then each one's count and bitmap),
-// gives each slot of a time window its expiry, increments epoch and gen
+// gives the slots of a time window their expiry, increments epoch and gen
 // and returns {gen, epoch}.
 var windowImportScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowRotateLua + `
@@ -618,7 +797,10 @@ for s = 0, r - 1 do
   end
   exts[s] = newExts[s]
 end
-for j = 0, r - 1 do expire((head - j) % r, j) end
+-- The imported starts stand: no last add into an overdue generation.
+lastAdd = 0
+redis.call('HDEL', KEYS[1], 'la')
+expireAll()
 saveState()
 local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 return {redis.call('HINCRBY', KEYS[1], 'gen', 1), e}
@@ -639,7 +821,8 @@ if head and period and head >= 0 and head < r and head % 1 == 0 and redis.call('
     local t = redis.call('TIME')
     local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
     local start = tonumber(redis.call('HGET', KEYS[1], 't' .. head))
-    if start and now - start >= r * period then lost = false end
+    local la = tonumber(redis.call('HGET', KEYS[1], 'la') or '0') or 0
+    if start and now - start >= r * period and now - la >= (r - 1) * period then lost = false end
   end
 end
 `

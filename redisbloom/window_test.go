@@ -158,11 +158,11 @@ func TestWindowParity(t *testing.T) {
 // the next starts (so that no client is a window ahead of another: a key
 // forgotten by the window before a lagging client adds it would rightly be
 // new twice). Client c sends batches of 20+37c keys, single calls if c is
-// odd. check, if not nil, runs after each call with the handle, the keys
-// and the rotations the handle had seen before the call. It returns, for
-// each key, how many clients were told it was new.
+// odd. check, if not nil, runs after each call with the handle, the keys,
+// the call's answers and the rotations the handle had seen before the
+// call. It returns, for each key, how many clients were told it was new.
 func windowRace(t *testing.T, handles []*redisbloom.WindowFilter, keys [][]byte, round int,
-	check func(h *redisbloom.WindowFilter, keys [][]byte, before uint64) error) []int {
+	check func(h *redisbloom.WindowFilter, keys [][]byte, present []bool, before uint64) error) []int {
 	t.Helper()
 	ctx := context.Background()
 	news := make([]int, len(keys))
@@ -203,7 +203,7 @@ func windowRace(t *testing.T, handles []*redisbloom.WindowFilter, keys [][]byte,
 					}
 					mu.Unlock()
 					if check != nil {
-						if err := check(h, batch, before); err != nil {
+						if err := check(h, batch, present, before); err != nil {
 							errs <- fmt.Errorf("client %d: %w", c, err)
 							return
 						}
@@ -223,14 +223,16 @@ func windowRace(t *testing.T, handles []*redisbloom.WindowFilter, keys [][]byte,
 // TestWindowConcurrentRotation has 8 clients, each with its own
 // connection, TestAndAdd the same keys in the same order (windowRace),
 // across some 25 rotations: every key is reported new exactly once (by one
-// client; by none for a false positive); every generation but the newest
-// holds exactly GenerationCapacity keys, so no fill was rotated twice and
-// none early; and no key added just before a rotation is lost: a key lands
-// in the generation that is newest when it is added, at least the one the
-// client saw before its call (Rotations), and is kept while fewer than r
-// rotations follow, so every key of a call made at rotation R tests
-// present whenever the window has made at most R+r-1 rotations: checked
-// after every call and at the end.
+// client; by none for a false positive), and added once (TestAndAdd is
+// first-seen: the clients that find it present add nothing); every
+// generation but the newest holds exactly GenerationCapacity keys, so no
+// fill was rotated twice and none early; and no key added just before a
+// rotation is lost: a key lands in the generation that is newest when the
+// call that reports it new adds it, at least the one the client saw before
+// its call (Rotations), and is kept while fewer than r rotations follow,
+// so every key a call made at rotation R reported new tests present
+// whenever the window has made at most R+r-1 rotations: checked after
+// every call and at the end.
 func TestWindowConcurrentRotation(t *testing.T) {
 	rdb := client(t)
 	ctx := context.Background()
@@ -260,24 +262,33 @@ func TestWindowConcurrentRotation(t *testing.T) {
 	var mu sync.Mutex
 	var calls []call
 	checked := 0
-	news := windowRace(t, handles, keys, 200, func(h *redisbloom.WindowFilter, batch [][]byte, before uint64) error {
-		after, err := h.TestMany(ctx, batch)
+	news := windowRace(t, handles, keys, 200, func(h *redisbloom.WindowFilter, batch [][]byte, present []bool, before uint64) error {
+		var added [][]byte // the keys this call reported new, and so added
+		for i, ok := range present {
+			if !ok {
+				added = append(added, batch[i])
+			}
+		}
+		if len(added) == 0 {
+			return nil
+		}
+		after, err := h.TestMany(ctx, added)
 		if err != nil {
 			return err
 		}
 		mu.Lock()
-		calls = append(calls, call{batch, before})
+		calls = append(calls, call{added, before})
 		mu.Unlock()
 		if h.Rotations() > before+gens-1 {
 			return nil // the window may have moved past them
 		}
 		for i, ok := range after {
 			if !ok {
-				return fmt.Errorf("key %q absent right after it was added (rotations %d, then %d)", batch[i], before, h.Rotations())
+				return fmt.Errorf("key %q absent right after it was added (rotations %d, then %d)", added[i], before, h.Rotations())
 			}
 		}
 		mu.Lock()
-		checked += len(batch)
+		checked += len(added)
 		mu.Unlock()
 		return nil
 	})
@@ -315,11 +326,10 @@ func TestWindowConcurrentRotation(t *testing.T) {
 		}
 	}
 	// Each rotation follows exactly one full generation; the counts are the
-	// keys reported new plus those a lagging client added again after they
-	// left the newest generation (counted again, reported present).
+	// keys reported new: a key present is not added again.
 	counted := rot*capacity + newest
-	if counted < uint64(newKeys) {
-		t.Fatalf("%d rotations of %d keys and %d in the newest: %d counted, fewer than the %d keys reported new",
+	if counted != uint64(newKeys) {
+		t.Fatalf("%d rotations of %d keys and %d in the newest: %d counted, not the %d keys reported new",
 			rot, capacity, newest, counted, newKeys)
 	}
 	kept := 0
@@ -338,7 +348,7 @@ func TestWindowConcurrentRotation(t *testing.T) {
 		}
 		kept += len(k.keys)
 	}
-	if kept < window {
+	if kept < window*9/10 {
 		t.Fatalf("only %d keys were added within the last %d rotations", kept, gens-1)
 	}
 	t.Logf("8 clients: %d keys new once, %d rotations of %d keys, %d counted; %d keys checked right after their call, %d at the end",
@@ -809,7 +819,11 @@ func TestWindowWithWait(t *testing.T) {
 	}
 	batch := keyRange("batch-", 0, 3000) // several rotations and script calls
 	for lo := 0; lo < len(batch); lo += 500 {
-		if _, err := durable.TestAndAddMany(ctx, batch[lo:lo+500]); err != nil {
+		// Every key the call reported new, and so added, is on the
+		// replica (a false positive is not added, and may be gone after
+		// a rotation later in the call).
+		was, err := durable.TestAndAddMany(ctx, batch[lo:lo+500])
+		if err != nil {
 			t.Fatal(err)
 		}
 		present, err := onReplica.TestMany(ctx, batch[lo:lo+500])
@@ -817,7 +831,7 @@ func TestWindowWithWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, ok := range present {
-			if !ok {
+			if !ok && !was[i] {
 				t.Fatalf("replica read right after a durable TestAndAddMany: %q absent", batch[lo+i])
 			}
 		}

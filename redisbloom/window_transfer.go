@@ -133,35 +133,25 @@ func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) 
 		return nil, err
 	}
 	r := w.p.gens
-	live := st.live(r)
+	// The slots the time's rotations emptied: the adv newest.
+	emptied := func(s int) bool { return (st.head-s+r)%r < int(st.adv) }
 	bitmaps := make([]string, r)
-	for j := range r {
-		s := (st.head - j + r) % r
+	for s := range r {
+		if emptied(s) {
+			continue
+		}
 		b, ok := st.bitmaps[s].(string)
-		if j < live && (!ok || uint64(len(b)) != w.p.m/8) {
+		if !ok || uint64(len(b)) != w.p.m/8 {
 			return nil, fmt.Errorf("%w: %q: bitmap of the generation in slot %d does not match its size", ErrCorrupt, w.h.name, s)
 		}
-		if j < live {
-			bitmaps[s] = b
-		}
+		bitmaps[s] = b
 	}
-	exts, err := w.parseExts(st, live)
+	exts, err := w.parseExts(st, emptied)
 	if err != nil {
 		return nil, err
 	}
-	head, rotations := st.head, st.rotations
+	head, rotations := st.head, st.rotations+st.adv
 	counts, starts := st.counts, st.starts
-	if e := st.elapsed; e > 0 {
-		// As bloom.WindowFilter's Advance, on the server's clock.
-		period := w.p.periodMicros()
-		start := starts[head]
-		for i := range int64(min(e, uint64(r))) {
-			head = (head + 1) % r
-			bitmaps[head], counts[head], starts[head], exts[head] = "", 0, start+(i+1)*period, nil
-			rotations++
-		}
-		starts[head] = start + int64(e)*period
-	}
 	oc, os, ob, ox := make([]uint64, r), make([]int64, r), make([]string, r), make([][]winExt, r)
 	for j := range r {
 		s := (head + 1 + j) % r
@@ -177,10 +167,9 @@ func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) 
 
 // parseExts returns the extensions of each slot from the export script's
 // reply under Grow (nil for the other policies): an error wrapping
-// ErrCorrupt if one of a live generation (the live newest) is missing or
-// not of its level's size; those of the others are dropped, as Export's
-// rotations drop them.
-func (w *WindowFilter) parseExts(st *windowState, live int) ([][]winExt, error) {
+// ErrCorrupt if one of a slot not emptied is missing or not of its level's
+// size.
+func (w *WindowFilter) parseExts(st *windowState, emptied func(s int) bool) ([][]winExt, error) {
 	r := w.p.gens
 	exts := make([][]winExt, r)
 	if w.xs == nil {
@@ -198,7 +187,7 @@ func (w *WindowFilter) parseExts(st *windowState, live int) ([][]winExt, error) 
 		if !ok || n < 0 || int(n) > len(w.xs) || len(rest) < 1+2*int(n) {
 			return nil, bad(s)
 		}
-		isLive := (st.head-s+r)%r < live
+		isLive := !emptied(s)
 		for j := range int(n) {
 			c, err := parseUint(w.h.name, "extension count", rest[1+2*j])
 			b, ok := rest[2+2*j].(string)
