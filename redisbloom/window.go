@@ -1069,8 +1069,8 @@ func (w *WindowFilter) Events(ctx context.Context) (WindowEvents, error) {
 type windowState struct {
 	rotations uint64
 	head      int
-	now       int64 // server time, microseconds (0 in a count window)
-	adv       uint64 // the rotations the time calls for, made in head, counts and starts
+	now       int64    // server time, microseconds (0 in a count window)
+	adv       uint64   // the rotations the time calls for, made in head, counts and starts
 	counts    []uint64 // by slot
 	starts    []int64  // by slot, microseconds
 	bitmaps   []any    // by slot, export only
