@@ -140,7 +140,7 @@ func TestWindowLastKeys(t *testing.T) {
 					if i%2 == 0 {
 						w.Add(windowKey(&buf, 0, key))
 					} else {
-						w.TestAndAddHash(key) // another key space
+						w.TestAndRefreshHash(key) // another key space; adds as Add does
 						key |= 1 << 63
 					}
 					last = append(last, key)
@@ -217,8 +217,15 @@ func TestWindowTime(t *testing.T) {
 	var buf [16]byte
 	for _, pol := range []Overflow{RotateEarly, Saturate} {
 		now = time.Unix(2e9, 0)
-		w := mustWindow(t, 1000, 0.01, Every(d), Clock(clock), Generations(4), OnOverflow(pol))
-		for i := range uint64(10_000) { // ten windows' keys in one instant
+		opts := []Option{Every(d), Clock(clock), Generations(4), OnOverflow(pol)}
+		burst := uint64(10_000) // ten windows' keys in one instant
+		if pol == Saturate {
+			// 4.5 generations' keys, under a ceiling far above their
+			// rate (TestWindowSaturationLimit tests the ceiling).
+			opts, burst = append(opts, SaturationLimit(0.999)), 1500
+		}
+		w := mustWindow(t, 1000, 0.01, opts...)
+		for i := range burst {
 			w.Add(windowKey(&buf, 3, i))
 		}
 		switch pol {
@@ -238,7 +245,7 @@ func TestWindowTime(t *testing.T) {
 			if w.EstimatedErrorRate() <= 0.01 || w.Rotations() != 0 {
 				t.Fatalf("Saturate: rate %v (not reported above target), %d rotations", w.EstimatedErrorRate(), w.Rotations())
 			}
-			for i := range uint64(10_000) {
+			for i := range burst {
 				if !w.Test(windowKey(&buf, 3, i)) {
 					t.Fatal("Saturate lost a key within its time")
 				}

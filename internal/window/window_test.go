@@ -133,7 +133,8 @@ func TestBatchMatchesLoop(t *testing.T) {
 				c.Period, c.Policy = 1<<40, Grow
 			}
 			a, b := New(c, 0, testSizer), New(c, 0, testSizer)
-			for range 20 {
+			for it := range 20 {
+				mode := AddNew + Mode(it%2) // first-seen, then last-seen
 				keys := make([]uint64, rng.IntN(700))
 				for i := range keys {
 					keys[i] = rng.Uint64N(5000)
@@ -142,10 +143,12 @@ func TestBatchMatchesLoop(t *testing.T) {
 				for i, k := range keys {
 					h1, h2 := hashOf(k, c.Seed)
 					want[i] = a.Test(h1, h2, a.Live(0))
-					a.Add(h1, h2, 0)
+					if !want[i] || mode == AddRefresh {
+						a.Add(h1, h2, 0)
+					}
 				}
 				got := make([]bool, len(keys))
-				AddMany(b, keys, got, 0)
+				AddMany(b, keys, got, 0, mode)
 				for i := range keys {
 					if got[i] != want[i] {
 						t.Fatalf("r=%d: TestAndAddMany[%d] = %v, loop %v", gens, i, got[i], want[i])
@@ -161,7 +164,7 @@ func TestBatchMatchesLoop(t *testing.T) {
 				for i := range strs {
 					strs[i] = fmt.Sprint(keys[i])
 				}
-				AddMany(b, strs, nil, 0)
+				AddMany(b, strs, nil, 0, AddAll)
 				for _, s := range strs {
 					h1, h2 := murmur.Sum128([]byte(s), c.Seed)
 					a.Add(h1, h2, 0)
