@@ -22,7 +22,7 @@ type windowSettings struct {
 	clock     func() time.Time // Clock; nil for time.Now
 	policy    Overflow         // OnOverflow
 	policySet bool
-	gens      int // Generations; 0 to let NewWindow choose
+	gens      int               // Generations; 0 to let NewWindow choose
 	satLimit  float64           // SaturationLimit; 0 for the default
 	onEvent   func(WindowEvent) // OnEvent
 }

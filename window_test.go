@@ -778,7 +778,13 @@ func TestWindowDoesNotAllocate(t *testing.T) {
 			"AddMany":        func() { w.AddMany(keys) }, "AddManyStrings": func() { w.AddManyStrings(strs) },
 			"AddManyHashes": func() { w.AddManyHashes(hashes) }, "TestMany": func() { w.TestMany(keys, res) },
 			"TestManyStrings": func() { w.TestManyStrings(strs, res) }, "TestManyHashes": func() { w.TestManyHashes(hashes, res) },
-			"TestAndAddMany": func() { w.TestAndAddMany(keys, res) },
+			"TestAndAddMany":        func() { w.TestAndAddMany(keys, res) },
+			"TestAndAddManyStrings": func() { w.TestAndAddManyStrings(strs, res) },
+			"TestAndAddManyHashes":  func() { w.TestAndAddManyHashes(hashes, res) },
+			"TestAndRefresh":        func() { w.TestAndRefresh(key) }, "TestAndRefreshString": func() { w.TestAndRefreshString(s) },
+			"TestAndRefreshHash": func() { w.TestAndRefreshHash(5) }, "TestAndRefreshMany": func() { w.TestAndRefreshMany(keys, res) },
+			"TestAndRefreshManyStrings": func() { w.TestAndRefreshManyStrings(strs, res) },
+			"TestAndRefreshManyHashes":  func() { w.TestAndRefreshManyHashes(hashes, res) },
 		} {
 			if a := testing.AllocsPerRun(100, fn); a != 0 {
 				t.Errorf("%s: %v allocations", name, a)
