@@ -250,19 +250,5 @@ func NewWindowOnClock(ctx context.Context, rdb redis.UniversalClient, name strin
 	return createWindow(ctx, rdb, name, p, clock)
 }
 
-// NewWindowWithOnClock is NewWindowOnClock with WindowOptions.
-func NewWindowWithOnClock(ctx context.Context, rdb redis.UniversalClient, name string, window uint64, errorRate float64, clock func() int64, opts []bloom.Option, wopts ...WindowOption) (*WindowFilter, error) {
-	p, x, err := windowPlan(window, errorRate, opts, wopts)
-	if err != nil {
-		return nil, err
-	}
-	w, err := createWindow(ctx, rdb, name, p, clock)
-	if err != nil {
-		return nil, err
-	}
-	w.onEvent = x.onEvent
-	return w, nil
-}
-
 // WindowLevels returns the extension levels whose positions w's calls send.
 func WindowLevels(w *WindowFilter) int { return int(w.levels.Load()) }

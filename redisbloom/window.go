@@ -55,9 +55,8 @@ type windowShape struct {
 	seed      uint32
 	period    time.Duration // how long a generation lasts; 0 for a count window
 	policy    byte          // a time window's overflow policy
-	// satLimit is, under Saturate, the estimated false-positive rate past
-	// which the newest generation rotates early (SaturationLimit); 0 for
-	// the other policies.
+	// satLimit is bloom.SaturationLimit's rate as the window encoding
+	// keeps it (a float32's value), 0 for the default.
 	satLimit float64
 }
 
@@ -69,25 +68,30 @@ func (p *windowParams) periodMicros() int64 { return (int64(p.period) + 999) / 1
 // genCap keys: in a count window, and in a time window that rotates early.
 func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == policyRotateEarly }
 
-// defaultSaturationLimit returns the saturation limit of a window of
-// errorRate under Saturate when SaturationLimit is not given: 10 times
-// errorRate, at most 0.5.
-func defaultSaturationLimit(errorRate float64) float64 { return min(10*errorRate, 0.5) }
+// defaultSaturationLimit is bloom.SaturationLimit's default for a window
+// at errorRate: ten times it, at most 0.5, and at least errorRate.
+func defaultSaturationLimit(errorRate float64) float64 {
+	return max(min(10*errorRate, 0.5), errorRate)
+}
 
-// saturationCap returns, under Saturate, the keys a generation holds before
-// it rotates early: the most n, and at least GenerationCapacity, for which
-// a generation's rate bloom.BlockedFalsePositiveRate(m, k, n) stays at or
-// below 1-(1-limit)^(1/r), so that the window's rate, 1 - prod(1 - rate of
-// each generation), stays at or below the limit with every generation
-// full; 0 for the other policies. O(log m) rate evaluations.
+// saturationCap returns, under Saturate, the keys past which the newest
+// generation rotates early, as bloom.WindowFilter computes them: the most
+// keys n for which r generations of n keys each have a rate
+// (bloom.BlockedFalsePositiveRate) of at most the saturation limit, and at
+// least GenerationCapacity; 0 for the other policies. O(log m) rate
+// computations.
 func (p *windowParams) saturationCap() uint64 {
 	if p.period == 0 || p.policy != policySaturate {
 		return 0
 	}
-	q := -math.Expm1(math.Log1p(-p.satLimit) / float64(p.gens))
-	lo, hi := p.genCap, max(p.m, p.genCap) // rate(lo) <= q or lo = genCap; rate(hi) > q
-	if bloom.BlockedFalsePositiveRate(p.m, p.k, hi) <= q {
-		return hi
+	limit := p.satLimit
+	if limit == 0 {
+		limit = defaultSaturationLimit(p.errorRate)
+	}
+	q := -math.Expm1(math.Log1p(-limit) / float64(p.gens))
+	lo, hi := p.genCap, p.m // rate(hi keys) is about 1
+	if bloom.BlockedFalsePositiveRate(p.m, p.k, lo) > q {
+		return lo
 	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
@@ -181,126 +185,7 @@ type WindowFilter struct {
 	// take instead of the server's (export_test.go); nil in use.
 	clock func() int64
 	// onEvent is OnEvent's callback, nil if none.
-	onEvent func(WindowEvent)
-}
-
-// WindowEventKind is the kind of a WindowEvent.
-type WindowEventKind uint8
-
-// The kinds of window events.
-const (
-	// RotatedEarly: a time window under RotateEarly rotated before its
-	// newest generation's period was over (its share of the window was
-	// full): it now keeps keys for less than its Duration.
-	RotatedEarly WindowEventKind = iota + 1
-	// SaturatedPastLimit: a time window under Saturate reached its
-	// SaturationLimit and rotated early rather than go past it.
-	SaturatedPastLimit
-	// GrowLimit: a time window under Grow could grow no more (16
-	// extensions a generation, MaxBits in all) and rotated early.
-	GrowLimit
-)
-
-// String returns the name of k: "RotatedEarly", "SaturatedPastLimit" or
-// "GrowLimit".
-func (k WindowEventKind) String() string {
-	switch k {
-	case RotatedEarly:
-		return "RotatedEarly"
-	case SaturatedPastLimit:
-		return "SaturatedPastLimit"
-	case GrowLimit:
-		return "GrowLimit"
-	}
-	return "WindowEventKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// WindowEvent is a moment a time window's promise weakened (see OnEvent).
-type WindowEvent struct {
-	Kind WindowEventKind
-	// Time is the server's time of the call that caused it.
-	Time time.Time
-	// Retained is how far back the window still reaches after the event:
-	// every key added since Time minus Retained is kept, as far as the
-	// Window keys allow. 0 if unknown.
-	Retained time.Duration
-}
-
-// WindowEvents counts the events of a window since it was created, by all
-// clients (see WindowFilter.Events).
-type WindowEvents struct {
-	RotatedEarly, SaturatedPastLimit, GrowLimit uint64
-}
-
-// WindowOption configures a WindowFilter beyond the bloom options of
-// NewWindow: SaturationLimit and OnEvent, given to NewWindowWith or
-// OpenWindowWith.
-type WindowOption struct {
-	apply func(*windowExtra) error
-}
-
-// windowExtra is what the WindowOptions chose.
-type windowExtra struct {
-	satLimit float64 // 0 unless SaturationLimit was given
-	onEvent  func(WindowEvent)
-	eventSet bool
-}
-
-// SaturationLimit sets the ceiling of a time window under bloom.Saturate:
-// the estimated false-positive rate, in (0, 1), past which its newest
-// generation rotates early (a SaturatedPastLimit event) instead of taking
-// more keys. The window's rate stays at or below it at every moment (each
-// generation at most 1-(1-rate)^(1/r), by bloom.BlockedFalsePositiveRate
-// of its count), and a key is kept for the Duration unless such an early
-// rotation drops it. Default: 10 times the error rate, at most 0.5. It is
-// part of the window's parameters, stored in its metadata: every client
-// that creates the window must give the same. Only NewWindowWith takes it,
-// for a window under bloom.Saturate; elsewhere it is an error wrapping
-// bloom.ErrInvalidParameter, as is a rate outside (0, 1).
-func SaturationLimit(rate float64) WindowOption {
-	return WindowOption{func(x *windowExtra) error {
-		if !(rate > 0 && rate < 1) {
-			return fmt.Errorf("%w: SaturationLimit must be in (0, 1), got %v", bloom.ErrInvalidParameter, rate)
-		}
-		if x.satLimit != 0 {
-			return fmt.Errorf("%w: SaturationLimit given twice", bloom.ErrInvalidParameter)
-		}
-		x.satLimit = rate
-		return nil
-	}}
-}
-
-// OnEvent makes the handle call fn, synchronously, in the goroutine whose
-// call (Add, TestAndAdd, TestAndRefresh and their batch forms) caused a
-// window event, after that call's script ran and before it returns, once
-// per event, in order. Events caused by other clients are not reported to
-// it (Events counts them all). fn must not call the handle's methods. A nil
-// fn is an error wrapping bloom.ErrInvalidParameter.
-func OnEvent(fn func(WindowEvent)) WindowOption {
-	return WindowOption{func(x *windowExtra) error {
-		if fn == nil {
-			return fmt.Errorf("%w: OnEvent of a nil function", bloom.ErrInvalidParameter)
-		}
-		if x.eventSet {
-			return fmt.Errorf("%w: OnEvent given twice", bloom.ErrInvalidParameter)
-		}
-		x.onEvent, x.eventSet = fn, true
-		return nil
-	}}
-}
-
-// windowExtras applies opts.
-func windowExtras(opts []WindowOption) (windowExtra, error) {
-	var x windowExtra
-	for _, o := range opts {
-		if o.apply == nil {
-			return x, fmt.Errorf("%w: zero WindowOption value", bloom.ErrInvalidParameter)
-		}
-		if err := o.apply(&x); err != nil {
-			return x, err
-		}
-	}
-	return x, nil
+	onEvent func(bloom.WindowEvent)
 }
 
 var errZeroWindow = errors.New("redisbloom: use of a zero WindowFilter (create one with NewWindow or OpenWindow)")
@@ -378,10 +263,11 @@ func (w *WindowFilter) metaFields() []any {
 		"period_us", strconv.FormatInt(w.p.periodMicros(), 10),
 		"policy", policy,
 	}
-	if w.p.policy == policySaturate && w.p.satLimit != defaultSaturationLimit(w.p.errorRate) {
-		// Only a limit other than the default: the check of a window
-		// created before limits existed stays the same.
-		fields = append(fields, "saturation_limit", strconv.FormatFloat(w.p.satLimit, 'g', -1, 64))
+	if w.p.satLimit != 0 {
+		// Only a limit given (bloom.SaturationLimit): the check of a
+		// window created without one, or before limits existed, stays
+		// the same.
+		fields = append(fields, "saturation_limit", strconv.FormatFloat(w.p.satLimit, 'g', -1, 32))
 	}
 	return fields
 }
@@ -418,49 +304,17 @@ func checkWindowParams(p windowParams) error {
 // parameters; ErrFormat when name's keys hold something else; ErrCorrupt
 // or ErrLost for a window in that state; or the error of the round trip.
 func NewWindow(ctx context.Context, rdb redis.UniversalClient, name string, window uint64, errorRate float64, opts ...bloom.Option) (*WindowFilter, error) {
-	return NewWindowWith(ctx, rdb, name, window, errorRate, opts)
-}
-
-// NewWindowWith is NewWindow with the WindowOptions wopts too
-// (SaturationLimit, OnEvent). It returns NewWindow's errors, and one
-// wrapping bloom.ErrInvalidParameter for an invalid WindowOption.
-func NewWindowWith(ctx context.Context, rdb redis.UniversalClient, name string, window uint64, errorRate float64, opts []bloom.Option, wopts ...WindowOption) (*WindowFilter, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	p, x, err := windowPlan(window, errorRate, opts, wopts)
-	if err != nil {
-		return nil, err
-	}
-	w, err := createWindow(ctx, rdb, name, p, nil)
-	if err != nil {
-		return nil, err
-	}
-	w.onEvent = x.onEvent
-	return w, nil
-}
-
-// windowPlan returns the parameters of a window and the WindowOptions'
-// choices, and their errors.
-func windowPlan(window uint64, errorRate float64, opts []bloom.Option, wopts []WindowOption) (windowParams, windowExtra, error) {
-	x, err := windowExtras(wopts)
-	if err != nil {
-		return windowParams{}, x, err
-	}
 	p, err := windowProbe(window, errorRate, opts)
 	if err != nil {
-		return windowParams{}, x, err
-	}
-	if x.satLimit != 0 {
-		if p.period == 0 || p.policy != policySaturate {
-			return windowParams{}, x, fmt.Errorf("%w: SaturationLimit needs a time window under bloom.Saturate", bloom.ErrInvalidParameter)
-		}
-		p.satLimit = x.satLimit
+		return nil, err
 	}
 	if err := checkWindowParams(p); err != nil {
-		return windowParams{}, x, err
+		return nil, err
 	}
-	return p, x, nil
+	return createWindow(ctx, rdb, name, p, nil)
 }
 
 // createWindow creates the window name with the parameters p, or opens the
@@ -508,34 +362,32 @@ func (w *WindowFilter) now() string {
 // or ErrLost for a window in that state, or the error of the round trip. It
 // can be served by a replica.
 func OpenWindow(ctx context.Context, rdb redis.UniversalClient, name string) (*WindowFilter, error) {
-	return OpenWindowWith(ctx, rdb, name)
-}
-
-// OpenWindowWith is OpenWindow with the WindowOption OnEvent (a
-// SaturationLimit is the window's, read from its metadata: giving one is
-// an error wrapping bloom.ErrInvalidParameter).
-func OpenWindowWith(ctx context.Context, rdb redis.UniversalClient, name string, wopts ...WindowOption) (*WindowFilter, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
-	}
-	x, err := windowExtras(wopts)
-	if err != nil {
-		return nil, err
-	}
-	if x.satLimit != 0 {
-		return nil, fmt.Errorf("%w: SaturationLimit is given when the window is created, not opened", bloom.ErrInvalidParameter)
 	}
 	h := &Filter{rdb: rdb, name: name}
 	res, err := windowMetaScript.RunRO(ctx, rdb, keysOf(name)[:1], windowSlotPrefix(name), maxWindowGens).Slice()
 	if err != nil {
 		return nil, h.wrap(err)
 	}
-	w, err := parseWindowMeta(rdb, name, res)
-	if err != nil {
-		return nil, err
-	}
-	w.onEvent = x.onEvent
-	return w, nil
+	return parseWindowMeta(rdb, name, res)
+}
+
+// OnEvent returns a handle on the same window that calls fn with each
+// event (bloom.WindowEventKind: RotatedEarly, SaturatedPastLimit,
+// GrowLimit) a call of that handle causes: synchronously, in the goroutine
+// of the call (Add, TestAndAdd, TestAndRefresh or a batch form), after the
+// script that caused it ran and before the call returns, once per event,
+// in order, with the server's time and how far back the window reached
+// after it. Events caused by other handles or clients are not reported to
+// it; Events counts those of every client. fn must not call the window's
+// methods, and a nil fn makes a handle that reports none. The handle
+// shares w's write generation, view of the rotations and WithWait.
+// (bloom.OnEvent does not apply to a Redis window: NewWindow refuses it.)
+func (w *WindowFilter) OnEvent(fn func(bloom.WindowEvent)) *WindowFilter {
+	g := *w
+	g.onEvent = fn
+	return &g
 }
 
 // parseWindowMeta builds a handle from the metadata (field, value, ...),
@@ -595,17 +447,22 @@ func parseWindowMeta(rdb redis.UniversalClient, name string, reply []any) (*Wind
 	if err != nil {
 		return nil, err
 	}
-	p, err := windowProbe(window, errorRate, windowOptions(uint32(seed), gens, time.Duration(period), policy))
+	var satLimit float64
+	if text, ok := meta["saturation_limit"]; ok {
+		l, err := strconv.ParseFloat(text, 32)
+		if err != nil || !(l > 0 && l < 1) || policy != policySaturate || period == 0 {
+			return nil, bad("saturation_limit")
+		}
+		satLimit = l
+	}
+	p, err := windowProbe(window, errorRate, windowOptions(uint32(seed), gens, time.Duration(period), policy, satLimit))
+	if err == nil && p.satLimit != satLimit {
+		err = fmt.Errorf("saturation limit %v, where the metadata has %v", p.satLimit, satLimit)
+	}
 	if err == nil && (p.gens != gens || p.period != time.Duration(period)) {
 		err = fmt.Errorf("%d generations of %v, where the metadata has %d of %v", p.gens, p.period, gens, time.Duration(period))
 	}
-	if text, ok := meta["saturation_limit"]; ok && err == nil {
-		limit, perr := strconv.ParseFloat(text, 64)
-		if perr != nil || !(limit > 0 && limit < 1) || p.policy != policySaturate || p.period == 0 {
-			return nil, bad("saturation_limit")
-		}
-		p.satLimit = limit
-	}
+
 	if err == nil {
 		err = checkWindowParams(p)
 	}
@@ -759,7 +616,7 @@ func (w *WindowFilter) run(ctx context.Context, mode string, keys [][]byte) ([]b
 // parseWindowEvents parses the events of an add script's reply: "" or the
 // time of the call, "/", and comma-separated each event's letter and how
 // far back the window reached after it (microseconds).
-func parseWindowEvents(text string) ([]WindowEvent, error) {
+func parseWindowEvents(text string) ([]bloom.WindowEvent, error) {
 	if text == "" {
 		return nil, nil
 	}
@@ -768,19 +625,19 @@ func parseWindowEvents(text string) ([]WindowEvent, error) {
 	if !ok || err != nil || list == "" {
 		return nil, errors.New("malformed events")
 	}
-	var events []WindowEvent
+	var events []bloom.WindowEvent
 	for _, e := range strings.Split(list, ",") {
 		if e == "" {
 			return nil, errors.New("malformed events")
 		}
-		var kind WindowEventKind
+		var kind bloom.WindowEventKind
 		switch e[0] {
 		case 'R':
-			kind = RotatedEarly
+			kind = bloom.RotatedEarly
 		case 'S':
-			kind = SaturatedPastLimit
+			kind = bloom.SaturatedPastLimit
 		case 'G':
-			kind = GrowLimit
+			kind = bloom.GrowLimit
 		default:
 			return nil, errors.New("malformed events")
 		}
@@ -788,7 +645,7 @@ func parseWindowEvents(text string) ([]WindowEvent, error) {
 		if err != nil || us < 0 || us > math.MaxInt64/1000 {
 			return nil, errors.New("malformed events")
 		}
-		events = append(events, WindowEvent{Kind: kind, Time: time.UnixMicro(t), Retained: time.Duration(us) * time.Microsecond})
+		events = append(events, bloom.WindowEvent{Kind: kind, Time: time.UnixMicro(t), Retained: time.Duration(us) * time.Microsecond})
 	}
 	return events, nil
 }
@@ -1024,44 +881,55 @@ func (w *WindowFilter) TestAndRefreshMany(ctx context.Context, keys [][]byte) (p
 // Events returns the window's event counters: the events of every client
 // since the window was created (an Import keeps them). It takes one round
 // trip, can be served by a replica, and returns the errors Test returns.
-func (w *WindowFilter) Events(ctx context.Context) (WindowEvents, error) {
+func (w *WindowFilter) Events(ctx context.Context) (bloom.WindowEvents, error) {
+	res, err := w.read(ctx, windowEventsScript, 4)
+	if err != nil {
+		return bloom.WindowEvents{}, err
+	}
+	var n [3]uint64
+	for i := range n {
+		if n[i], err = parseUint(w.h.name, "event count", res[1+i]); err != nil {
+			return bloom.WindowEvents{}, err
+		}
+	}
+	return bloom.WindowEvents{RotatedEarly: n[0], SaturatedPastLimit: n[1], GrowLimit: n[2]}, nil
+}
+
+// read runs the read-only script, which takes ARGV[1..13] and replies with
+// want values, the write generation first, and returns its reply.
+func (w *WindowFilter) read(ctx context.Context, script *redis.Script, want int) ([]any, error) {
 	if w.h.rdb == nil {
-		return WindowEvents{}, errZeroWindow
+		return nil, errZeroWindow
 	}
 	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return nil, w.h.wrap(err)
+		}
 		if try > maxChangedRetries {
-			return WindowEvents{}, w.errKeepsChanging()
+			return nil, w.errKeepsChanging()
 		}
 		v := w.view.load()
 		var res []any
 		err := w.h.retryStale(ctx, func() error {
 			var err error
-			res, err = windowEventsScript.RunRO(ctx, w.h.rdb, w.h.keys, w.baseArgs(v, 0, 0)...).Slice()
+			res, err = script.RunRO(ctx, w.h.rdb, w.h.keys, w.baseArgs(v, 0, 0)...).Slice()
 			return w.scriptErr(ctx, err)
 		})
 		if retry, err := w.changed(ctx, err); err != nil {
-			return WindowEvents{}, err
+			return nil, err
 		} else if retry {
 			continue
 		}
 		if err != nil {
-			return WindowEvents{}, err
+			return nil, err
 		}
-		if len(res) != 5 {
-			return WindowEvents{}, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
+		if len(res) != want {
+			return nil, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
 		}
 		if err := w.h.observe(res[0]); err != nil {
-			return WindowEvents{}, err
+			return nil, err
 		}
-		var n [3]uint64
-		for i := range n {
-			c, err := parseUint(w.h.name, "event count", res[1+i])
-			if err != nil {
-				return WindowEvents{}, err
-			}
-			n[i] = c
-		}
-		return WindowEvents{RotatedEarly: n[0], SaturatedPastLimit: n[1], GrowLimit: n[2]}, nil
+		return res, nil
 	}
 }
 
@@ -1152,15 +1020,11 @@ func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps 
 // counts again; it is an upper bound on the distinct keys the window holds.
 // It returns the errors Test returns.
 func (w *WindowFilter) Count(ctx context.Context) (uint64, error) {
-	st, err := w.state(ctx, windowCountScript, false)
+	res, err := w.read(ctx, windowCountScript, 3)
 	if err != nil {
 		return 0, err
 	}
-	var n uint64
-	for _, c := range st.counts {
-		n += c
-	}
-	return n, nil
+	return parseUint(w.h.name, "count", res[2])
 }
 
 // Delete removes the window's keys from Redis. Afterwards every handle on it

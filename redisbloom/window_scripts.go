@@ -57,21 +57,20 @@ import "github.com/redis/go-redis/v9"
 // sees the same generations whatever its own clock says. As
 // bloom.WindowFilter, it rotates once for every period that has passed
 // since the newest generation started, each new one starting a period after
-// the one before; a test sees only the generations such a rotation would
-// keep (live), those a rotation the floor holds (clearable) included. At
-// every rotation the slots' keys get a PEXPIRE for a second past the
-// latest time they may still be live (expireAll): a window that nobody
-// uses frees its memory, and the metadata stays. So a bitmap may be
-// missing only where its generation is no longer live; a live one missing
-// is NOTFOUND (evicted, deleted), never "absent".
+// the one before, as far as the floor lets it drop the oldest (see
+// advance); a test sees only the generations that have not expired (live).
+// When a generation starts (and when a held rotation moves the newest's
+// start) its slot's keys get a PEXPIRE for a second past the time it
+// expires: a window that nobody uses frees its memory, and the metadata
+// stays. So a bitmap may be missing only where its generation is no longer
+// live; a live one missing is NOTFOUND (evicted, deleted), never "absent".
 //
 // The prologue checks what every call relies on and leaves: r, head, rot,
 // epoch, cap, bytes, k, period, onCount, W, satCap, counts[s] and
-// starts[s] for each slot, lastAdd, exts, now (microseconds; 0 in a count
-// window), elapsed (whole periods since the newest generation started),
-// adv and planStart (the rotations the time calls for that the floor
-// allows), overdue (a time rotation is held), live (the generations a
-// test sees, r less adv), and the functions total and clearable.
+// starts[s] for each slot, exts, now (microseconds; 0 in a count window),
+// elapsed (whole periods since the newest generation started), span, live
+// (the generations a test reads), and the functions expired, total,
+// droppable, liveNow, rotateTo and advance.
 const windowCheckLua = `
 local meta = redis.call('HMGET', KEYS[1], 'id', 'gen', 'check', 'lost', 'format', 'head', 'epoch', 'rotations')
 if meta[1] ~= ARGV[1] then
@@ -117,37 +116,28 @@ if not ocText then
   return redis.error_reply('ERR redisbloom: invalid policy argument ' .. ARGV[10])
 end
 local onCount, W, satCap = ocText == '1', tonumber(wText), tonumber(scText)
--- A time window that rotates early may hold a rotation (see clearable) and
--- fill its newest generation past its share, by at most W keys.
-local maxCount = cap
-if onCount and period > 0 then maxCount = cap + W end
 local fields = {}
 for s = 0, r - 1 do
   fields[2 * s + 1] = 'c' .. s
   fields[2 * s + 2] = 't' .. s
 end
-fields[2 * r + 1] = 'la'
 local vals = redis.call('HMGET', KEYS[1], unpack(fields))
 local counts, starts = {}, {}
 for s = 0, r - 1 do
+  -- A generation takes keys past its share (Saturate, and for the floor),
+  -- but each counted key set a bit.
   counts[s], starts[s] = int(vals[2 * s + 1]), int(vals[2 * s + 2])
-  if not counts[s] or (onCount and counts[s] > maxCount) or not starts[s] then
+  if not counts[s] or counts[s] > 8 * bytes or not starts[s] then
     return redis.error_reply('CORRUPT redisbloom: generation in slot ' .. s .. ': invalid count ' ..
       tostring(vals[2 * s + 1]) .. ' or start ' .. tostring(vals[2 * s + 2]))
   end
-end
--- lastAdd: when a key last went into a newest generation whose period was
--- over (a held rotation; 0 if never): the generation after it starts no
--- earlier.
-local lastAdd = int(vals[2 * r + 1] or '0')
-if not lastAdd then
-  return redis.error_reply('CORRUPT redisbloom: invalid last add time ' .. tostring(vals[2 * r + 1]))
 end
 -- Under Grow (ARGV[12] not empty): the sizes of extension levels 1..#xcap
 -- (after the bit limit of the whole window), the levels X whose
 -- positions each key carries (ARGV[13]), and exts[s], the key counts of
 -- slot s's extensions, oldest first (field x<s>, comma-separated; missing
--- or empty for none, and then no extension key of the slot may exist).
+-- or empty for none, and then no extension key of the slot may exist:
+-- checked below for the live generations).
 local grow = ARGV[12] ~= ''
 local xcap, xbytes, xk, exts = {}, {}, {}, {}
 local maxBits, X = 0, tonumber(ARGV[13]) or 0
@@ -176,9 +166,12 @@ if grow then
         if not c then bad = true else list[#list + 1] = c end
       end
     end
-    bad = bad or #list > #xcap or counts[s] > cap or (#list > 0 and counts[s] ~= cap)
+    -- A generation with extensions has a full base; each extension but
+    -- the newest is full, and the newest (past the limits, for the floor)
+    -- holds at most a key per bit.
+    bad = bad or #list > #xcap or (#list > 0 and counts[s] < cap)
     for j = 1, #list do
-      if list[j] > xcap[j] or (j < #list and list[j] ~= xcap[j]) then bad = true end
+      if list[j] > 8 * xbytes[j] or (j < #list and list[j] ~= xcap[j]) then bad = true end
     end
     if bad then
       return redis.error_reply('CORRUPT redisbloom: generation in slot ' .. s .. ': invalid extensions ' ..
@@ -202,67 +195,97 @@ if period > 0 then
     while (elapsed + 1) * period <= d do elapsed = elapsed + 1 end
   end
 end
--- The floor: a time window under RotateEarly keeps every key that is both
--- among the last W added and added within its duration dur; under Saturate
--- and Grow every key added within dur; a count window the last W.
--- clearable(h, tot, st, t) reports whether a rotation at time t after the
--- newest generation in slot h may empty the oldest (slot h+1), given the
--- keys tot[s] and starts st[s] of each slot: it holds none (tot 0), its
--- keys are older than dur (each was added before the generation after it
--- started: st of slot h+2), or, where the floor is the last W keys, the
--- other generations hold at least W.
-local dur = (r - 1) * period
+-- The floor (as bloom.WindowFilter's, internal/window): every key of a
+-- generation of a time window was added before its start plus a period
+-- (a held rotation moves the newest's start up, hold), so at its start
+-- plus span, r periods, it holds no key added within the duration:
+-- expired(s), and tests skip it and every older one (live). A rotation
+-- clears the oldest generation only when none of its keys is in the floor
+-- (the keys both among the last W added and, in a time window, added
+-- within the duration): droppable(), when it is empty, has expired, or the
+-- generations newer than it hold W counted keys.
+local span = r * period
+local function expired(s) return now >= starts[s] and now - starts[s] >= span end
 local function total(s)
   local n = counts[s]
   for j = 1, #exts[s] do n = n + exts[s][j] end
   return n
 end
-local function clearable(h, tot, st, t)
-  local o = (h + 1) % r
-  if tot[o] == 0 then return true end
-  if period > 0 and st[(h + 2) % r] + dur <= t then return true end
-  if period == 0 or onCount then
-    local n = 0
-    for s = 0, r - 1 do
-      if s ~= o then n = n + tot[s] end
-    end
-    return n >= W
+local function droppable()
+  local o = (head + 1) % r
+  if counts[o] == 0 and #exts[o] == 0 then return true end
+  if period > 0 and expired(o) then return true end
+  local n, s = 0, head
+  for _ = 1, r - 1 do
+    n = n + total(s)
+    if n >= W then return true end
+    s = (s - 1) % r
   end
   return false
 end
--- The rotations the time calls for (as bloom.WindowFilter's Advance: one
--- per period since the newest generation started, each new one starting a
--- period after the one before, the last at its start plus the periods
--- elapsed), as far as the floor lets them go: adv of them, the i-th
--- starting its generation at planStart[i], never before lastAdd. A held
--- one leaves the newest generation overdue: keys keep going into it, and
--- a later call rotates when the floor allows.
-local adv, planStart = 0, {}
-if elapsed > 0 then
-  local tot, st = {}, {}
-  for s = 0, r - 1 do tot[s], st[s] = total(s), starts[s] end
-  local n = math.min(elapsed, r)
-  local h = head
-  for i = 1, n do
-    if not clearable(h, tot, st, now) then break end
-    local o = (h + 1) % r
-    local t0 = starts[head] + i * period
-    if i == n then t0 = starts[head] + elapsed * period end
-    tot[o], st[o] = 0, math.max(t0, lastAdd)
-    planStart[i] = st[o]
-    h, adv = o, i
+-- liveNow(): the generations a test reads, newest first: all of a count
+-- window; those of a time window newer than its newest expired one.
+local function liveNow()
+  if period == 0 then return r end
+  for j = 0, r - 1 do
+    if expired((head - j) % r) then return j end
   end
+  return r
 end
-local overdue = adv < math.min(elapsed, r)
-local live = r - adv
+local live = liveNow()
+-- rotateTo(start, write): the oldest generation emptied and made the
+-- newest, started at start or at the newest's start if that is later;
+-- emptied[s] marks the slots emptied. With write, Redis too (the add
+-- script's clearSlot, defined later); without, only the tables here (the
+-- read-only scripts' view of what the next add does).
+local emptied = {}
+local clearSlot
+local function rotateTo(start, write)
+  start = math.max(start, starts[head])
+  local g = (head + 1) % r
+  if write then clearSlot(g) end
+  counts[g], starts[g], exts[g] = 0, start, {}
+  emptied[g] = true
+  head = g
+  rot = rot + 1
+end
+-- advance(write): bloom.WindowFilter's Advance: one rotation for every
+-- period that has passed since the newest generation started (at most r),
+-- each new generation starting a period after the one before, the last at
+-- the start plus the periods elapsed, as long as the oldest is droppable;
+-- when it is not, the newest generation goes on past its period (hold),
+-- its start moved up by whole periods to the last at or before now (so
+-- that its keys are still all added before its start plus a period, and
+-- it tries again a period later). It returns whether it changed anything.
+local function advance(write)
+  if elapsed == 0 then return false end
+  local start, n = starts[head], math.min(elapsed, r)
+  for i = 1, n do
+    if not droppable() then
+      local s = starts[head]
+      starts[head] = s + math.floor((now - s) / period) * period
+      return true
+    end
+    local t = start + i * period
+    if i == n then t = start + elapsed * period end
+    rotateTo(t, write)
+  end
+  return true
+end
 for j = 0, live - 1 do
   local s = (head - j) % r
   local size = redis.call('STRLEN', KEYS[s + 2])
   if size ~= bytes then
-    if size == 0 and redis.call('EXISTS', KEYS[s + 2]) == 0 then
+    -- An empty generation other than the newest is never read, and its
+    -- bitmap made again when it becomes the newest: it may be missing
+    -- (a window created before generations expired by their own start
+    -- gave the older empty ones a shorter PEXPIRE).
+    if size ~= 0 or redis.call('EXISTS', KEYS[s + 2]) == 1 then
+      return redis.error_reply('CORRUPT redisbloom: bitmap of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. bytes)
+    end
+    if j == 0 or counts[s] > 0 or #exts[s] > 0 then
       return redis.error_reply('NOTFOUND redisbloom: bitmap of the generation in slot ' .. s .. ' deleted, flushed, evicted or expired')
     end
-    return redis.error_reply('CORRUPT redisbloom: bitmap of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. bytes)
   end
   for j = 1, #exts[s] do
     local size = redis.call('STRLEN', xkey(s, j))
@@ -342,29 +365,21 @@ local function test(s, lvl, list)
 end
 `
 
-// windowRotateLua defines clearSlot(s, start), which empties slot s for a
-// new generation started at start (microseconds) and deletes its
-// extensions; expireAll(), which gives every slot's keys (extensions
-// included) of a time window a PEXPIRE of a second past the latest time
-// the window may still read them: r periods after the newest generation
-// started, or dur after lastAdd (the floor keeps a generation no longer
-// than the duration after its last key, and the oldest no longer than dur
-// after the next one started); and saveState().
+// windowRotateLua defines clearSlot(s), which empties slot s's bitmap and
+// deletes its extensions, for rotateTo; expire(s), which gives slot s's
+// keys (extensions included) of a time window a PEXPIRE of a second past
+// the time its generation expires (its start plus span); and saveState().
 const windowRotateLua = `
-local function clearSlot(s, start)
+clearSlot = function(s)
   redis.call('DEL', KEYS[s + 2])
   for j = 1, #exts[s] do redis.call('DEL', xkey(s, j)) end
   redis.call('SETBIT', KEYS[s + 2], 8 * bytes - 1, 0)
-  counts[s], starts[s], exts[s] = 0, start, {}
 end
-local function expireAll()
+local function expire(s)
   if period > 0 then
-    local t = math.max(starts[head] + r * period, lastAdd + dur)
-    local ms = dec(math.max(math.ceil((t - now) / 1000) + 1000, 1))
-    for s = 0, r - 1 do
-      redis.call('PEXPIRE', KEYS[s + 2], ms)
-      for x = 1, #exts[s] do redis.call('PEXPIRE', xkey(s, x), ms) end
-    end
+    local ms = dec(math.max(math.ceil((starts[s] + span - now) / 1000) + 1000, 1))
+    redis.call('PEXPIRE', KEYS[s + 2], ms)
+    for x = 1, #exts[s] do redis.call('PEXPIRE', xkey(s, x), ms) end
   end
 end
 local function saveState()
@@ -381,41 +396,37 @@ local function saveState()
       h[#h + 1] = table.concat(cs, ',')
     end
   end
-  if lastAdd > 0 then
-    h[#h + 1] = 'la'
-    h[#h + 1] = dec(lastAdd)
-  end
   redis.call('HSET', KEYS[1], unpack(h))
 end
 `
 
 // windowAddScript adds the N keys, in order, as bloom.WindowFilter's
 // TestAndAdd (mode "f", first-seen) or TestAndRefresh and Add (mode "a")
-// do one by one: first the rotations the time calls for as far as the
-// floor lets them go (adv, planStart), then for each key a rotation if
-// the newest generation holds GenCap keys and the window rotates on count
-// and the floor allows it (else the newest takes the key past its share),
-// or, under Saturate, if it holds the saturation limit's keys, then its
-// positions set in the newest. In mode "f" a key already in the window is
-// answered '1' and not set (nor does it rotate). A key's answer is '1' if
-// it was in any generation before it was added (in mode "a", the oldest
-// included when that key's add rotates it out, as bloom.WindowFilter tests
-// before it adds): its bits all set in the newest (BITFIELD SET returns
-// the old bits), or in an older one, read before the keys are set (older
-// generations do not change; a rotation during the call adds the former
-// newest to them and takes the oldest away). Keys are set in runs of at
-// most the newest sub-filter's remaining room, so that a run cannot
-// overfill it. Under Grow, a full base (or newest extension) of the newest
-// generation gets a new extension, as bloom.WindowFilter's Add does, or
-// past the limits an early rotation; a key's answer then also counts the
-// newest generation's other sub-filters. It counts the events (early
-// rotations of a time window under RotateEarly, Saturate's and Grow's
-// rotations past their limits) in the metadata, and the keys a held
-// rotation made go past their generation's share (held), and returns
-// "gen:rotations:levels:events:answers", levels the most extensions a
-// generation has (0 when no burst is in the window), events "" or the
-// time of the call and, comma-separated, each event's letter (R, S, G) and
-// how far back the window reached after it, in microseconds: "t/R5000,S0".
+// do one by one, in a batch (one time for the whole call): first advance,
+// then for each key, in mode "f", nothing if it is in a live generation
+// (answered '1'), else: if the newest generation's base holds GenCap keys,
+// under Grow an extension (a new one when the newest is full, or past the
+// limits an early rotation if the oldest is droppable, else the key goes
+// past the newest's capacity), otherwise a rotation if the oldest is
+// droppable (under Saturate only once the newest holds satCap keys), else
+// the key goes into the newest past its share; then its positions are set
+// in the newest sub-filter of the newest generation. A key's answer is
+// '1' if it was in a live generation before it was added (in mode "a",
+// the oldest included when that key's add rotates it out, as
+// bloom.WindowFilter tests before it adds): its bits all set in the newest
+// (BITFIELD SET returns the old bits), or in an older one, read before the
+// keys are set (older generations do not change; a rotation during the
+// call adds the former newest to them and takes the oldest away). Keys
+// are set in runs that no decision above falls within: at most the newest
+// sub-filter's remaining room, or, past it, the keys until the oldest is
+// droppable. It counts the events (a rotation on count of a time window
+// under RotateEarly, Saturate's and Grow's early rotations) in the
+// metadata (ev_rotated_early, ev_saturated_past_limit, ev_grow_limit) and
+// returns "gen:rotations:levels:events:answers", levels the most
+// extensions a generation has (0 when no burst is in the window), events
+// "" or the time of the call, "/" and, comma-separated, each event's
+// letter (R, S, G) and how far back the window reached after it, in
+// microseconds: "1700000000000000/R5000,S0".
 var windowAddScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowKeysLua + windowRotateLua + `
 -- canGrow(j): a new extension of level j fits the window's limits.
@@ -430,46 +441,48 @@ end
 if grow then
   -- The extension levels whose positions the call may read, checked
   -- before anything is written: those of the live generations, and the
-  -- levels the newest reaches if every key is new.
+  -- levels the newest reaches if every key is new, from where it is or
+  -- from a new generation (advance may rotate).
   local top = 0
   for j = 0, live - 1 do top = math.max(top, #exts[(head - j) % r]) end
-  local lvl, c = 0, 0
-  if adv == 0 then
-    lvl = #exts[head]
-    if lvl == 0 then c = counts[head] else c = exts[head][lvl] end
-  end
-  local n = N
-  while n > 0 do
-    local room = cap - c
-    if lvl > 0 then room = xcap[lvl] - c end
-    if room >= n then break end
-    n = n - math.max(room, 0)
-    if lvl >= #xcap then
-      top = #xcap
-      break
+  local function reach(lvl, c)
+    local n = N
+    while n > 0 do
+      local room = cap - c
+      if lvl > 0 then room = xcap[lvl] - c end
+      if room >= n then break end
+      n = n - math.max(room, 0)
+      if lvl >= #xcap then return #xcap end
+      lvl, c = lvl + 1, 0
     end
-    lvl, c = lvl + 1, 0
-    top = math.max(top, lvl)
+    return lvl
   end
+  local lvl = #exts[head]
+  local c = counts[head]
+  if lvl > 0 then c = exts[head][lvl] end
+  top = math.max(top, reach(lvl, c), reach(0, 0))
   local e = need(top)
   if e then return e end
 end
 local first = ARGV[14] == 'f'
-local changed, reexpire = false, false
-for i = 1, adv do
-  head = (head + 1) % r
-  clearSlot(head, planStart[i])
-  rot = rot + 1
-  changed, reexpire = true, true
+local changed = false
+local newHead = head
+if advance(true) then
+  changed = true
+  expire(head)
 end
--- The events of the call, and the keys added past a generation's share
--- while a rotation was held.
-local evs, nR, nS, nG, held = {}, 0, 0, 0, 0
+live = liveNow()
+-- The events of the call.
+local evs, nR, nS, nG = {}, 0, 0, 0
 local function event(kind)
-  evs[#evs + 1] = kind .. dec(math.max(now - starts[(head + 1) % r], 0))
+  local l = liveNow()
+  local oldest = now
+  if l > 0 then oldest = starts[(head - l + 1) % r] end
+  evs[#evs + 1] = kind .. dec(math.max(now - oldest, 0))
+  if kind == 'R' then nR = nR + 1 elseif kind == 'S' then nS = nS + 1 else nG = nG + 1 end
 end
--- foundIn[x]: the slot of a generation, other than the newest sub-filter
--- of the newest, that holds key x.
+-- foundIn[x]: the slot of a live generation, other than the newest
+-- sub-filter of the newest, that holds key x.
 local foundIn = {}
 local function findSub(list, s, lvl)
   if #list == 0 then return list end
@@ -487,7 +500,7 @@ end
 local function find(list, from, to)
   for j = from, to do
     local s = (head - j) % r
-    if counts[s] > 0 then
+    if counts[s] > 0 or #exts[s] > 0 then
       for lvl = 0, #exts[s] do list = findSub(list, s, lvl) end
     end
   end
@@ -495,148 +508,146 @@ local function find(list, from, to)
 end
 local all = {}
 for x = 1, N do all[x] = x end
-all = find(all, 1, r - 1)
+all = find(all, 1, live - 1)
 for lvl = 0, #exts[head] - 1 do all = findSub(all, head, lvl) end
+-- heldRoom(): the keys the newest takes past its share before the oldest
+-- becomes droppable (the generations newer than it hold W).
+local function heldRoom()
+  local n, s = 0, head
+  for _ = 1, r - 1 do
+    n = n + total(s)
+    s = (s - 1) % r
+  end
+  return math.max(W - n, 1)
+end
 local out = {}
 local i = 1
 -- inDropped: the key i, which made the oldest generation go, was in it.
 local inDropped = 0
--- lateAdd: a key went into the newest generation while it was overdue.
-local lateAdd = false
 while i <= N do
-  if first then
-    -- Keys in the window are answered, and neither set nor rotate.
-    while i <= N and foundIn[i] do
-      out[i] = '1'
+  local L = #exts[head]
+  -- decides: the key's add may rotate or grow (the base is full).
+  local decides = counts[head] >= cap
+  if first and (foundIn[i] or (decides and #test(head, L, {i}) == 1)) then
+    -- In the window: answered, neither set nor rotating.
+    out[i] = '1'
+    i = i + 1
+  else
+    local rotateNow, kind, room = false, nil, nil
+    if grow and decides then
+      -- The base is full: into the newest extension, a new one when that
+      -- is full too, or past the limits an early rotation if the floor
+      -- allows, else past the newest sub-filter's capacity.
+      if L == 0 or exts[head][L] >= xcap[L] then
+        if canGrow(L + 1) then
+          local j = L + 1
+          redis.call('DEL', xkey(head, j))
+          redis.call('SETBIT', xkey(head, j), 8 * xbytes[j] - 1, 0)
+          exts[head][j] = 0
+          expire(head)
+          changed = true
+          -- The keys not found yet may be in the sub-filter that just
+          -- filled, set earlier in this call.
+          local fresh = {}
+          for x = i, N do
+            if not foundIn[x] then fresh[#fresh + 1] = x end
+          end
+          findSub(fresh, head, L)
+        elseif droppable() then
+          rotateNow, kind = true, 'G'
+        else
+          room = heldRoom()
+        end
+      end
+    elseif decides and (not (period > 0 and not onCount) or (satCap > 0 and counts[head] >= satCap)) then
+      -- A count window, RotateEarly, or Saturate at its limit: rotate if
+      -- the floor allows, else take keys past the share.
+      if droppable() then
+        rotateNow = true
+        if period > 0 then
+          if onCount then kind = 'R' else kind = 'S' end
+        end
+      else
+        room = heldRoom()
+      end
+    end
+    if rotateNow then
+      -- The oldest (slot head+1) is emptied and becomes the newest; the
+      -- keys found only there are looked for in the other older
+      -- generations, and the keys not found anywhere in the former
+      -- newest.
+      local dropped = (head + 1) % r
+      if foundIn[i] == dropped then inDropped = i end
+      local lost, fresh = {}, {}
+      for x = i, N do
+        if foundIn[x] == dropped then
+          foundIn[x] = nil
+          lost[#lost + 1] = x
+        elseif not foundIn[x] then
+          fresh[#fresh + 1] = x
+        end
+      end
+      rotateTo(now, true)
+      expire(head)
+      changed = true
+      live = liveNow()
+      if live >= 2 then find(fresh, 1, 1) end
+      find(lost, 1, live - 1)
+      if kind then event(kind) end
+    end
+    -- L: the sub-filter keys go to (0 the base, else an extension).
+    L = #exts[head]
+    if not room then
+      room = N
+      if counts[head] < cap then
+        room = cap - counts[head]
+      elseif L > 0 and exts[head][L] < xcap[L] then
+        room = xcap[L] - exts[head][L]
+      elseif satCap > 0 and counts[head] < satCap then
+        room = satCap - counts[head]
+      end
+    end
+    if L > X then
+      return redis.error_reply('ERR redisbloom: internal error: extension level ' .. L .. ' beyond the ' .. X .. ' the keys carry')
+    end
+    local kk, o = subK(L), off[L]
+    local lim = math.max(1, math.min(room, math.floor(1800 / kk)))
+    local args, idx = {}, {}
+    local q = 0
+    while i <= N and #idx < lim do
+      if first and foundIn[i] then
+        out[i] = '1'
+      else
+        idx[#idx + 1] = i
+        local p = base + (i - 1) * stride + o
+        for t = 0, kk - 1 do
+          args[q + 1] = 'SET'
+          args[q + 2] = 'u1'
+          args[q + 3] = ARGV[p + t]
+          args[q + 4] = '1'
+          q = q + 4
+        end
+      end
       i = i + 1
     end
-    if i > N then break end
-  end
-  local rotateNow, kind, heldRoom = false, nil, nil
-  if grow and counts[head] >= cap then
-    -- The base is full: into the newest extension, a new one when that is
-    -- full too, or an early rotation past the limits.
-    local L = #exts[head]
-    if L == 0 or exts[head][L] >= xcap[L] then
-      if canGrow(L + 1) then
-        local j = L + 1
-        redis.call('DEL', xkey(head, j))
-        redis.call('SETBIT', xkey(head, j), 8 * xbytes[j] - 1, 0)
-        exts[head][j] = 0
-        changed, reexpire = true, true
-        -- The keys not found yet may be in the sub-filter that just
-        -- filled, set earlier in this call.
-        local fresh = {}
-        for x = i, N do
-          if not foundIn[x] then fresh[#fresh + 1] = x end
+    if #idx > 0 then
+      local old = redis.call('BITFIELD', subKey(head, L), unpack(args, 1, q))
+      local o2 = 1
+      for _, x in ipairs(idx) do
+        local was = true
+        for _ = 1, kk do
+          if old[o2] == 0 then was = false end
+          o2 = o2 + 1
         end
-        findSub(fresh, head, L)
-      else
-        rotateNow, kind = true, 'G'
+        if not was then
+          if L == 0 then counts[head] = counts[head] + 1 else exts[head][L] = exts[head][L] + 1 end
+          changed = true
+        end
+        if was or (not first and (foundIn[x] or inDropped == x)) then out[x] = '1' else out[x] = '0' end
       end
-    end
-  elseif onCount and counts[head] >= cap then
-    -- Full: rotate if the floor allows, else take keys past the share
-    -- until the other generations hold W (or the time lets the oldest go).
-    local tot = {}
-    for s = 0, r - 1 do tot[s] = total(s) end
-    if clearable(head, tot, starts, now) then
-      rotateNow = true
-      if period > 0 and not overdue then kind = 'R' end
-    else
-      local n = 0
-      for s = 0, r - 1 do
-        if s ~= (head + 1) % r then n = n + tot[s] end
-      end
-      heldRoom = math.max(W - n, 1)
-    end
-  elseif satCap > 0 and counts[head] >= satCap then
-    rotateNow, kind = true, 'S'
-  end
-  if rotateNow then
-    -- The oldest (slot head+1) is emptied and becomes the newest; the keys
-    -- found only there are looked for in the other older generations,
-    -- and the keys not found anywhere in the former newest.
-    local dropped = (head + 1) % r
-    if foundIn[i] == dropped then inDropped = i end
-    local lost, fresh = {}, {}
-    for x = i, N do
-      if foundIn[x] == dropped then
-        foundIn[x] = nil
-        lost[#lost + 1] = x
-      elseif not foundIn[x] then
-        fresh[#fresh + 1] = x
-      end
-    end
-    head = dropped
-    clearSlot(head, now)
-    rot = rot + 1
-    changed, reexpire, overdue = true, true, false
-    find(fresh, 1, 1)
-    find(lost, 1, r - 1)
-    if kind then
-      event(kind)
-      if kind == 'R' then nR = nR + 1 elseif kind == 'S' then nS = nS + 1 else nG = nG + 1 end
-    end
-  end
-  -- L: the sub-filter keys go to (0 the base, else an extension).
-  local L = #exts[head]
-  local room = N
-  if grow then
-    room = cap - counts[head]
-    if L > 0 then room = xcap[L] - exts[head][L] end
-  elseif onCount then
-    room = heldRoom or (cap - counts[head])
-  elseif satCap > 0 then
-    room = satCap - counts[head]
-  end
-  if L > X then
-    return redis.error_reply('ERR redisbloom: internal error: extension level ' .. L .. ' beyond the ' .. X .. ' the keys carry')
-  end
-  local kk, o = subK(L), off[L]
-  local lim = math.max(1, math.min(room, math.floor(1800 / kk))) -- room >= 1: rotated, grown or held above if full
-  local args, idx = {}, {}
-  local q = 0
-  while i <= N and #idx < lim do
-    if first and foundIn[i] then
-      out[i] = '1'
-    else
-      idx[#idx + 1] = i
-      local p = base + (i - 1) * stride + o
-      for t = 0, kk - 1 do
-        args[q + 1] = 'SET'
-        args[q + 2] = 'u1'
-        args[q + 3] = ARGV[p + t]
-        args[q + 4] = '1'
-        q = q + 4
-      end
-    end
-    i = i + 1
-  end
-  if #idx > 0 then
-    if overdue then lateAdd = true end
-    local old = redis.call('BITFIELD', subKey(head, L), unpack(args, 1, q))
-    local o2 = 1
-    for _, x in ipairs(idx) do
-      local was = true
-      for _ = 1, kk do
-        if old[o2] == 0 then was = false end
-        o2 = o2 + 1
-      end
-      if not was then
-        if L == 0 then counts[head] = counts[head] + 1 else exts[head][L] = exts[head][L] + 1 end
-        if heldRoom then held = held + 1 end
-        changed = true
-      end
-      if was or (not first and (foundIn[x] or inDropped == x)) then out[x] = '1' else out[x] = '0' end
     end
   end
 end
-if lateAdd then
-  lastAdd = math.max(lastAdd, now)
-  changed, reexpire = true, true
-end
-if reexpire then expireAll() end
 if changed then
   saveState()
   gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
@@ -644,7 +655,6 @@ end
 if nR > 0 then redis.call('HINCRBY', KEYS[1], 'ev_rotated_early', nR) end
 if nS > 0 then redis.call('HINCRBY', KEYS[1], 'ev_saturated_past_limit', nS) end
 if nG > 0 then redis.call('HINCRBY', KEYS[1], 'ev_grow_limit', nG) end
-if held > 0 then redis.call('HINCRBY', KEYS[1], 'held', held) end
 local evText = ''
 if #evs > 0 then evText = dec(now) .. '/' .. table.concat(evs, ',') end
 local levels = 0
@@ -686,28 +696,26 @@ end
 return gentext .. ':' .. dec(rot) .. ':' .. top .. '::' .. table.concat(out)
 `)
 
-// windowStateLua builds reply: {gen, rotations, head, now, adv, c0, ...,
-// c(r-1), t0, ..., t(r-1)}, rotations as stored and the rest as the adv
-// rotations the time calls for leave them (see the prologue): the slots
-// they empty count 0 and start at planStart. Emptied marks those slots.
+// windowStateLua builds reply: {gen, rotations, head, now, rotations
+// since, c0, ..., c(r-1), t0, ..., t(r-1)}: rotations as stored, and the
+// rest as advance leaves them (what the next add does first, made only
+// here): emptied marks the slots it empties, which count 0 and start a
+// period after the one before.
 const windowStateLua = `
-local emptied = {}
-for i = 1, adv do
-  head = (head + 1) % r
-  counts[head], starts[head], exts[head] = 0, planStart[i], {}
-  emptied[head] = true
-end
-local reply = {gentext, dec(rot), head, dec(now), dec(adv)}
+local rot0 = rot
+advance(false)
+local reply = {gentext, dec(rot0), head, dec(now), dec(rot - rot0)}
 for s = 0, r - 1 do reply[#reply + 1] = dec(counts[s]) end
 for s = 0, r - 1 do reply[#reply + 1] = dec(starts[s]) end
 `
 
-// windowCountScript returns windowStateLua's reply (ARGV[1..13]), each
-// slot's count including its extensions' under Grow.
+// windowCountScript returns {gen, rotations, n}: the keys counted in the
+// live generations, extensions included (ARGV[1..13]).
 var windowCountScript = redis.NewScript(`#!lua flags=no-writes
-` + windowCheckLua + windowStateLua + `
-for s = 0, r - 1 do reply[6 + s] = dec(total(s)) end
-return reply
+` + windowCheckLua + `
+local n = 0
+for j = 0, live - 1 do n = n + total((head - j) % r) end
+return {gentext, dec(rot), dec(n)}
 `)
 
 // windowExportScript returns windowStateLua's reply followed by the r
@@ -736,13 +744,13 @@ return reply
 `)
 
 // windowEventsScript returns the event counters of the metadata:
-// {gen, ev_rotated_early, ev_saturated_past_limit, ev_grow_limit, held},
-// each "0" when missing.
+// {gen, ev_rotated_early, ev_saturated_past_limit, ev_grow_limit}, each
+// "0" when missing.
 var windowEventsScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + `
-local ev = redis.call('HMGET', KEYS[1], 'ev_rotated_early', 'ev_saturated_past_limit', 'ev_grow_limit', 'held')
+local ev = redis.call('HMGET', KEYS[1], 'ev_rotated_early', 'ev_saturated_past_limit', 'ev_grow_limit')
 local reply = {gentext}
-for j = 1, 4 do reply[j + 1] = ev[j] or '0' end
+for j = 1, 3 do reply[j + 1] = ev[j] or '0' end
 return reply
 `)
 
@@ -774,7 +782,7 @@ for s = 0, r - 1 do
   end
   for j = 1, n do
     local c = int(ARGV[a])
-    if not c or c > xcap[j] or not ARGV[a + 1] or #ARGV[a + 1] ~= xbytes[j] then
+    if not c or c > 8 * xbytes[j] or (j < n and c ~= xcap[j]) or not ARGV[a + 1] or #ARGV[a + 1] ~= xbytes[j] then
       return redis.error_reply('CORRUPT redisbloom: imported extension ' .. j .. ' in slot ' .. s .. ' does not match the sizes')
     end
     newExts[s][j] = c
@@ -787,7 +795,7 @@ end
 head, rot = h, ro
 a = 16 + 3 * r
 for s = 0, r - 1 do
-  clearSlot(s, 0)
+  clearSlot(s)
   redis.call('SET', KEYS[s + 2], ARGV[16 + 2 * r + s])
   counts[s], starts[s] = tonumber(ARGV[16 + s]), tonumber(ARGV[16 + r + s])
   if grow then a = a + 1 end
@@ -797,10 +805,7 @@ for s = 0, r - 1 do
   end
   exts[s] = newExts[s]
 end
--- The imported starts stand: no last add into an overdue generation.
-lastAdd = 0
-redis.call('HDEL', KEYS[1], 'la')
-expireAll()
+for s = 0, r - 1 do expire(s) end
 saveState()
 local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 return {redis.call('HINCRBY', KEYS[1], 'gen', 1), e}
@@ -821,8 +826,7 @@ if head and period and head >= 0 and head < r and head % 1 == 0 and redis.call('
     local t = redis.call('TIME')
     local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
     local start = tonumber(redis.call('HGET', KEYS[1], 't' .. head))
-    local la = tonumber(redis.call('HGET', KEYS[1], 'la') or '0') or 0
-    if start and now - start >= r * period and now - la >= (r - 1) * period then lost = false end
+    if start and now - start >= r * period then lost = false end
   end
 end
 `
@@ -883,9 +887,8 @@ redis.call('HSET', KEYS[1], unpack(fields))
 for s = 0, r - 1 do
   redis.call('SETBIT', KEYS[s + 2], 8 * bytes - 1, 0)
   if period > 0 then
-    -- Slot s is the generation (0 - s) mod r after the newest.
-    local j = (0 - s) % r
-    redis.call('PEXPIRE', KEYS[s + 2], string.format('%.0f', math.ceil((r - j) * period / 1000) + 1000))
+    -- Every generation started now, and expires r periods later.
+    redis.call('PEXPIRE', KEYS[s + 2], string.format('%.0f', math.ceil(r * period / 1000) + 1000))
   end
 end
 return {1}

@@ -2,6 +2,7 @@ package redisbloom_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -33,8 +34,18 @@ func checkWindowExport(t *testing.T, w *redisbloom.WindowFilter, want *bloom.Win
 		t.Fatalf("Export: %v", err)
 	}
 	if !got.Equal(want) {
-		t.Fatalf("Export (count %d, %d rotations) differs from the in-memory window (count %d, %d rotations)",
-			got.Count(), got.Rotations(), want.Count(), want.Rotations())
+		a, _ := got.MarshalBinary()
+		b, _ := want.MarshalBinary()
+		r := want.Generations()
+		table := func(e []byte) string {
+			var s string
+			for j := range r {
+				s += fmt.Sprintf(" (%d %d)", binary.LittleEndian.Uint64(e[64+16+16*j:]), int64(binary.LittleEndian.Uint64(e[64+24+16*j:])))
+			}
+			return s
+		}
+		t.Fatalf("Export (%d rotations, table%s) differs from the in-memory window (%d rotations, table%s)",
+			got.Rotations(), table(a), want.Rotations(), table(b))
 	}
 }
 

@@ -62,7 +62,7 @@ func (w *WindowFilter) appendWindowEncoding(enc []byte, rotations uint64, counts
 	enc = binary.LittleEndian.AppendUint16(enc, uint16(p.gens))
 	enc = append(enc, 0, 0)
 	enc = binary.LittleEndian.AppendUint32(enc, winSection)
-	enc = append(enc, 0, 0, 0, 0)
+	enc = binary.LittleEndian.AppendUint32(enc, math.Float32bits(float32(p.satLimit)))
 	enc = binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc[start:], castagnoli))
 	table := len(enc)
 	enc = binary.LittleEndian.AppendUint64(enc, uint64(p.period))
@@ -141,6 +141,9 @@ func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) 
 			continue
 		}
 		b, ok := st.bitmaps[s].(string)
+		if !ok && st.counts[s] == 0 {
+			continue // an empty generation's bitmap may be gone (windowCheckLua)
+		}
 		if !ok || uint64(len(b)) != w.p.m/8 {
 			return nil, fmt.Errorf("%w: %q: bitmap of the generation in slot %d does not match its size", ErrCorrupt, w.h.name, s)
 		}
