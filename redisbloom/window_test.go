@@ -52,9 +52,10 @@ func checkWindowExport(t *testing.T, w *redisbloom.WindowFilter, want *bloom.Win
 // TestWindowParity feeds a Redis window and the in-memory one with the same
 // parameters the same keys, in the same order, in single calls and batches
 // of every size (duplicates and keys of forgotten generations included),
-// across many rotations: every TestAndAdd answer, every Test answer, Count
-// and Rotations agree, and Export is Equal to the in-memory window after
-// every step.
+// first-seen (TestAndAdd) and last-seen (TestAndRefresh), across many
+// rotations: every answer, every Test answer, Count and Rotations agree,
+// Export is Equal to the in-memory window after every step, and the last
+// Window keys added are all present.
 func TestWindowParity(t *testing.T) {
 	rdb := client(t)
 	ctx := context.Background()
@@ -103,21 +104,42 @@ func TestWindowParity(t *testing.T) {
 						next++
 					}
 				}
-				added = append(added, keys...)
-				var got []bool
-				if n == 1 {
+				// First-seen mostly, last-seen every third step.
+				refresh := step%3 == 1
+				var got, want []bool
+				switch {
+				case refresh && n == 1:
+					p, err := w.TestAndRefresh(ctx, keys[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = []bool{p}
+				case refresh:
+					if got, err = w.TestAndRefreshMany(ctx, keys); err != nil {
+						t.Fatal(err)
+					}
+				case n == 1:
 					p, err := w.TestAndAdd(ctx, keys[0])
 					if err != nil {
 						t.Fatal(err)
 					}
 					got = []bool{p}
-				} else if got, err = w.TestAndAddMany(ctx, keys); err != nil {
-					t.Fatal(err)
+				default:
+					if got, err = w.TestAndAddMany(ctx, keys); err != nil {
+						t.Fatal(err)
+					}
 				}
-				want := mem.TestAndAddMany(keys, nil)
+				if refresh {
+					want = mem.TestAndRefreshMany(keys, nil)
+				} else {
+					want = mem.TestAndAddMany(keys, nil)
+				}
 				for i := range keys {
 					if got[i] != want[i] {
-						t.Fatalf("step %d, key %q: TestAndAdd %v in Redis, %v in memory", step, keys[i], got[i], want[i])
+						t.Fatalf("step %d, key %q: refresh %v: %v in Redis, %v in memory", step, keys[i], refresh, got[i], want[i])
+					}
+					if refresh || !got[i] {
+						added = append(added, keys[i]) // first-seen adds only the keys it reports new
 					}
 				}
 				if step%7 == 0 {
@@ -486,13 +508,19 @@ func TestWindowTimeExpiry(t *testing.T) {
 		t.Fatalf("Test with the newest generation deleted: %v, want ErrNotFound", err)
 	}
 
-	// Saturate: a burst of 5 generations' worth within one period is one
-	// generation, and every key of it stays until its time is up.
-	sat, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 100, 0.01, bloom.Generations(4), bloom.Every(3*time.Second), bloom.OnOverflow(bloom.Saturate))
+	// Saturate: a burst of several generations' worth within one period,
+	// up to its saturation limit (0.5 here; the default ceiling is
+	// TestWindowSaturationLimitRedis's), is one generation, and every key
+	// of it stays until its time is up.
+	sat, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 100, 0.01, bloom.Generations(4), bloom.Every(3*time.Second),
+		bloom.OnOverflow(bloom.Saturate), bloom.SaturationLimit(0.5))
 	if err != nil {
 		t.Fatal(err)
 	}
-	burst := keyRange("s-", 0, 5*int(sat.GenerationCapacity()))
+	if redisbloom.WindowSatCap(sat) < 2*sat.GenerationCapacity() {
+		t.Fatalf("saturation cap %d at 0.5: under 2 generations' worth", redisbloom.WindowSatCap(sat))
+	}
+	burst := keyRange("s-", 0, int(redisbloom.WindowSatCap(sat)))
 	if err := sat.AddMany(ctx, burst); err != nil {
 		t.Fatal(err)
 	}
@@ -509,6 +537,7 @@ func TestWindowTimeExpiry(t *testing.T) {
 		}
 	}
 	// RotateEarly: the same burst rotates, and keeps the last window keys.
+	burst = keyRange("s-", 0, 5*int(sat.GenerationCapacity()))
 	early, err := redisbloom.NewWindow(ctx, rdb, windowName(t, rdb), 100, 0.01, bloom.Generations(4), bloom.Every(3*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -570,8 +599,10 @@ func TestWindowCorrupt(t *testing.T) {
 		{"rotations went back", func(name string, w *redisbloom.WindowFilter) error {
 			return rdb.HSet(ctx, "{"+name+"}:meta", "rotations", strconv.FormatUint(w.Rotations()-4, 10)).Err()
 		}, redisbloom.ErrCorrupt, false},
-		{"count past capacity", func(name string, w *redisbloom.WindowFilter) error {
-			return rdb.HSet(ctx, "{"+name+"}:meta", "c0", strconv.FormatUint(w.GenerationCapacity()+1, 10)).Err()
+		{"count past the bits", func(name string, w *redisbloom.WindowFilter) error {
+			// A generation may take keys past its capacity (for the
+			// floor, or under Saturate), not past a key per bit.
+			return rdb.HSet(ctx, "{"+name+"}:meta", "c0", strconv.FormatUint(w.GenerationBits()+1, 10)).Err()
 		}, redisbloom.ErrCorrupt, false},
 		{"count not a number", func(name string, w *redisbloom.WindowFilter) error {
 			return rdb.HSet(ctx, "{"+name+"}:meta", "c1", "x").Err()
@@ -691,6 +722,9 @@ func everyWindow(ctx context.Context, w *redisbloom.WindowFilter, keys [][]byte)
 	_, errs["Count"] = w.Count(ctx)
 	_, errs["Export"] = w.Export(ctx)
 	_, errs["TestAndAdd"] = w.TestAndAdd(ctx, []byte("new key"))
+	_, errs["TestAndRefresh"] = w.TestAndRefresh(ctx, keys[0])
+	_, errs["TestAndRefreshMany"] = w.TestAndRefreshMany(ctx, keys[:10])
+	_, errs["Events"] = w.Events(ctx)
 	errs["AddMany"] = w.AddMany(ctx, keys[:10])
 	return errs
 }
