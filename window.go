@@ -186,10 +186,12 @@ func Generations(r int) Option {
 // newest generation. Default: 10 times NewWindow's errorRate, at most 0.5
 // (and at least errorRate). The window rotates once its newest generation
 // holds the keys at which r generations as full would reach rate (from
-// the blocked filter's rate model, BlockedFalsePositiveRate), so that the
-// rate stays at or below rate, but for the floor of WindowFilter: at 1%
-// and the default 0.1, at most 0.1 (0.12 in the floor's worst case, see
-// docs/window.md). It is saved in the encoding (as a float32). It needs
+// the blocked filter's rate model, BlockedFalsePositiveRate: 1.54 times a
+// generation's share at 1% and the default 0.1), so that the rate stays at
+// or below rate (measured: 0.078 after a burst of 12 shares, against
+// 0.988 without a ceiling), unless the floor of WindowFilter forbids the
+// rotation, as it may under RotateEarly (docs/window.md gives the worst
+// case). It is saved in the encoding (as a float32). It needs
 // OnOverflow(Saturate) and may be given at most once.
 func SaturationLimit(rate float64) Option {
 	return Option{func(s *settings) error {
@@ -304,10 +306,11 @@ type WindowEvents struct {
 // back stays in the window.
 //
 // It is a ring of r generations, blocked filters of ceil(window/(r-1)) keys
-// at 1-(1-ErrorRate)^(1/r) (about ErrorRate/r) each: keys go into the newest; when the newest is full (or
-// its time, d/(r-1), is up) the oldest is cleared and becomes the newest.
+// at 1-(1-ErrorRate)^(1/r) (about ErrorRate/r) each: keys go into the
+// newest; when the newest is full (or its time, d/(r-1), is up) the oldest
+// is cleared and becomes the newest, unless that would break the floor.
 // A key is forgotten after at most r*ceil(window/(r-1)) more keys (or
-// d*r/(r-1) of time). At 1% it takes 17.0 bits per window key (r = 7), at
+// d*r/(r-1) of time), later only after a burst. At 1% it takes 17.0 bits per window key (r = 7), at
 // 0.1% 24.3 (r = 8); under Grow 17.4 and 24.7 without a burst. Test reads
 // the key's cache line in every generation, all at once, and one line per
 // extension of a window under Grow; Add writes the newest one's.
@@ -320,9 +323,8 @@ type WindowEvents struct {
 // lock, and the tests (Test, TestMany and their String and Hash forms) take
 // no lock: they read the generations with atomic loads beside the adds and
 // write no shared memory (a lock's counter would bounce between the cores
-// of concurrent readers). A test concurrent with a rotation
-// may miss only keys of the generation being dropped, which leave the window
-// then. The methods that read several counters for one answer (Count,
+// of concurrent readers). A test concurrent with a rotation may miss only
+// keys of the generation being dropped, which leave the window then. The methods that read several counters for one answer (Count,
 // EstimatedErrorRate, the encoders, Clone, ...) take the adds' lock.
 //
 // The binary encoding (all integers little-endian), in the style of format
@@ -331,11 +333,13 @@ type WindowEvents struct {
 // uint32, k uint32, bits per generation uint64 (a multiple of 512), window
 // uint64, error rate float64, keys per generation uint64
 // (ceil(window/(r-1))), r uint16, two zero bytes, section size uint32 (a
-// power of two, 2^20 as written), four zero bytes, and the CRC-32C
-// (Castagnoli) of the 60 bytes before it. Then a table: the generation
+// power of two, 2^20 as written), the SaturationLimit float32 (0 for the
+// default; in [error rate, 1) under Saturate only; zero bytes before it
+// existed), and the CRC-32C (Castagnoli) of the 60 bytes before it. Then a table: the generation
 // period in nanoseconds int64 (0 for a count window), the rotations uint64,
-// and for each generation, oldest first, its key count uint64 and its start
-// int64 (Unix nanoseconds); under Grow only, then for each generation,
+// and for each generation, oldest first, its key count uint64 (at most its
+// bits) and its start int64 (Unix nanoseconds, at least r periods from
+// either end of int64); under Grow only, then for each generation,
 // oldest first, its number of extensions uint64 (at most 16), and for each
 // extension, generations oldest first and each generation's extensions in
 // the order they were made, a 32-byte record: its capacity in keys uint64,
