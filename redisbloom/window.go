@@ -115,13 +115,23 @@ func (p *windowParams) saturationCap() uint64 {
 // Import loads one.
 //
 // Its two promises are those of bloom.WindowFilter, on the conditions of
-// the package documentation ("Durability"): Test never reports absent one
-// of the last Window keys added (a time window also keeps every key added
-// within its Duration, unless RotateEarly had to rotate early), and reports
-// an absent key present with a probability of at most ErrorRate at every
-// moment (a time window under Saturate breaks this one while its newest
-// generation holds more than its share). A key is forgotten after at most
-// r*Window/(r-1) more keys, or r/(r-1) times the Duration.
+// the package documentation ("Durability"), kept by the same rules in the
+// scripts: the floor, Test never reports absent a key that is both among
+// the last Window keys added and, in a time window, added within its
+// Duration (under Saturate and Grow, every key added within the Duration,
+// unless their limits made them rotate early), after bursts too; and it
+// reports an absent key present with a probability of at most ErrorRate
+// (a time window under Saturate breaks this one up to its
+// bloom.SaturationLimit, and after bursts the floor comes first: see
+// bloom.WindowFilter). A key is forgotten after at most r*Window/(r-1)
+// more keys, or r/(r-1) times the Duration, unless the floor holds it.
+//
+// TestAndAdd is first-seen: a key in the window is not added again, so a
+// key that keeps coming back is reported new once its first sighting has
+// left the window; TestAndRefresh is last-seen, and keeps a recurring key
+// in the window. Early rotations (bloom.RotatedEarly, SaturatedPastLimit,
+// GrowLimit) are counted in the metadata for every client (Events) and
+// reported to the handle whose call caused them (OnEvent).
 //
 // A time window under bloom.Grow keeps both promises through a burst by
 // growing, as bloom.WindowFilter does: when the newest generation's base
@@ -149,7 +159,8 @@ func (p *windowParams) saturationCap() uint64 {
 // the number of Imports, head the slot of the newest generation, rotations,
 // c0, c1, ... the keys counted in each slot, t0, t1, ... when each started,
 // under Grow x0, x1, ... the key counts of each slot's extensions,
-// comma-separated, lost), {name}:w:0 .. {name}:w:r-1, the slots' bitmaps,
+// comma-separated, saturation_limit if one was given, the event counters
+// ev_rotated_early, ev_saturated_past_limit and ev_grow_limit, lost), {name}:w:0 .. {name}:w:r-1, the slots' bitmaps,
 // and under Grow {name}:w:<slot>:x1 .. x16, their extensions' (bit p of a
 // sub-filter is Redis bit p, as in a Filter; a key's positions are those of
 // bloom.AppendBlockedLocations with the sub-filter's bits and hashes). They
@@ -159,9 +170,10 @@ func (p *windowParams) saturationCap() uint64 {
 // Every call checks the metadata against the parameters the handle opened
 // (the check field), the write generation (ErrLost, ErrStale), that the
 // rotations did not go back with no Import since, every count and start,
-// and the size of every live generation's bitmap and extension (a missing
-// extension the metadata counts is ErrCorrupt): each gives ErrCorrupt or
-// ErrNotFound, never "absent".
+// every extension count list, and the size of every live generation's
+// bitmap and extension (a missing extension the metadata counts, or one it
+// does not list, is ErrCorrupt): each gives ErrCorrupt or ErrNotFound,
+// never "absent".
 //
 // A WindowFilter is safe for concurrent use. A zero WindowFilter is not
 // usable: its methods return an error.

@@ -217,7 +217,7 @@ func TestWindowFloorRedisProperty(t *testing.T) {
 	rs := []int{2, 3, 4, 5, 6, 8, 12, 16}
 	steps := 400
 	if testing.Short() {
-		rs, steps = []int{2, 5, 16}, 120
+		rs, steps = []int{2, 5, 16}, 80
 	}
 	type pol struct {
 		name  string
@@ -502,9 +502,13 @@ func TestWindowSaturationLimitRedis(t *testing.T) {
 				}
 				clock.add(time.Second)
 			}
+			probes := 40000
+			if testing.Short() {
+				probes = 20000
+			}
 			for _, when := range []string{"right after the burst", "a period later"} {
-				rate, _ := falsePositives(t, func(k [][]byte) ([]bool, error) { return w.TestMany(ctx, k) }, want, 40000)
-				if sd := math.Sqrt(want / 40000); rate > want+4*sd {
+				rate, _ := falsePositives(t, func(k [][]byte) ([]bool, error) { return w.TestMany(ctx, k) }, want, probes)
+				if sd := math.Sqrt(want / float64(probes)); rate > want+4*sd {
 					t.Fatalf("%s: false-positive rate %.4f above the limit %v", when, rate, want)
 				}
 				t.Logf("%s: false-positive rate %.4f (limit %v)", when, rate, want)
