@@ -111,8 +111,8 @@ func (p *windowParams) saturationCap() uint64 {
 // newest; when it holds its share the oldest is emptied and becomes the
 // newest (a rotation), and a time window also rotates once per period.
 // Export returns a bloom.WindowFilter Equal to the in-memory one fed the
-// same keys in the same order (for a time window, at the same times), and
-// Import loads one.
+// same keys in the same order (for a time window, at the same times, its
+// starts to the server's microsecond), and Import loads one.
 //
 // Its two promises are those of bloom.WindowFilter, on the conditions of
 // the package documentation ("Durability"), kept by the same rules in the

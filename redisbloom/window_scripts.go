@@ -254,16 +254,16 @@ end
 -- each new generation starting a period after the one before, the last at
 -- the start plus the periods elapsed, as long as the oldest is droppable;
 -- when it is not, the newest generation goes on past its period (hold),
--- its start moved up by whole periods to the last at or before now (so
--- that its keys are still all added before its start plus a period, and
--- it tries again a period later). It returns whether it changed anything.
+-- its start moved up to now-period+1, so that its keys are still all
+-- added before its start plus a period (bloom.WindowFilter moves it to
+-- 1 ns above now-period, on its clock of nanoseconds; here the clock is the
+-- server's, of microseconds). It returns whether it changed anything.
 local function advance(write)
   if elapsed == 0 then return false end
   local start, n = starts[head], math.min(elapsed, r)
   for i = 1, n do
     if not droppable() then
-      local s = starts[head]
-      starts[head] = s + math.floor((now - s) / period) * period
+      starts[head] = now - (period - 1)
       return true
     end
     local t = start + i * period

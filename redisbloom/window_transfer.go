@@ -119,9 +119,10 @@ func (w *WindowFilter) appendWindowEncoding(enc []byte, rotations uint64, counts
 // Export returns an in-memory copy of the window: a bloom.WindowFilter with
 // the same parameters, generations, counts, rotations and bits, Equal to
 // the one bloom.NewWindow builds from the same keys added in the same order
-// (a time window's starts are the server's times, to the microsecond, and
-// it is exported as of the server's time: the rotations that time calls for
-// are made in the copy, as the next add would make them). It reads every
+// (a time window's starts are the server's times, to the microsecond: a
+// start that a held rotation moved up, 1 ns above a time in memory, is the
+// next microsecond here; and it is exported as of the server's time: what
+// the next add does first, rotations or a hold, is done in the copy). It reads every
 // generation in one round trip, consistently, and needs about three times
 // the window's size in bytes on the client. It returns the errors Test
 // returns, and ErrCorrupt if a live generation's bitmap or extension does
@@ -212,7 +213,7 @@ func (w *WindowFilter) parseExts(st *windowState, emptied func(s int) bool) ([][
 
 // Import replaces the window's generations, counts, starts and rotations
 // with those of src, in one round trip, atomically: Export afterwards
-// returns a window Equal to src (a time window's starts to the
+// returns a window Equal to src (a time window's starts rounded up to the
 // microsecond; and if src's generations are no longer live at the server's
 // time, Export drops them as the next add does). src must have the
 // window's parameters (window, error rate, generations, period, overflow
@@ -297,7 +298,10 @@ func (w *WindowFilter) Import(ctx context.Context, src *bloom.WindowFilter) erro
 			return fmt.Errorf("%w: generation %d of the imported window starts at %d, which Redis cannot keep", bloom.ErrIncompatible, j, t)
 		}
 		counts[s] = strconv.FormatUint(c, 10)
-		starts[s] = strconv.FormatInt(t/1000, 10)
+		// Rounded up to the server's microsecond: a start moved up by a
+		// held rotation (to 1 ns above a time) stays above it, so the
+		// generation's keys stay younger than its start plus a period.
+		starts[s] = strconv.FormatInt((t+999)/1000, 10)
 		bitmap := enc[body+j*size : body+(j+1)*size]
 		for i, b := range bitmap {
 			bitmap[i] = bits.Reverse8(b)
