@@ -3,6 +3,7 @@ package bloom
 import (
 	"math"
 	"math/bits"
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/bloomfilters/bloom/internal/blocked"
@@ -97,6 +98,9 @@ func (s *ScalableBloomFilter) Stats() Stats {
 // as the decoded filter's Stats would: O(m/64). It panics after Close.
 func (v *View) Stats() Stats {
 	v.check()
+	if v.guarded {
+		defer v.endGuard(debug.SetPanicOnFault(true))
+	}
 	if v.s != nil {
 		return v.s.Stats()
 	}
