@@ -903,7 +903,10 @@ func TestWindowGrowConcurrent(t *testing.T) {
 // the generation and stored its start (readers saw a new newest with an
 // old start and skipped live generations: 11 runs of 12 with -short, every
 // run with -race), and under -race when the tests read the writer's list
-// of extensions instead of its published snapshot.
+// of extensions instead of its published snapshot. The "burst" case is
+// RotateEarly through bursts of 4 generations' keys in a quarter period, a
+// period apart: the promise is then the floor, the last n keys added
+// within the duration.
 func TestWindowConcurrentPromises(t *testing.T) {
 	const n = 20_000 // keys per window
 	keys := 300_000
@@ -911,14 +914,16 @@ func TestWindowConcurrentPromises(t *testing.T) {
 		keys = 150_000
 	}
 	for _, c := range []struct {
-		name string
-		opts []Option
-		time bool
-		grow bool
+		name  string
+		opts  []Option
+		time  bool
+		grow  bool
+		burst bool // RotateEarly through bursts: the floor is the last n keys of the duration
 	}{
-		{"count", nil, false, false},
-		{"time", []Option{Every(time.Second)}, true, false},
-		{"grow", []Option{Every(time.Second), OnOverflow(Grow)}, true, true},
+		{"count", nil, false, false, false},
+		{"time", []Option{Every(time.Second)}, true, false, false},
+		{"grow", []Option{Every(time.Second), OnOverflow(Grow)}, true, true, false},
+		{"burst", []Option{Every(time.Second)}, true, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var clock atomic.Int64
@@ -938,7 +943,7 @@ func TestWindowConcurrentPromises(t *testing.T) {
 			check := func(x uint64, got bool, i2, c2 int64) {
 				in := int64(x) > i2-n // the last n keys
 				if c.time {
-					in = c2-times[x] < int64(w.Duration())
+					in = (in || !c.burst) && c2-times[x] < int64(w.Duration())
 				}
 				if !in {
 					return
@@ -992,6 +997,14 @@ func TestWindowConcurrentPromises(t *testing.T) {
 					step := period * 4 / gen
 					if c.grow && i/(4*uint64(gen))%4 == 1 {
 						step = period / (4 * gen)
+					}
+					if b := uint64(w.Generations()+1) * uint64(gen); c.burst && i/b%3 == 1 {
+						// r+1 generations' keys in a tenth of a period,
+						// the next key a period later.
+						step = period / (10 * int64(b))
+						if i%b == b-1 {
+							step = period
+						}
 					}
 					if i%25_000 == 24_999 {
 						step = period * (2 + int64(i/25_000%2)*int64(w.Generations()-1))
