@@ -983,7 +983,8 @@ func (w *WindowFilter) Clear() {
 	w.read(func(f *window.Filter, now int64) { f.Clear(now) })
 }
 
-// Clone returns an independent copy of the window, with its mode and clock.
+// Clone returns an independent copy of the window, with its mode, clock
+// and OnEvent callback (its event counts start from the window's).
 // O(Bits/64); on a Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) Clone() *WindowFilter {
 	c := &WindowFilter{clock: w.clock, onEvent: w.onEvent}
