@@ -276,80 +276,38 @@ type WindowEvents struct {
 }
 
 // WindowFilter is a filter of the recent past: of the last window keys
-// added (NewWindow), or of the keys added within the last d (with Every).
-// It keeps two promises at every moment:
+// added (NewWindow), or of the keys added within the last d (with Every), in
+// memory fixed at creation. It keeps two promises at every moment:
 //
 //   - The floor: no false negative for any key that is both among the last
-//     window keys added and, in a time window, added within its duration:
-//     Test reports each of them present, after bursts too. (A key added
-//     again counts again, unless it was already in the newest generation;
-//     keys added once each, as TestAndAdd adds them, are the last window
-//     distinct keys.) A time window under Saturate or Grow keeps every key
-//     added within its duration, unless Saturate reached its
-//     SaturationLimit or Grow its limit (see OnOverflow).
-//   - A false-positive rate at or below ErrorRate: Test reports a key that
-//     is not among the keys kept present with probability at most
-//     ErrorRate. Under Saturate, a time window may break this one, up to
-//     its SaturationLimit, and EstimatedErrorRate says by how much. After
-//     a burst rotated a time window early, it may exceed it too for a
-//     while (the floor comes first; docs/window.md gives the worst case).
+//     window keys added and, in a time window, added within d, after bursts
+//     too. A time window under Saturate or Grow keeps every key added within
+//     d, unless Saturate reached its SaturationLimit or Grow its limit.
+//   - A false-positive rate at or below ErrorRate for keys not kept. Under
+//     Saturate it may rise up to SaturationLimit; right after a burst has
+//     rotated a time window early it may exceed ErrorRate for a while (the
+//     floor comes first: docs/window.md gives the worst case).
+//     EstimatedErrorRate says where it is.
 //
-// Under Grow a time window keeps both, and its memory grows with a burst
-// instead (Bits reports it; see Grow). OnEvent and Events tell when a
-// window rotates early.
+// To deduplicate, call TestAndAdd (first-seen): it reports whether the key is
+// in the window and adds it only if it is not, so a key that keeps coming
+// back is reported new again once its first sighting has left the window.
+// TestAndRefresh (last-seen) also moves a present key to the newest
+// generation, so a key that keeps coming back stays suppressed; each refresh
+// takes the room of a new key. OnEvent and Events tell when a window rotates
+// early, saturates past its limit or stops growing.
 //
-// Deduplication takes one call per key: TestAndAdd (first-seen) reports
-// whether the key is in the window and adds it only if it is not, so that
-// a key that keeps coming back is reported new again once its first
-// sighting has left the window; TestAndRefresh (last-seen) also adds a
-// present key to the newest generation, so that a key that keeps coming
-// back stays in the window.
+// Cost: 17.0 bits per window key at 1%, 24.3 at 0.1%. Add writes one cache
+// line; Test of an absent key reads one line in each of the r generations
+// (7 at 1%), all at once. A key is forgotten after at most
+// r*ceil(window/(r-1)) more keys (or d*r/(r-1) of time), later after a burst.
 //
-// It is a ring of r generations, blocked filters of ceil(window/(r-1)) keys
-// at 1-(1-ErrorRate)^(1/r) (about ErrorRate/r) each: keys go into the
-// newest; when the newest is full (or its time, d/(r-1), is up) the oldest
-// is cleared and becomes the newest, unless that would break the floor.
-// A key is forgotten after at most r*ceil(window/(r-1)) more keys (or
-// d*r/(r-1) of time), later only after a burst. At 1% it takes 17.0 bits per window key (r = 7), at
-// 0.1% 24.3 (r = 8); under Grow 17.4 and 24.7 without a burst. Test reads
-// the key's cache line in every generation, all at once, and one line per
-// extension of a window under Grow; Add writes the newest one's.
-//
-// A zero WindowFilter is not usable: create one with NewWindow or
-// ReadWindow; its methods panic. Without the Concurrent option it is not
-// safe for concurrent use, though concurrent Test calls are safe. With
-// Concurrent, every method may be called from any number of goroutines:
-// adds, rotation, growth, Clear and decoding into it are serialized by a
-// lock, and the tests (Test, TestMany and their String and Hash forms) take
-// no lock: they read the generations with atomic loads beside the adds and
-// write no shared memory (a lock's counter would bounce between the cores
-// of concurrent readers). A test concurrent with a rotation may miss only
-// keys of the generation being dropped, which leave the window then. The methods that read several counters for one answer (Count,
-// EstimatedErrorRate, the encoders, Clone, ...) take the adds' lock.
-//
-// The binary encoding (all integers little-endian), in the style of format
-// version 3: a 64-byte header: magic "BLMW", version uint16 (3), overflow
-// policy uint8 (0 RotateEarly, 1 Saturate, 2 Grow), a zero byte, seed
-// uint32, k uint32, bits per generation uint64 (a multiple of 512), window
-// uint64, error rate float64, keys per generation uint64
-// (ceil(window/(r-1))), r uint16, two zero bytes, section size uint32 (a
-// power of two, 2^20 as written), the SaturationLimit float32 (0 for the
-// default; in [error rate, 1) under Saturate only; zero bytes before it
-// existed), and the CRC-32C (Castagnoli) of the 60 bytes before it. Then a table: the generation
-// period in nanoseconds int64 (0 for a count window), the rotations uint64,
-// and for each generation, oldest first, its key count uint64 (at most its
-// bits) and its start int64 (Unix nanoseconds, at least r periods from
-// either end of int64); under Grow only, then for each generation,
-// oldest first, its number of extensions uint64 (at most 16), and for each
-// extension, generations oldest first and each generation's extensions in
-// the order they were made, a 32-byte record: its capacity in keys uint64,
-// its bits uint64 (a multiple of 512), its k uint32, four zero bytes, its
-// key count uint64 (a decoder checks the capacity, bits and k against the
-// sizing of Grow). Then the table's CRC-32C, and zeros up to a multiple of
-// 64 bytes. Then the words of the generations, oldest first, each a blocked
-// filter's words; under Grow, the words of the extensions follow, in the
-// order of their records; and the CRC-32C of each section of all those
-// words. The text encoding is the standard base64 of the binary one.
+// A zero WindowFilter is not usable: its methods panic; create one with
+// NewWindow or ReadWindow. Without the Concurrent option it is not safe for
+// concurrent use, though concurrent Test calls are. With Concurrent every
+// method may be called from any number of goroutines; exactly one caller of
+// TestAndAdd hears "new" for a key, and Test takes no lock. docs/window.md
+// says how it works; docs/format.md gives its encoding.
 type WindowFilter struct {
 	f       *window.Filter    // nil for a Concurrent window: conc.ring holds it
 	conc    *windowConc       // Concurrent
@@ -357,6 +315,21 @@ type WindowFilter struct {
 	onEvent func(WindowEvent) // OnEvent's; nil for none
 }
 
+// Concurrency of a Concurrent WindowFilter: adds, rotation, growth, Clear
+// and decoding into it are serialized by a lock, and the tests (Test,
+// TestMany and their String and Hash forms) take no lock: they read the
+// generations with atomic loads beside the adds and write no shared memory
+// (a lock's counter would bounce between the cores of concurrent readers).
+// A test concurrent with a rotation may miss only keys of the generation
+// being dropped, which leave the window then. The methods that read several
+// counters for one answer (Count, EstimatedErrorRate, the encoders, Clone,
+// ...) take the adds' lock.
+//
+// The ring: r generations, blocked filters of ceil(window/(r-1)) keys at
+// 1-(1-ErrorRate)^(1/r) (about ErrorRate/r) each: keys go into the newest;
+// when the newest is full (or its time, d/(r-1), is up) the oldest is
+// cleared and becomes the newest, unless that would break the floor.
+//
 // windowConc is the state of a Concurrent window: the lock of its writers
 // and its ring (Concurrent, see internal/window's conc.go), which decoding
 // into the window replaces while tests, which take no lock, may be loading
@@ -844,6 +817,8 @@ func (w *WindowFilter) read(fn func(f *window.Filter, now int64)) {
 func (w *WindowFilter) Window() uint64 { return w.ring().Window }
 
 // Capacity returns Window, for the Filter interface.
+//
+// Deprecated: Window says the same. Capacity keeps working until v1.
 func (w *WindowFilter) Capacity() uint64 { return w.Window() }
 
 // ErrorRate returns the target false-positive rate, kept at every moment.
@@ -973,6 +948,30 @@ func (w *WindowFilter) EstimatedCount() uint64 {
 func (w *WindowFilter) EstimatedErrorRate() (p float64) {
 	w.read(func(f *window.Filter, now int64) { p = f.ErrorRate(now) })
 	return p
+}
+
+// Stats returns the window's size in bits (generations and extensions), its
+// fill and estimates, as FillRatio, EstimatedCount and EstimatedErrorRate
+// give them, all of one moment: on a Concurrent window it holds the adds'
+// lock while it reads the bits. O(Bits/64). A zero WindowFilter panics.
+func (w *WindowFilter) Stats() (st Stats) {
+	var n float64
+	w.read(func(f *window.Filter, now int64) {
+		st.Bits = f.Bits()
+		st.SetBits = f.SetBits(now)
+		for g := range f.Live(now) {
+			f.EachSub(g, func(m uint64, k uint, set uint64) { n += EstimateBlockedCount(m, k, set) })
+		}
+		st.EstimatedErrorRate = f.ErrorRate(now)
+	})
+	if st.Bits > 0 {
+		st.FillRatio = float64(st.SetBits) / float64(st.Bits)
+	}
+	st.EstimatedCount = math.MaxUint64
+	if n < math.MaxUint64 {
+		st.EstimatedCount = uint64(math.Round(n))
+	}
+	return st
 }
 
 // Clear empties the window, keeping the size of its ring and dropping the
