@@ -40,6 +40,9 @@ func TestZeroValues(t *testing.T) {
 		"Filter.Coalesced": func(out []reflect.Value) error {
 			return zeroErr(out[0].Interface().(*redisbloom.Filter).Add(context.Background(), []byte("k")))
 		},
+		"WindowFilter.OnEvent": func(out []reflect.Value) error {
+			return zeroErr(out[0].Interface().(*redisbloom.WindowFilter).Add(context.Background(), []byte("k")))
+		},
 		"ShardedFilter.Shard":         wantInt(-1),
 		"ShardedScalableFilter.Shard": wantInt(-1),
 		"ShardedNativeFilter.Shard":   wantInt(-1),
@@ -69,6 +72,9 @@ func TestZeroValues(t *testing.T) {
 				t.Fatal(err)
 			}
 			return reflect.ValueOf([]*bfdump.Filter{f})
+		},
+		reflect.TypeFor[func(bloom.WindowEvent)](): func() reflect.Value {
+			return reflect.ValueOf(func(bloom.WindowEvent) { t.Error("a zero WindowFilter reported an event") })
 		},
 		reflect.TypeFor[[]byte]():                       func() reflect.Value { return reflect.ValueOf([]byte("k")) },
 		reflect.TypeFor[[][]byte]():                     func() reflect.Value { return reflect.ValueOf([][]byte{[]byte("k"), []byte("l")}) },

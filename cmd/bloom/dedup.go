@@ -47,21 +47,30 @@ with a higher -error-rate or a larger -capacity.
 
 With -window N the filter remembers only the last N distinct lines written
 (a window filter): a line is written again once N other new lines have come
-after it (at the latest after N x r/(r-1), r being the filter's
-generations, 7 or 8 at usual rates), and the filter's size is fixed, about
-17 bits per line of the window at 1%. With -window DURATION (such as 24h,
-90m or 7d) it remembers the lines written within that time instead, sized
-for -capacity lines in it: a crawler's frontier that must fetch a page
-again after a week. If more lines come within the time than -capacity,
+after it (at the latest after about N x r/(r-1), r being the filter's
+generations, 7 or 8 at usual rates), even if it kept coming back in
+between, and the filter's size is fixed, about 17 bits per line of the
+window at 1%. With -window DURATION (such as 24h, 90m or 7d, at most
+36.5 years) it remembers the lines written within that time instead,
+sized for -capacity lines in it: a crawler's frontier that fetches a page
+again a week after it last fetched it. With -refresh a line that comes
+back while remembered is remembered from then on (last-seen), so that a
+line that keeps coming back more often than the window is written only
+once: alerts that keep firing; each such refresh takes the room of a new
+line in a -window N. If more lines come within the time than -capacity,
 -overflow says what gives: "rotate" (the default) forgets early rather than
-drop more new lines than -error-rate says; "grow" keeps both, every line of
-the DURATION and the error rate, and takes more memory while the burst is
+drop more new lines than -error-rate says, but always keeps the last
+-capacity lines of the DURATION; "grow" keeps both, every line of the
+DURATION and the error rate, and takes more memory while the burst is
 in the window (about 5 times the window's for 10 times -capacity lines in
 one generation's time, back to its size once they have aged out); and
-"saturate" keeps the time and drops more new lines than -error-rate. The
-state keeps the window's clock: the times of its generations, so a later
-run goes on where the last one stopped, forgetting what has aged out in
-between; and its -overflow, which later runs keep.
+"saturate" keeps the time and drops more new lines than -error-rate, up
+to 10 times -error-rate (at most 0.5), past which it forgets early. The
+first time a run forgets early (or the window can grow no more), one line
+on stderr says so, even with -q. The state keeps the window's clock: the
+times of its generations, so a later run goes on where the last one
+stopped, forgetting what has aged out in between; and its -overflow,
+which later runs keep (-refresh is for each run to give).
 
 At the end a summary line goes to stderr (lines read and written, distinct
 lines in the filter, its size), unless -q.
@@ -81,6 +90,7 @@ func runDedup(e *env, args []string) error {
 	errorRate := flags.Float64("error-rate", dedupErrorRate, "highest probability of dropping a new line, in (0, 1)")
 	state := flags.String("state", "", "load the filter from `FILE` if it exists, save it there at the end")
 	windowFlag := flags.String("window", "", "remember only the last `N` new lines, or those of the last DURATION (24h, 7d), in a window filter")
+	refresh := flags.Bool("refresh", false, "with a window, last-seen: a line that comes back while remembered is remembered from then on, so it is written again only once it has been away for the window")
 	overflowFlag := flags.String("overflow", "", "with -window DURATION, what more than -capacity lines in the window do: `POLICY` rotate (forget early; the default), grow (take more memory) or saturate (drop more new lines)")
 	classic := flags.Bool("classic", false, "make a new filter in the classic layout: two thirds of the memory, twice the time")
 	quiet := flags.Bool("q", false, "print no progress and no summary on stderr, only warnings and errors")
@@ -138,6 +148,11 @@ func runDedup(e *env, args []string) error {
 	f, err := dedupFilter(statePath, *capacity, *errorRate, *classic, win)
 	if err != nil {
 		return err
+	}
+	if w, ok := f.(*bloom.WindowFilter); ok {
+		f = &dedupWindow{WindowFilter: w, refresh: *refresh, stderr: e.stderr}
+	} else if *refresh {
+		return errors.New("-refresh needs a window: -window, or a -state that holds one")
 	}
 	if s, ok := f.(*bloom.ScalableBloomFilter); ok && s.Saturated() {
 		// Every new line would raise the rate further: refuse them all.
@@ -269,12 +284,20 @@ func parseWindow(s string) (windowSpec, error) {
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		if n, err := strconv.ParseUint(days, 10, 16); err == nil && n > 0 {
-			return windowSpec{every: time.Duration(n) * 24 * time.Hour}, nil
+			return windowEvery(time.Duration(n) * 24 * time.Hour)
 		}
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
 		return windowSpec{}, fmt.Errorf("want a count of lines (such as 1000000 or 1e6) or a positive duration (such as 24h or 7d), got %q", s)
+	}
+	return windowEvery(d)
+}
+
+// windowEvery is the windowSpec of a duration, at most bloom.MaxEvery.
+func windowEvery(d time.Duration) (windowSpec, error) {
+	if d > bloom.MaxEvery {
+		return windowSpec{}, fmt.Errorf("a duration of at most %v (36.5 years), got %v", bloom.MaxEvery, d)
 	}
 	return windowSpec{every: d}, nil
 }
@@ -359,7 +382,7 @@ func dedupCount(f dedupSet) distinctCount {
 	if s, ok := f.(*bloom.ScalableBloomFilter); ok {
 		return scalableCount(s)
 	}
-	w := f.(*bloom.WindowFilter)
+	w := f.(*dedupWindow)
 	return distinctCount{min(w.EstimatedCount(), w.Window()), true}
 }
 

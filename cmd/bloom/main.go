@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	bloom dedup [-q] [-capacity N] [-error-rate P] [-classic] [-window N|DURATION [-overflow POLICY]] [-state FILE] [INPUT...] > first-seen lines
+//	bloom dedup [-q] [-capacity N] [-error-rate P] [-classic] [-window N|DURATION [-overflow POLICY] [-refresh]] [-state FILE] [INPUT...] > first-seen lines
 //	bloom build [-q] -capacity N [-error-rate P] -o FILE|- [INPUT]
 //	bloom query [-skip-check] FILE [--] [KEY...]
 //	bloom info [-json] [-skip-check] FILE
@@ -114,7 +114,7 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		{"dedup", "[-q] [-capacity N] [-error-rate P] [-classic] [-window N|DURATION [-overflow POLICY]] [-state FILE] [INPUT...]", "write each line of stdin or INPUTs the first time it is seen", runDedup},
+		{"dedup", "[-q] [-capacity N] [-error-rate P] [-classic] [-window N|DURATION [-overflow POLICY] [-refresh]] [-state FILE] [INPUT...]", "write each line of stdin or INPUTs the first time it is seen", runDedup},
 		{"build", "[-q] -capacity N [-error-rate P] -o FILE|- [INPUT]", "build a filter file from lines of INPUT or stdin", runBuild},
 		{"query", "[-skip-check] FILE [--] [KEY...]", "report each KEY, or each line of stdin, as present or absent", runQuery},
 		{"info", "[-json] [-skip-check] FILE", "print the parameters and fill of a filter file", runInfo},
