@@ -802,3 +802,40 @@ func (f *Filter) reply(ctx context.Context, cmd *redis.Cmd, n int) ([]byte, erro
 	}
 	return []byte(answers), nil
 }
+
+// AddHash is Add for the key whose 64-bit hash is h (see TestHash).
+func (f *Filter) AddHash(ctx context.Context, h uint64) error {
+	return f.Add(ctx, hashKey(h))
+}
+
+// TestHash reports whether the key whose 64-bit hash is h may be in the
+// filter, with Test's meaning of true and false and its errors. It reads the
+// positions bloom.BloomFilter.TestHash(h) reads, those of Test of h's 8
+// little-endian bytes; keys whose hashes collide are one key to the filter.
+func (f *Filter) TestHash(ctx context.Context, h uint64) (bool, error) {
+	return f.Test(ctx, hashKey(h))
+}
+
+// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
+// TestHash): atomic, as TestAndAdd.
+func (f *Filter) TestAndAddHash(ctx context.Context, h uint64) (bool, error) {
+	return f.TestAndAdd(ctx, hashKey(h))
+}
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes (see TestHash).
+func (f *Filter) AddManyHashes(ctx context.Context, hashes []uint64) error {
+	return f.AddMany(ctx, hashKeys(hashes))
+}
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes: present[i] is
+// TestHash(hashes[i]).
+func (f *Filter) TestManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return f.TestMany(ctx, hashKeys(hashes))
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
+// present[i] is what TestAndAddHash(hashes[i]) would have returned had the
+// hashes been added one by one.
+func (f *Filter) TestAndAddManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return f.TestAndAddMany(ctx, hashKeys(hashes))
+}

@@ -1080,3 +1080,42 @@ func (s *ScalableFilter) compatible(src *bloom.ScalableBloomFilter) error {
 // scalablePositionsPerScript bounds the positions (keys times the hashes of
 // every sub-filter sized) of one script call of a ScalableFilter.
 var scalablePositionsPerScript = 7000
+
+// AddHash is Add for the key whose 64-bit hash is h (see TestHash): it
+// grows the filter as Add does.
+func (s *ScalableFilter) AddHash(ctx context.Context, h uint64) error {
+	return s.Add(ctx, hashKey(h))
+}
+
+// TestHash reports whether the key whose 64-bit hash is h may be in the
+// filter, with Test's meaning of true and false and its errors. It reads the
+// positions bloom.ScalableBloomFilter.TestHash(h) reads, those of Test of
+// h's 8 little-endian bytes; keys whose hashes collide are one key to the
+// filter.
+func (s *ScalableFilter) TestHash(ctx context.Context, h uint64) (bool, error) {
+	return s.Test(ctx, hashKey(h))
+}
+
+// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
+// TestHash): atomic, as TestAndAdd.
+func (s *ScalableFilter) TestAndAddHash(ctx context.Context, h uint64) (bool, error) {
+	return s.TestAndAdd(ctx, hashKey(h))
+}
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes (see TestHash).
+func (s *ScalableFilter) AddManyHashes(ctx context.Context, hashes []uint64) error {
+	return s.AddMany(ctx, hashKeys(hashes))
+}
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes: present[i] is
+// TestHash(hashes[i]).
+func (s *ScalableFilter) TestManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return s.TestMany(ctx, hashKeys(hashes))
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
+// present[i] is what TestAndAddHash(hashes[i]) would have returned had the
+// hashes been added one by one.
+func (s *ScalableFilter) TestAndAddManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return s.TestAndAddMany(ctx, hashKeys(hashes))
+}
