@@ -157,3 +157,48 @@ func (f *Filter) retryStale(ctx context.Context, op func() error) error {
 		}
 	}
 }
+
+// waitWrite runs the write script sc over keys with args, for a scalable
+// or window filter whose handle is f (keys[0] its metadata). On a handle
+// made by WithWait it sends it to the filter's master in one pipeline with
+// touchGenScript and WAIT (again with the scripts' sources if the server
+// did not have them cached), and notReplicated is the error of a WAIT that
+// too few replicas acknowledged; the caller reports the script's own error
+// first.
+func (f *Filter) waitWrite(ctx context.Context, sc *redis.Script, keys []string, args []any) (cmd *redis.Cmd, notReplicated error) {
+	w := f.wait
+	if w == nil {
+		return sc.Run(ctx, f.rdb, keys, args...), nil
+	}
+	via, err := w.master(ctx, f)
+	if err != nil {
+		bad := redis.NewCmd(ctx)
+		bad.SetErr(err)
+		return bad, nil
+	}
+	send := func(bySHA bool) (*redis.Cmd, *redis.Cmd, *redis.Cmd) {
+		pipe := via.Pipeline()
+		var c, touch *redis.Cmd
+		if bySHA {
+			c = sc.EvalSha(ctx, pipe, keys, args...)
+			touch = touchGenScript.EvalSha(ctx, pipe, keys[:1])
+		} else {
+			c = sc.Eval(ctx, pipe, keys, args...)
+			touch = touchGenScript.Eval(ctx, pipe, keys[:1])
+		}
+		acked := pipe.Do(ctx, "wait", w.replicas, w.timeout.Milliseconds())
+		_, _ = pipe.Exec(ctx) // errors are checked per command
+		return c, touch, acked
+	}
+	noScript := func(c *redis.Cmd) bool {
+		return errors.Is(c.Err(), redis.ErrNoScript) || redis.HasErrorPrefix(c.Err(), "NOSCRIPT")
+	}
+	c, touch, acked := send(true)
+	if noScript(c) || noScript(touch) {
+		c, touch, acked = send(false)
+	}
+	if err := touch.Err(); err != nil && c.Err() == nil {
+		return c, fmt.Errorf("redisbloom: filter %q: %w", f.name, err)
+	}
+	return c, w.check(f, acked)
+}

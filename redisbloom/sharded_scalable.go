@@ -2,7 +2,6 @@ package redisbloom
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -307,32 +306,6 @@ func (s *ShardedScalableFilter) WithWait(replicas int, timeout time.Duration) (*
 	g := *s
 	g.shards = shards
 	return &g, nil
-}
-
-// enqueue adds the prepared script call c to pipe, by its SHA1 (EVALSHA, or
-// EVALSHA_RO for a test), as call would send it without WAIT.
-func (s *ScalableFilter) enqueue(ctx context.Context, pipe redis.Pipeliner, c *scalableCall) *redis.Cmd {
-	args := s.callArgs(c.chain, c.S, c.C, c.sent)
-	if c.add {
-		return scalableAddScript.EvalSha(ctx, pipe, s.keys(c.S), args...)
-	}
-	return scalableTestScript.EvalShaRO(ctx, pipe, s.keys(c.S), args...)
-}
-
-// queuedReply returns the reply of the call c queued as cmd, after the
-// pipeline ran. A call the server refused for want of the script
-// (NOSCRIPT: it did not run), or that a lagging replica refused (ErrStale:
-// a read), is made again directly, which loads the script and retries stale
-// reads as run does.
-func (s *ScalableFilter) queuedReply(ctx context.Context, c *scalableCall, cmd *redis.Cmd) (string, error) {
-	if err := cmd.Err(); errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return s.send(ctx, c)
-	}
-	reply, err := s.callReply(ctx, cmd, nil)
-	if errors.Is(err, ErrStale) {
-		return s.send(ctx, c)
-	}
-	return reply, err
 }
 
 // Count returns the keys added, summed over the shards (see
