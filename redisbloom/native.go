@@ -235,18 +235,6 @@ func OpenNative(ctx context.Context, rdb redis.UniversalClient, name string) (*N
 	return f, nil
 }
 
-// metaFields returns the metadata fields that describe f, as field, value,
-// ... for HSET, the format first; metaCheck covers exactly these.
-func (f *NativeFilter) metaFields() []any {
-	return []any{
-		"format", nativeFormat,
-		"id", f.id,
-		"capacity", strconv.FormatUint(f.capacity, 10),
-		"error_rate", strconv.FormatFloat(f.errorRate, 'g', -1, 64),
-		"expansion", strconv.FormatUint(uint64(f.expansion), 10),
-	}
-}
-
 // Name returns the name the filter was created with.
 func (f *NativeFilter) Name() string { return f.name }
 
