@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/bloomfilters/bloom/redisbloom/bfdump"
@@ -159,17 +158,6 @@ func (s *ShardedNativeFilter) Shards() []*NativeFilter {
 // Shard returns the index of the shard that holds key, in [0, len(Shards())),
 // or -1 for a zero ShardedNativeFilter, which has no shards.
 func (s *ShardedNativeFilter) Shard(key []byte) int { return shardOf(key, len(s.shards), 0) }
-
-// bytesOf returns the bytes of key without copying them; shardOf only
-// reads them.
-func bytesOf[K []byte | string](key K) []byte {
-	switch k := any(key).(type) {
-	case string:
-		return unsafe.Slice(unsafe.StringData(k), len(k))
-	default:
-		return k.([]byte)
-	}
-}
 
 // shardedMany groups keys by shard and runs each group through its shard's
 // many, the shards concurrently, and returns the answers in keys' order.
