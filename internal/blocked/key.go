@@ -387,3 +387,28 @@ func AddLocked(w []uint64, m uint64, k uint, h1, h2 uint64, l *layout.Locks) (pr
 	st.Mu.Unlock()
 	return !fresh
 }
+
+// Has reports whether blk has bit p&511 set.
+func Has(blk *[8]uint64, p uint64) bool {
+	return blk[p>>6&7]&(1<<(p&63)) != 0
+}
+
+// Bit returns bit p&511 of blk, as 0 or 1.
+func Bit(blk *[8]uint64, p uint64) uint64 {
+	if blk[p>>6&7]&(1<<(p&63)) != 0 {
+		return 1
+	}
+	return 0
+}
+
+// BlockAt is Block for a filter whose words are w, m/64 of them: the block
+// of the key whose hash has h1 as its first half. It has no bounds check:
+// the index, the high word of h1 * (len(w)/8), is below len(w)/8 for every
+// h1.
+func BlockAt(w []uint64, h1 uint64) *[8]uint64 {
+	i := blockOf(h1, uint64(len(w))/8)
+	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w)), i*64))
+}
+
+// SetBit is setBit, for BloomFilter.addKey.
+func SetBit(blk *[8]uint64, p, fresh uint64) uint64 { return setBit(blk, p, fresh) }
