@@ -412,3 +412,25 @@ func BlockAt(w []uint64, h1 uint64) *[8]uint64 {
 
 // SetBit is setBit, for BloomFilter.addKey.
 func SetBit(blk *[8]uint64, p, fresh uint64) uint64 { return setBit(blk, p, fresh) }
+
+// Native reports whether TestFields runs the assembly of internal/blockbits
+// (AVX-512); BloomFilter.testKey takes its Go path otherwise.
+func Native() bool { return blockbits.Native }
+
+// TestFields is the test of a key's first k candidates, for 2 <= k <= 7,
+// in one call to the assembly of internal/blockbits where Native: false,
+// with ok, when one of their bits is clear in blk; true, with ok, when all
+// are set and they are distinct; ok = false when they are set and repeat,
+// and the caller goes on to Rest.
+func TestFields(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
+	return blockbits.TestFields(blk, h2, uint64(k))
+}
+
+// AddFields is the add of a key whose first k candidates, for
+// 2 <= k <= 7, are distinct, in one call to the assembly of
+// internal/blockbits where Native: it sets them in blk and reports whether
+// they were all set before; it changes nothing and returns ok = false when
+// they repeat, and the caller goes on to AddRepeat.
+func AddFields(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
+	return blockbits.AddFields(blk, h2, uint64(k))
+}
