@@ -581,18 +581,19 @@ func addKey(f *BloomFilter, key []byte) (present bool) {
 		h1, h2 = murmur.Tail(h1, h2, key)
 	}
 	h1, h2 = murmur.Finish(h1, h2, len(key))
-	if k := f.k; f.conc == nil && f.blocked && k-2 < blocked.FieldsPerWord-1 {
-		// blocked.Add for 2 <= k <= 7, written out: the first k fields of
-		// h2 are the key's positions when they are distinct (AddFast).
+	if k := f.k; f.conc == nil && f.blocked && (k-2 < blocked.FieldsPerWord-1 || blocked.Wide(k)) {
+		// blocked.Add for 2 <= k <= 7, and 8 or 9 where Wide, written out:
+		// the first k candidates are the key's positions when they are
+		// distinct (AddFast), otherwise AddRepeat finds them.
 		blk := blocked.BlockAt(f.words, h1)
 		var ok bool
-		if blocked.Native() {
-			if present, ok = blocked.AddFields(blk, h2, k); !ok {
-				present = blocked.AddRepeat(blk, h2, k)
-			}
-		} else if !blocked.DistinctFields(h2&blocked.FieldBits, k) {
-			present = blocked.AddRepeat(blk, h2, k)
-		} else {
+		switch {
+		case k > blocked.FieldsPerWord:
+			present, ok = blocked.AddWide(blk, h2, k)
+		case blocked.Native():
+			present, ok = blocked.AddFields(blk, h2, k)
+		case blocked.DistinctFields(h2&blocked.FieldBits, k):
+			ok = true
 			var fresh uint64
 			switch k {
 			case 7:
@@ -612,6 +613,9 @@ func addKey(f *BloomFilter, key []byte) (present bool) {
 			}
 			fresh = blocked.SetBit(blk, h2>>9, fresh)
 			present = blocked.SetBit(blk, h2, fresh) == 0
+		}
+		if !ok {
+			present = blocked.AddRepeat(blk, h2, k)
 		}
 		if !present {
 			f.count++
@@ -695,11 +699,17 @@ func testKey(f *BloomFilter, key []byte) bool {
 		h1, h2 = murmur.Tail(h1, h2, key)
 	}
 	h1, h2 = murmur.Finish(h1, h2, len(key))
-	if k := f.k; f.conc == nil && f.blocked && k-2 < blocked.FieldsPerWord-1 {
-		// blocked.Test for 2 <= k <= 7, written out.
+	if k := f.k; f.conc == nil && f.blocked && (k-2 < blocked.FieldsPerWord-1 || blocked.Wide(k)) {
+		// blocked.Test for 2 <= k <= 7, and 8 or 9 where Wide, written out.
 		blk := blocked.BlockAt(f.words, h1)
 		if blocked.Native() {
-			if present, ok := blocked.TestFields(blk, h2, k); ok {
+			var present, ok bool
+			if k > blocked.FieldsPerWord {
+				present, ok = blocked.TestAll(blk, h2, k)
+			} else {
+				present, ok = blocked.TestFields(blk, h2, k)
+			}
+			if ok {
 				return present
 			}
 			return blocked.Rest(blk, h2, k)

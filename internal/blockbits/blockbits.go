@@ -112,3 +112,22 @@ func addFieldsGo(blk *[8]uint64, h2, k uint64) (present, ok bool) {
 	}
 	return present, true
 }
+
+// testAllGo is TestAll in Go, the reference of the assembly.
+func testAllGo(blk *[8]uint64, h2, n1 uint64) (present, ok bool) {
+	return testFieldsGo7(blk, candidates(h2, n1))
+}
+
+// testFieldsGo7 is the test of the candidates c, all positions of the key
+// if distinct.
+func testFieldsGo7(blk *[8]uint64, c []uint64) (present, ok bool) {
+	for _, p := range c {
+		if blk[p>>6]&(1<<(p&63)) == 0 {
+			return false, true
+		}
+	}
+	if !distinct(c) {
+		return false, false
+	}
+	return true, true
+}

@@ -303,3 +303,57 @@ addRepeat:
 	MOVB $0, present+24(FP)
 	MOVB $0, ok+25(FP)
 	RET
+
+// func TestAll(blk *[8]uint64, h2, n1 uint64) (present, ok bool)
+TEXT ·TestAll(SB), NOSPLIT, $0-26
+	MOVQ blk+0(FP), DI
+	MOVQ h2+8(FP), SI
+	MOVQ n1+16(FP), CX
+	SPLITMIX
+	MOVQ R9, DX
+	SHRQ $9, DX
+	// The seven fields of h2 and the first of w1 in the eight lanes of Z1,
+	// as REPEATS puts them; K3: the lanes whose bit is set in the block
+	// (VPERMQ reads bits 0-2 of the word index h2 >> (9i+6)).
+	VPBROADCASTQ SI, Z0
+	VPSRLVQ shifts<>(SB), Z0, Z1
+	MOVL $0x80, AX
+	KMOVW AX, K1
+	VPBROADCASTQ R9, K1, Z1
+	VPANDQ.BCST fieldMask<>(SB), Z1, Z1
+	VPSRLQ $6, Z1, Z2
+	VPERMQ (DI), Z2, Z3
+	VPANDQ.BCST bitMask<>(SB), Z1, Z4
+	VPSRLVQ Z4, Z3, Z3
+	VPTESTMQ.BCST one<>(SB), Z3, K3
+	// Absent unless all eight are set (KORTESTB sets CF when they are).
+	KORTESTB K3, K3
+	JCC allAbsent
+	CMPQ CX, $1
+	JEQ allCheck
+	// The second field of w1 (n1 = 2). TESTBIT jumps to absent, not to
+	// allAbsent: VZEROUPPER first.
+	MOVQ DX, BX
+	SHRQ $3, BX
+	ANDL $0x38, BX
+	MOVQ (DI)(BX*1), AX
+	BTQ DX, AX
+	JCC allAbsent
+
+allCheck:
+	REPEATS
+	JNE allRepeat
+	MOVB $1, present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+allAbsent:
+	VZEROUPPER
+	MOVB $0, present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+allRepeat:
+	MOVB $0, present+24(FP)
+	MOVB $0, ok+25(FP)
+	RET

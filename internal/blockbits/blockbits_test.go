@@ -50,8 +50,8 @@ func randomCase(rng *rand.Rand, n1 uint64) (h2 uint64, blk [8]uint64) {
 	return h2, blk
 }
 
-// TestMatchesGo checks the assembly against addGo and testGo, which
-// follow the package doc literally, on a million random cases for each n1.
+// TestMatchesGo checks the assembly against addGo, testGo and testAllGo,
+// which follow the package doc literally, on a million random cases for each n1.
 func TestMatchesGo(t *testing.T) {
 	if !Native {
 		t.Skip("no AVX-512F and AVX-512CD on this CPU (or purego): Add and Test are addGo and testGo")
@@ -67,6 +67,10 @@ func TestMatchesGo(t *testing.T) {
 			gp, gok := Add(&got, h2, n1)
 			if gp != wp || gok != wok || got != want {
 				t.Fatalf("n1=%d h2=%#x blk=%x: Add %v %v -> %x, want %v %v -> %x", n1, h2, blk, gp, gok, got, wp, wok, want)
+			}
+			wp, wok = testAllGo(&blk, h2, n1)
+			if gp, gok := TestAll(&blk, h2, n1); gp != wp || gok != wok {
+				t.Fatalf("n1=%d h2=%#x blk=%x: TestAll %v %v, want %v %v", n1, h2, blk, gp, gok, wp, wok)
 			}
 			// Test's contract: the seven candidates of h2 are set.
 			for _, p := range candidates(h2, n1)[:7] {

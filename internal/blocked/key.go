@@ -434,3 +434,11 @@ func TestFields(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
 func AddFields(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
 	return blockbits.AddFields(blk, h2, uint64(k))
 }
+
+// TestAll is the test of a key for k = 8 or 9 where Wide, in one call to
+// the assembly of internal/blockbits, with TestFields' answers: the k
+// candidates (the seven fields of h2 and the first k-7 of w1) all tested,
+// and compared.
+func TestAll(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
+	return blockbits.TestAll(blk, h2, uint64(k-FieldsPerWord))
+}
