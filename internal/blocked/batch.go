@@ -128,9 +128,17 @@ func TestMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool
 			alive |= (w[blk+p0>>6] >> (p0 & 63) & (w[blk+p1>>6] >> (p1 & 63)) & 1) << i
 			out[i] = false
 		}
+		native := k-2 < FieldsPerWord-1 && Native() || Wide(k)
 		for ; alive != 0; alive &= alive - 1 {
 			i := bits.TrailingZeros64(alive)
-			out[i] = testTail((*[8]uint64)(w[r.idx[i]:]), r.h[i].H2, k)
+			blk := (*[8]uint64)(w[r.idx[i]:])
+			if native {
+				// The whole test in one call to the assembly, as
+				// BloomFilter.testKey does.
+				out[i] = testNative(blk, r.h[i].H2, k)
+				continue
+			}
+			out[i] = testTail(blk, r.h[i].H2, k)
 		}
 	}
 }
@@ -183,6 +191,8 @@ func AddMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool,
 				present, ok = AddLocked(b.Words, b.M, b.K, h1, h2, l), true
 			case Wide(b.K):
 				present, ok = AddWide(Block(b.Words, b.M, h1), h2, b.K)
+			case b.K-2 < FieldsPerWord-1 && Native():
+				present, ok = AddFields(Block(b.Words, b.M, h1), h2, b.K)
 			default:
 				h1, h2, present, ok = AddFast(b.Words, b.K, h1, h2)
 			}

@@ -442,3 +442,19 @@ func AddFields(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
 func TestAll(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
 	return blockbits.TestAll(blk, h2, uint64(k-FieldsPerWord))
 }
+
+// testNative is Test, in the key's block blk, for 2 <= k <= 7 where Native
+// and k = 8 or 9 where Wide: TestFields or TestAll, then Rest for the keys
+// whose candidates repeat.
+func testNative(blk *[8]uint64, h2 uint64, k uint) bool {
+	var present, ok bool
+	if k > FieldsPerWord {
+		present, ok = TestAll(blk, h2, k)
+	} else {
+		present, ok = TestFields(blk, h2, k)
+	}
+	if ok {
+		return present
+	}
+	return Rest(blk, h2, k)
+}
