@@ -64,7 +64,14 @@ type Hash struct{ H1, H2 uint64 }
 func HashRound[K Key](h []Hash, keys []K, seed uint32) {
 	h = h[:len(keys)]
 	for i, k := range keys {
-		h[i].H1, h[i].H2 = murmur.Sum128(KeyBytes(&k), seed)
+		// murmur.Sum128 written out from its parts, as the single-key
+		// calls do: no call per key whose length is a multiple of 16.
+		b := KeyBytes(&k)
+		h1, h2 := murmur.Blocks(b, seed)
+		if len(b)%16 != 0 {
+			h1, h2 = murmur.Tail(h1, h2, b)
+		}
+		h[i].H1, h[i].H2 = murmur.Finish(h1, h2, len(b))
 	}
 }
 
