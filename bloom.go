@@ -563,15 +563,19 @@ func (f *BloomFilter) AddString(key string) {
 }
 
 // addKey is TestAndAdd. For the usual filter, blocked, not Concurrent, with
-// 2 to 7 hash functions (error rates from about 0.3% to 25%), the hash and
-// the layout's add are written out here from parts that inline (murmur's
-// Blocks and Finish, Tail for keys that are not a multiple of 16 bytes;
-// blocked's BlockAt, DistinctFields, SetBit), so that a key costs one call,
-// this one; the other filters go on to addHashed. Against the former code,
-// a murmur call and a call to blocked.AddFast, Add of a 16-byte key into a
-// filter of 1% went from 311 to 278 instructions per key in a loop
-// (valgrind --tool=cachegrind; blobloom's Add with xxhash: 211). The hashed
-// calls pass it a hash's 8 bytes (layout.HashBytes). It is not generic, as it was for a while: a call to a generic function that a
+// 2 to 7 hash functions (error rates from about 0.3% to 25%), or 8 or 9
+// where blocked.Wide, the hash and the layout's add are written out here
+// from parts that inline (murmur's Blocks and Finish, Tail for keys that
+// are not a multiple of 16 bytes; blocked's BlockAt, DistinctFields,
+// SetBit), so that a key costs one call, this one, and one to assembly
+// where the CPU has AVX-512 (blocked.AddFields, AddWide); the other filters
+// go on to addHashed. Against the former code, a murmur call and a call to
+// blocked.AddFast, Add of a 16-byte key into a filter of 1% went from 311
+// to 278 instructions per key in a loop on the Go path (valgrind
+// --tool=cachegrind; blobloom's Add with xxhash: 211).
+//
+// The hashed calls pass it a hash's 8 bytes (layout.HashBytes). It is not
+// generic, as it was for a while: a call to a generic function that a
 // caller in another package inlines, such as Add, made the key escape there
 // (escape analysis had no tags for the instantiation), so Add of a stack
 // array allocated (TestNoAllocsFromOtherPackage).
@@ -627,7 +631,7 @@ func addKey(f *BloomFilter, key []byte) (present bool) {
 
 // addHashed is addKey for the key hashed to (h1, h2) in the filters that
 // its fast path leaves: Concurrent ones, classic ones, and blocked ones of
-// k = 1 or k > 7.
+// k = 1 or k > 7 (k > 9 where blocked.Wide).
 func addHashed(f *BloomFilter, h1, h2 uint64) (present bool) {
 	switch {
 	case f.conc != nil || f.k == 0:
@@ -685,7 +689,7 @@ func (f *BloomFilter) TestString(key string) bool {
 //
 // Where the CPU has AVX-512 (blocked.Native), the test of the k candidates
 // and the check that they are distinct are one call to assembly
-// (blocked.TestFields), with one branch on the answer. At 10^6 16-byte keys,
+// (blocked.TestFields; TestAll for k = 8, 9), with one branch on the answer. At 10^6 16-byte keys,
 // p = 0.01 (k = 6), the Go path above cost present keys 1.34-1.46x
 // blobloom's time, of which the distinct check (DistinctFields, 37
 // instructions) was most: without it (a measurement only, wrong for 3% of
@@ -750,7 +754,7 @@ func testKey(f *BloomFilter, key []byte) bool {
 
 // testHashed is testKey for the key hashed to (h1, h2) in the filters that
 // its fast path leaves: Concurrent ones, classic ones, and blocked ones of
-// k = 1 or k > 7.
+// k = 1 or k > 7 (k > 9 where blocked.Wide).
 func testHashed(f *BloomFilter, h1, h2 uint64) bool {
 	switch {
 	case f.conc != nil && f.blocked:

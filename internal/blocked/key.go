@@ -13,11 +13,12 @@ import (
 )
 
 // The single-key add and test of a blocked filter. The root package's
-// BloomFilter.addKey and testKey, which Add and Test inline to, call their
-// parts (Block, AddWide, AddFast, AddRepeat; Block, FirstTwo, Later3,
-// Later6, DistinctFields, Rest)
-// rather than Add and Test, one call per key less: see the notes beside
-// Test and AddFast for what a call cost.
+// BloomFilter.addKey and testKey, which Add and Test inline to, write them
+// out from their parts (BlockAt, AddFields, AddWide, DistinctFields,
+// SetBit, AddRepeat; BlockAt, TestFields, TestAll, Bit, Has,
+// DistinctFields, Rest) rather than call Add and Test, one call per key
+// less: see the notes beside Test and AddFast for what a call cost, and
+// beside testKey for what the parts measured.
 
 // Wide reports whether a filter of k hash functions takes the assembly of
 // internal/blockbits: k = 8 or 9 (p near 1e-3) on a CPU with AVX-512.
