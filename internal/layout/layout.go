@@ -64,14 +64,17 @@ type Hash struct{ H1, H2 uint64 }
 func HashRound[K Key](h []Hash, keys []K, seed uint32) {
 	h = h[:len(keys)]
 	for i, k := range keys {
-		// murmur.Sum128 written out from its parts, as the single-key
-		// calls do: no call per key whose length is a multiple of 16.
 		b := KeyBytes(&k)
-		h1, h2 := murmur.Blocks(b, seed)
-		if len(b)%16 != 0 {
-			h1, h2 = murmur.Tail(h1, h2, b)
+		if unsafe.Sizeof(k) == 8 || len(b) != 16 {
+			// A hash (see KeyBytes), Sum128's path for 8 bytes, or a key
+			// of another length: one call, as before.
+			h[i].H1, h[i].H2 = murmur.Sum128(b, seed)
+			continue
 		}
-		h[i].H1, h[i].H2 = murmur.Finish(h1, h2, len(b))
+		// A key of 16 bytes: murmur.Sum128 written out from its parts, as
+		// the single-key calls do, without a call.
+		h1, h2 := murmur.Blocks(b, seed)
+		h[i].H1, h[i].H2 = murmur.Finish(h1, h2, 16)
 	}
 }
 
