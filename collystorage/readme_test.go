@@ -85,3 +85,45 @@ func TestReadmeWindowSnippet(t *testing.T) {
 		n++
 	}
 }
+
+// TestReadmeFragmentSnippet checks that the Go snippet of the README's
+// "Links with a #fragment" is in the quick start's program,
+// internal/readme/main.go, which compiles and whose test crawls a site
+// with #top links: its lines, trimmed, appear there in that order.
+func TestReadmeFragmentSnippet(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)
+	i := strings.Index(section, "## Links with a #fragment")
+	if i < 0 {
+		t.Fatal("README has no Links with a #fragment section")
+	}
+	section = section[i:]
+	start := strings.Index(section, "```go\n")
+	if start < 0 {
+		t.Fatal("the fragment section has no Go snippet")
+	}
+	snippet := section[start+len("```go\n"):]
+	snippet = snippet[:strings.Index(snippet, "```\n")]
+	src, err := os.ReadFile("internal/readme/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(src), "\n")
+	n := 0
+	for _, want := range strings.Split(snippet, "\n") {
+		want = strings.TrimSpace(want)
+		if want == "" {
+			continue
+		}
+		for n < len(lines) && strings.TrimSpace(lines[n]) != want {
+			n++
+		}
+		if n == len(lines) {
+			t.Fatalf("README's fragment snippet line %q is not in internal/readme/main.go (in that order)", want)
+		}
+		n++
+	}
+}

@@ -28,6 +28,9 @@ type site struct {
 	n     int
 	links int           // random links per page (each written 8 times)
 	delay time.Duration // before each page is served
+	// fragments makes each page link to the next also as "/p/j#top"
+	// (guarded by mu; set with linkFragments).
+	fragments bool
 
 	mu      sync.Mutex
 	hits    map[string]int // path -> requests
@@ -79,6 +82,7 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
 	s.byAgent[r.UserAgent()]++
+	fragments := s.fragments
 	s.mu.Unlock()
 	i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
 	if !strings.HasPrefix(r.URL.Path, "/p/") || err != nil || i < 0 || i >= s.n || r.URL.Path != "/p/"+strconv.Itoa(i) {
@@ -90,9 +94,13 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<html><body><h1>page %d</h1>\n", i)
 	// The next page, so every page is reachable from /p/0, then random
-	// others (fixed by i), each twice and in four forms. (Not "/p/j#top": colly keeps the fragment in
-	// the URL it hashes, so that is another request ID, fetched once more.)
+	// others (fixed by i), each twice and in four forms. (Not "/p/j#top"
+	// unless fragments: colly keeps the fragment in the URL it hashes, so
+	// that is another request ID, fetched once more; see TestCrawlFragment.)
 	fmt.Fprintf(&b, "<a href=\"/p/%d\">next</a>\n", (i+1)%s.n)
+	if fragments {
+		fmt.Fprintf(&b, "<a href=\"/p/%d#top\">next, at the top</a>\n", (i+1)%s.n)
+	}
 	rng := rand.New(rand.NewPCG(uint64(i), 25))
 	for range s.links {
 		j := rng.IntN(s.n)
@@ -103,6 +111,14 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	b.WriteString("</body></html>\n")
 	w.Write([]byte(b.String()))
+}
+
+// linkFragments makes every page link to the next page also with the
+// fragment #top.
+func (s *site) linkFragments() {
+	s.mu.Lock()
+	s.fragments = true
+	s.mu.Unlock()
 }
 
 // counts returns copies of the request counts by path and by User-Agent.
@@ -158,6 +174,10 @@ type crawler struct {
 	parallel int    // with async
 	agent    string // User-Agent
 	only     string // a URL filter: only URLs matching it are visited
+	// link, if not nil, is applied to each href before Visit.
+	link func(string) string
+	// onRequest, if not nil, is the collector's OnRequest callback.
+	onRequest func(*colly.Request)
 	// refused counts the links colly refused as already visited, by path.
 	refused map[string]int
 }
@@ -202,8 +222,15 @@ func (c *crawler) crawl(t testing.TB, s *site, start ...string) {
 		}
 	}
 	col.OnHTML("a[href]", func(e *colly.HTMLElement) {
-		visit(e.Attr("href"), e.Request.Visit)
+		href := e.Attr("href")
+		if c.link != nil {
+			href = c.link(href)
+		}
+		visit(href, e.Request.Visit)
 	})
+	if c.onRequest != nil {
+		col.OnRequest(c.onRequest)
+	}
 	col.OnError(func(r *colly.Response, err error) {
 		mu.Lock()
 		errs = append(errs, fmt.Errorf("fetch %s: %w", r.Request.URL, err))

@@ -44,7 +44,7 @@ func fixedProbe(opts []bloom.Option) (*bloom.BloomFilter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if probe.Blocked() {
+	if probe.Layout() == bloom.LayoutBlocked {
 		return nil, errBlockedOption()
 	}
 	return probe, nil
@@ -62,7 +62,7 @@ func scalableProbe(initialCapacity uint64, errorRate float64, opts []bloom.Optio
 	if err != nil {
 		return nil, err
 	}
-	if probe.Blocked() {
+	if probe.Layout() == bloom.LayoutBlocked {
 		// The bloom package's default layout, or bloom.Blocked: with
 		// bloom.Classic added, the first builds, the second contradicts it.
 		probe, err = bloom.NewScalable(capacity, errorRate, append(opts[:len(opts):len(opts)], bloom.Classic())...)

@@ -41,51 +41,27 @@ const scalableProbeCapacity = 1 << 16
 const errGrownPrefix = "GROWN"
 
 // ScalableFilter is a handle on a scalable Bloom filter stored in Redis: a
-// chain of fixed-size sub-filters that grows as keys are added, with the
-// sub-filters, growth, tightening and positions of bloom.ScalableBloomFilter,
-// so that Export returns a filter Equal to the in-memory one built from the
-// same keys in the same order, and Import loads one (of the classic layout,
-// as every filter of this package). Its Test never reports
-// an added key as absent (on the conditions of the package documentation,
-// "Durability") and reports an absent key present with a probability of at
-// most ErrorRate, however many keys it holds, until it is saturated.
+// chain of sub-filters that grows as keys are added, with the sub-filters,
+// growth, tightening and positions of bloom.ScalableBloomFilter, so that
+// Export returns a filter Equal to the in-memory one built from the same keys
+// in the same order, and Import loads one (of the classic layout). Test never
+// reports an added key as absent (on the conditions of the package doc) and
+// reports an absent key present with a probability of at most ErrorRate,
+// however many keys it holds, until it is saturated.
 //
-// Keys go into the newest sub-filter; when it is full, the next one is
-// created inside the same script call that found it full, so any number of
-// clients adding at once create each sub-filter exactly once, and a key that
-// tests present in any sub-filter is not added again, so duplicates do not
-// make it grow. Each call is one Lua script (one round trip, more for large
-// batches, and one more when the handle has not yet seen a sub-filter that
-// another client created). It tests every sub-filter, reading a key's
-// positions one by one and stopping at the first clear one.
+// Any number of clients may add at once: each sub-filter is created exactly
+// once, inside the script call that found the newest one full, and a key
+// that tests present is not added again, so duplicates do not make it grow.
+// Cost: one Lua script (one round trip) per call or batch, plus one when the
+// handle has not yet seen a sub-filter another client created; an absent key
+// reads every sub-filter.
 //
-// The filter named name is the keys {name}:meta (a hash: format
-// "redisbloom-scalable/1", id, seed, growth, scale, tightening,
-// initial_capacity, error_rate, check, gen, n the number of sub-filters, c0,
-// c1, ... their counts, saturated once growth stopped, epoch the number of
-// Imports, lost) and {name}:s:0, {name}:s:1, ... the sub-filters' bitmaps,
-// laid out as a Filter's. They share the hash tag {name}, so they live on
-// one Cluster slot (one master serves the whole filter).
-//
-// The number of sub-filters changes as the filter grows, so no checksum
-// covers it. A handle never accepts fewer sub-filters than it has seen,
-// unless an Import (which increments epoch) came in between, as it never
-// accepts an older write generation; every call checks that the newest
-// sub-filter's count is valid and no count exists past it, and that every
-// sub-filter it reads exists with its size; New, Open and a handle that
-// learns of an Import check that no sub-filter exists past the last; and
-// a number of sub-filters past what the parameters can build (see below)
-// is refused before anything is sized for it. Each of these gives
-// ErrCorrupt, never "absent".
-//
-// One Redis string holds 2^32 bits, so growth stops (the filter saturates)
-// when the next sub-filter would need more than MaxBits bits or the filter
-// more than bloom.MaxBits, or past 65,536 sub-filters, the most the bloom
-// package's format holds; bloom.ScalableBloomFilter does not have the first
-// limit, so from a sub-filter of 2^32 bits (some 4.5*10^8 keys at 1%) the
-// two would differ, and Export then fails. A handle computes the sizes of
-// the sub-filters once, each from the one before; a call whose context ends
-// while it does returns the context's error.
+// Growth stops (the filter saturates: still no false negatives, a rising
+// rate) when the next sub-filter would pass MaxBits bits, the whole filter
+// bloom.MaxBits, or 65,536 sub-filters. A sub-filter count lower than one a
+// handle has seen, a missing or extra sub-filter, or a count that is not
+// valid gives ErrCorrupt, never "absent". Its keys share the hash tag {name},
+// so one Cluster master serves the whole filter; docs/design.md gives them.
 //
 // A ScalableFilter is safe for concurrent use. A zero ScalableFilter is not
 // usable: its methods return an error.
@@ -253,7 +229,7 @@ func scalableFromProbe(rdb redis.UniversalClient, name, id string, probe *bloom.
 	if err != nil {
 		return nil, err
 	}
-	if probe.Blocked() || binary.LittleEndian.Uint16(enc[4:]) != importVersion || enc[13] != 0 {
+	if (probe.Layout() == bloom.LayoutBlocked) || binary.LittleEndian.Uint16(enc[4:]) != importVersion || enc[13] != 0 {
 		// The offsets below are those of version 3, and the sizes
 		// those of the classic layout.
 		return nil, errBlockedOption()
@@ -1087,7 +1063,7 @@ func (s *ScalableFilter) compatible(src *bloom.ScalableBloomFilter) error {
 	switch {
 	case src == nil || src.NumFilters() == 0:
 		return fmt.Errorf("%w: nil or zero ScalableBloomFilter", bloom.ErrIncompatible)
-	case src.Blocked():
+	case src.Layout() == bloom.LayoutBlocked:
 		return errBlockedSource("the imported scalable filter")
 	case src.Seed() != s.seed || src.InitialCapacity() != s.initialCapacity ||
 		math.Float64bits(src.ErrorRate()) != math.Float64bits(s.errorRate):

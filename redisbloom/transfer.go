@@ -143,7 +143,7 @@ func (f *Filter) compatible(src *bloom.BloomFilter) error {
 	switch {
 	case src == nil || src.Hashes() == 0:
 		return fmt.Errorf("%w: nil or zero BloomFilter", bloom.ErrIncompatible)
-	case src.Blocked():
+	case src.Layout() == bloom.LayoutBlocked:
 		return errBlockedSource(fmt.Sprintf("the filter imported into %q", f.name))
 	case src.Bits() != f.m || src.Hashes() != f.k || src.Seed() != f.seed:
 		return fmt.Errorf("%w: filter %q has %d bits, %d hashes, seed %#x; the imported one %d bits, %d hashes, seed %#x",

@@ -286,3 +286,33 @@ func ErrorRate(b layout.Bits, conc bool) float64 {
 	}
 	return sum / float64(len(b.Words)/8)
 }
+
+// Stats counts the set bits of b and computes its false-positive rate as
+// ErrorRate does, in one pass that reads each word once (atomically if
+// conc), so that both describe the same reading of the words.
+func Stats(b layout.Bits, conc bool) (set uint64, rate float64) {
+	var pow [BlockBits + 1]float64
+	for x := range pow {
+		pow[x] = 1
+		for i := range int(b.K) {
+			pow[x] *= float64(max(x-i, 0)) / float64(BlockBits-i)
+		}
+	}
+	var sum float64
+	for i := 0; i+8 <= len(b.Words); i += 8 {
+		x := 0
+		for j := i; j < i+8; j++ {
+			if conc {
+				x += bits.OnesCount64(atomic.LoadUint64(&b.Words[j]))
+			} else {
+				x += bits.OnesCount64(b.Words[j])
+			}
+		}
+		set += uint64(x)
+		sum += pow[x]
+	}
+	if len(b.Words) < 8 {
+		return 0, 0
+	}
+	return set, sum / float64(len(b.Words)/8)
+}

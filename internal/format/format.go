@@ -36,6 +36,33 @@ func Corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
+// The kinds of filter, as BadMagic names them.
+const (
+	KindBloom    = "BloomFilter"
+	KindScalable = "ScalableBloomFilter"
+	KindWindow   = "WindowFilter"
+)
+
+// BadMagic returns the error for an encoding that starts with magic, 4
+// bytes, where one of a filter of kind want was expected. If magic is that
+// of another kind, the error says which and names the root package's
+// functions that read it; otherwise it is "bad magic". It wraps ErrCorrupt.
+func BadMagic(magic []byte, want string) error {
+	kind, reader := "", ""
+	switch string(magic) {
+	case Magic:
+		kind, reader = KindBloom, "Read"
+	case ScalableMagic:
+		kind, reader = KindScalable, "ReadScalable"
+	case WindowMagic:
+		kind, reader = KindWindow, "ReadWindow"
+	}
+	if kind == "" || kind == want {
+		return Corrupt("bad magic %q", magic)
+	}
+	return Corrupt("the input holds a %s, not a %s: read it with %s, or with ReadAny for any kind", kind, want, reader)
+}
+
 // The limits a header must keep, those of bloom.MaxBits and bloom.MaxHashes
 // (the root package checks at compile time that they agree), and MaxWords,
 // the number of 64-bit words the largest filter needs, bounded by what an int
@@ -51,6 +78,7 @@ var MaxWords = min(MaxBits/64, uint64(math.MaxInt)/8)
 const (
 	Magic         = "BLMF" // a BloomFilter
 	ScalableMagic = "BLMS" // a ScalableBloomFilter
+	WindowMagic   = "BLMW" // a WindowFilter (internal/window's Magic)
 
 	Version1      = 1 // the classic layout
 	Version2      = 2 // a layout recorded: the blocked one
@@ -110,7 +138,7 @@ func AppendHeader(b []byte, h Header) []byte {
 func ParseHeader(b []byte) (Header, error) {
 	var h Header
 	if string(b[0:4]) != Magic {
-		return h, Corrupt("bad magic %q", b[0:4])
+		return h, BadMagic(b[0:4], KindBloom)
 	}
 	switch v, fl := binary.LittleEndian.Uint16(b[4:]), binary.LittleEndian.Uint16(b[6:]); {
 	case v == Version2 && fl == LayoutBlocked:
@@ -283,7 +311,7 @@ func AppendScalableHeader(b []byte, h ScalableHeader) []byte {
 func ParseScalableHeader(b []byte) (ScalableHeader, error) {
 	var h ScalableHeader
 	if string(b[:4]) != ScalableMagic {
-		return h, Corrupt("bad magic %q", b[:4])
+		return h, BadMagic(b[:4], KindScalable)
 	}
 	switch v := binary.LittleEndian.Uint16(b[4:]); {
 	case v == Version2 && b[13] == LayoutBlocked:

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -157,7 +158,7 @@ func WriteV3(w io.Writer, h V3Header, words []uint64, conc bool) (int64, error) 
 func ParseV3Header(b []byte) (V3Header, error) {
 	var h V3Header
 	if string(b[0:4]) != Magic {
-		return h, Corrupt("bad magic %q", b[0:4])
+		return h, BadMagic(b[0:4], KindBloom)
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != V3Version {
 		return h, Corrupt("format version %d, want %d", v, V3Version)
@@ -280,10 +281,24 @@ func VerifyV3(data []byte, h V3Header, parallel uint64) error {
 		var first atomic.Int64
 		first.Store(math.MaxInt64)
 		var wg sync.WaitGroup
+		// The workers fault as the caller would: a caller that made faults
+		// panics (bloom.Open over a file truncated during the check) gets
+		// the first worker's panic in its own goroutine, where it can
+		// recover it, instead of a crash.
+		panicOnFault := debug.SetPanicOnFault(true)
+		debug.SetPanicOnFault(panicOnFault)
+		var panicked atomic.Pointer[any]
 		for range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() {
+					if r := recover(); r != nil {
+						panicked.CompareAndSwap(nil, &r)
+						next.Store(math.MaxInt64 / 2) // stop the others
+					}
+				}()
+				debug.SetPanicOnFault(panicOnFault)
 				for {
 					i := next.Add(1) - 1
 					if i >= int64(sections) || i > first.Load() {
@@ -301,6 +316,9 @@ func VerifyV3(data []byte, h V3Header, parallel uint64) error {
 			}()
 		}
 		wg.Wait()
+		if r := panicked.Load(); r != nil {
+			panic(*r)
+		}
 		if f := first.Load(); f != math.MaxInt64 {
 			bad = int(f)
 		}
@@ -513,7 +531,7 @@ func AppendV3ScalableHeader(b []byte, h V3ScalableHeader, offsets []uint64) []by
 func ParseV3ScalableHeader(b []byte) (V3ScalableHeader, error) {
 	var h V3ScalableHeader
 	if string(b[0:4]) != ScalableMagic {
-		return h, Corrupt("bad magic %q", b[0:4])
+		return h, BadMagic(b[0:4], KindScalable)
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != V3Version {
 		return h, Corrupt("format version %d, want %d", v, V3Version)

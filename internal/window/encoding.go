@@ -216,7 +216,7 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 func parseHeader(b []byte) (header, error) {
 	var h header
 	if string(b[:4]) != Magic {
-		return h, format.Corrupt("bad magic %q", b[:4])
+		return h, format.BadMagic(b[:4], format.KindWindow)
 	}
 	if v := binary.LittleEndian.Uint16(b[4:]); v != Version {
 		return h, format.Corrupt("window format version %d, want %d", v, Version)

@@ -9,6 +9,7 @@ import (
 	"log"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/bloomfilters/bloom/collystorage"
 	"github.com/gocolly/colly/v2"
@@ -45,7 +46,10 @@ func crawl(out io.Writer, state string, start ...string) error {
 	if err := c.SetStorage(visited); err != nil {
 		return err
 	}
-	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		link, _, _ := strings.Cut(e.Attr("href"), "#") // page#top is page
+		e.Request.Visit(link)
+	})
 	c.OnResponse(func(r *colly.Response) { fmt.Fprintln(out, r.Request.URL) })
 	for _, u := range start {
 		var already *colly.AlreadyVisitedError

@@ -12,8 +12,9 @@ import (
 
 // TestCrawl runs the README's program twice on a local site of 50 pages with
 // the same state file: the first run from page 0 fetches pages 0-29 (they
-// link to the next one and to page 0; page 29 links nowhere), the second
-// from page 0 and page 30 fetches only 30-49.
+// link to the next one and to page 0, also as /0#top, which is the same
+// page; page 29 links nowhere), the second from page 0 and page 30 fetches
+// only 30-49.
 func TestCrawl(t *testing.T) {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var i int
@@ -21,7 +22,7 @@ func TestCrawl(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		fmt.Fprintf(w, "<a href=\"/0\">home</a>\n")
+		fmt.Fprintf(w, "<a href=\"/0\">home</a> <a href=\"/0#top\">top of home</a>\n")
 		if i != 29 && i < 49 {
 			fmt.Fprintf(w, "<a href=\"/%d\">next</a>\n", i+1)
 		}
