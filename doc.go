@@ -21,7 +21,9 @@
 //   - ScalableBloomFilter: grows without limit while keeping its overall
 //     error rate under its target; for a set whose size is not known.
 //   - WindowFilter: the recent past only, the last N keys or the keys of the
-//     last d, in fixed memory; for deduplicating a stream.
+//     last d, in fixed memory; for deduplicating a stream (TestAndAdd is
+//     first-seen: a key is new again once its first sighting has left the
+//     window; TestAndRefresh is last-seen).
 //   - View: a read-only filter answered where its encoding lies (a mapped
 //     file, an embedded string, any []byte), without decoding it.
 //

@@ -635,3 +635,131 @@ func (s *ScalableBloomFilter) UnmarshalText(text []byte) error {
 	}
 	return s.UnmarshalBinary(data)
 }
+
+// EncodedSize returns the length in bytes of the binary encoding, which
+// grows and shrinks with the extensions of a window under Grow. On a
+// Concurrent window it takes the adds' lock.
+func (w *WindowFilter) EncodedSize() (n int) {
+	w.read(func(f *window.Filter, _ int64) { n = int(f.EncodedSize()) })
+	return n
+}
+
+// AppendBinary appends the binary encoding of the window (see
+// WindowFilter) to b (encoding.BinaryAppender). O(Bits/64); on a
+// Concurrent window it holds the adds' lock for that long.
+func (w *WindowFilter) AppendBinary(b []byte) ([]byte, error) {
+	w.read(func(f *window.Filter, _ int64) { b = f.AppendBinary(b) })
+	return b, nil
+}
+
+// MarshalBinary returns the binary encoding of the window, as AppendBinary
+// (and at the same cost).
+func (w *WindowFilter) MarshalBinary() ([]byte, error) {
+	return w.AppendBinary(make([]byte, 0, w.EncodedSize()))
+}
+
+// UnmarshalBinary decodes a window encoded by MarshalBinary into w, keeping
+// w's mode and clock (a zero WindowFilter becomes a plain one reading
+// time.Now). It validates the header, the table and the length before it
+// allocates, checks every checksum, never panics, and leaves w unchanged
+// on error, which wraps ErrCorrupt or is io.ErrUnexpectedEOF. On a
+// Concurrent window it may run beside other calls, which see the window
+// before or after it (it takes the adds' lock to replace the ring);
+// otherwise it must not run concurrently with other calls.
+func (w *WindowFilter) UnmarshalBinary(data []byte) error {
+	f, err := window.Decode(data, windowSizer)
+	if err != nil {
+		return err
+	}
+	w.setRing(f)
+	return nil
+}
+
+// WriteTo writes the binary encoding of the window to w (io.WriterTo)
+// through a buffer of at most 64 KiB. On a Concurrent window it holds the
+// adds' lock until the last byte is written, so that the encoding is of one
+// moment: a slow writer delays the adds, not the tests.
+func (w *WindowFilter) WriteTo(dst io.Writer) (n int64, err error) {
+	w.read(func(f *window.Filter, _ int64) { n, err = f.WriteTo(dst) })
+	return n, err
+}
+
+// ReadFrom decodes one window written by WriteTo or MarshalBinary from r
+// into w (io.ReaderFrom), with the guarantees of UnmarshalBinary, reading
+// no byte past it and allocating only what r has supplied or shown that it
+// holds.
+func (w *WindowFilter) ReadFrom(r io.Reader) (int64, error) {
+	f, n, err := window.Read(r, r, nil, windowSizer)
+	if err != nil {
+		return n, err
+	}
+	w.setRing(f)
+	return n, nil
+}
+
+// ReadWindow reads one window written by WriteTo or MarshalBinary from r,
+// with the guarantees of ReadFrom, built with opts: Concurrent, Clock, and
+// Seed if it agrees with the encoded one. A stream that ends before the
+// first byte gives io.EOF.
+func ReadWindow(r io.Reader, opts ...Option) (*WindowFilter, error) {
+	s, err := newSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	return readWindow(r, nil, s)
+}
+
+// readWindow is ReadWindow after prefix has been read from r.
+func readWindow(r io.Reader, prefix []byte, s settings) (*WindowFilter, error) {
+	if err := s.windowOnly(); err != nil {
+		return nil, err
+	}
+	if s.win.every != 0 || s.win.policySet || s.win.gens != 0 || s.win.satLimit != 0 {
+		return nil, paramError("Every, OnOverflow, Generations and SaturationLimit contradict an encoded window")
+	}
+	if len(prefix) == 0 {
+		var b [1]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return nil, err // io.EOF before the first byte
+		}
+		prefix = b[:]
+	}
+	f, _, err := window.Read(r, r, prefix, windowSizer)
+	if err != nil {
+		return nil, err
+	}
+	if s.seedSet && s.seed != f.Seed {
+		return nil, paramError("Seed %#x contradicts the encoded seed %#x", s.seed, f.Seed)
+	}
+	w := &WindowFilter{f: f, clock: s.win.clock, onEvent: s.win.onEvent}
+	w.hook(f)
+	if s.concurrent {
+		w.conc, w.f = newWindowConc(f), nil
+	}
+	return w, nil
+}
+
+// AppendText appends the text encoding of the window, the standard base64
+// of its binary encoding, to b (encoding.TextAppender).
+func (w *WindowFilter) AppendText(b []byte) ([]byte, error) {
+	data, err := w.MarshalBinary()
+	if err != nil {
+		return b, err
+	}
+	return base64.StdEncoding.AppendEncode(b, data), nil
+}
+
+// MarshalText returns the text encoding of the window
+// (encoding.TextMarshaler).
+func (w *WindowFilter) MarshalText() ([]byte, error) { return w.AppendText(nil) }
+
+// UnmarshalText decodes a window encoded by MarshalText into w, with the
+// guarantees of UnmarshalBinary: the header is checked before the decoded
+// bytes are allocated.
+func (w *WindowFilter) UnmarshalText(text []byte) error {
+	data, err := format.DecodeText(text, window.HeaderLen, window.Least)
+	if err != nil {
+		return err
+	}
+	return w.UnmarshalBinary(data)
+}

@@ -420,17 +420,35 @@ func ExampleNewWindow() {
 	}
 	fmt.Println(w.TestString("e"), w.TestString("f"), w.TestString("g"), w.TestString("a"))
 
+	// A crawler that fetches a page again after a week: TestAndAdd is
+	// first-seen (it adds only a URL not in the window), so a URL met
+	// every day is fetched again once its first sighting has left the week.
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	week, _ := bloom.NewWindow(1e6, 0.01, bloom.Every(7*24*time.Hour), bloom.Clock(func() time.Time { return now }))
-	week.AddString("https://example.com/")
-	now = now.Add(6 * 24 * time.Hour)
-	fmt.Println(week.TestAndAddString("https://example.com/")) // seen this week: skip it
-	now = now.Add(14 * 24 * time.Hour)
-	fmt.Println(week.TestAndAddString("https://example.com/")) // weeks ago: fetch it again
+	var fetched []int
+	for day := range 20 {
+		if !week.TestAndAddString("https://example.com/") {
+			fetched = append(fetched, day) // not fetched in the last week: fetch it
+		}
+		now = now.Add(24 * time.Hour)
+	}
+	fmt.Println("fetched on days", fetched)
+
+	// An alert that keeps firing stays suppressed: TestAndRefresh is
+	// last-seen (it puts a present key back in the newest generation).
+	alerts, _ := bloom.NewWindow(1e6, 0.01, bloom.Every(7*24*time.Hour), bloom.Clock(func() time.Time { return now }))
+	var raised []int
+	for day := range 20 {
+		if !alerts.TestAndRefreshString("disk full on db-3") {
+			raised = append(raised, day)
+		}
+		now = now.Add(24 * time.Hour)
+	}
+	fmt.Println("raised on days", raised)
 	// Output:
 	// true true true false
-	// true
-	// false
+	// fetched on days [0 9 17]
+	// raised on days [0]
 }
 
 // A time window under Grow keeps every key of its duration and its rate
@@ -488,20 +506,25 @@ func TestWindowNoAllocsFromOtherPackage(t *testing.T) {
 		b := []byte("a stack key")
 		results := make([]bool, 2)
 		for name, call := range map[string]func(){
-			"Test":                 func() { var k [8]byte; sink = w.Test(k[:]) },
-			"TestString":           func() { sink = w.TestString(string(b)) },
-			"Add":                  func() { var k [8]byte; w.Add(k[:]) },
-			"AddString":            func() { w.AddString(string(b)) },
-			"TestAndAdd":           func() { var k [8]byte; sink = w.TestAndAdd(k[:]) },
-			"TestHash":             func() { sink = w.TestHash(1) },
-			"AddHash":              func() { w.AddHash(2) },
-			"TestAndAddHash":       func() { sink = w.TestAndAddHash(2) },
-			"TestMany":             func() { var k [8]byte; w.TestMany([][]byte{k[:], b}, results) },
-			"AddMany":              func() { var k [8]byte; w.AddMany([][]byte{k[:], b}) },
-			"TestAndAddMany":       func() { var k [8]byte; w.TestAndAddMany([][]byte{k[:], b}, results) },
-			"TestManyStrings":      func() { w.TestManyStrings([]string{"x", string(b)}, results) },
-			"AddManyHashes":        func() { w.AddManyHashes([]uint64{4, 5}) },
-			"TestAndAddManyHashes": func() { w.TestAndAddManyHashes([]uint64{4, 5}, results) },
+			"Test":                     func() { var k [8]byte; sink = w.Test(k[:]) },
+			"TestString":               func() { sink = w.TestString(string(b)) },
+			"Add":                      func() { var k [8]byte; w.Add(k[:]) },
+			"AddString":                func() { w.AddString(string(b)) },
+			"TestAndAdd":               func() { var k [8]byte; sink = w.TestAndAdd(k[:]) },
+			"TestHash":                 func() { sink = w.TestHash(1) },
+			"AddHash":                  func() { w.AddHash(2) },
+			"TestAndAddHash":           func() { sink = w.TestAndAddHash(2) },
+			"TestMany":                 func() { var k [8]byte; w.TestMany([][]byte{k[:], b}, results) },
+			"AddMany":                  func() { var k [8]byte; w.AddMany([][]byte{k[:], b}) },
+			"TestAndAddMany":           func() { var k [8]byte; w.TestAndAddMany([][]byte{k[:], b}, results) },
+			"TestManyStrings":          func() { w.TestManyStrings([]string{"x", string(b)}, results) },
+			"AddManyHashes":            func() { w.AddManyHashes([]uint64{4, 5}) },
+			"TestAndAddManyHashes":     func() { w.TestAndAddManyHashes([]uint64{4, 5}, results) },
+			"TestAndRefresh":           func() { var k [8]byte; sink = w.TestAndRefresh(k[:]) },
+			"TestAndRefreshString":     func() { sink = w.TestAndRefreshString(string(b)) },
+			"TestAndRefreshHash":       func() { sink = w.TestAndRefreshHash(3) },
+			"TestAndRefreshMany":       func() { var k [8]byte; w.TestAndRefreshMany([][]byte{k[:], b}, results) },
+			"TestAndRefreshManyHashes": func() { w.TestAndRefreshManyHashes([]uint64{4, 5}, results) },
 		} {
 			if n := testing.AllocsPerRun(100, call); n != 0 {
 				t.Errorf("%d options, %s: %v allocations per call, want 0", len(opts), name, n)

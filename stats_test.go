@@ -51,6 +51,13 @@ func TestStatsEqualsTheEstimates(t *testing.T) {
 			})
 		}
 	}
+	for _, n := range []int{0, 300, 3000} {
+		w := mustWindow(t, 1000, 0.01)
+		for i := range n {
+			w.Add(keyOf(buf[:], uint64(i), 0))
+		}
+		same(t, w.Stats(), w.Bits(), w.FillRatio(), w.EstimatedCount(), w.EstimatedErrorRate())
+	}
 	var zf BloomFilter
 	var zs ScalableBloomFilter
 	if zf.Stats() != (Stats{}) || zs.Stats() != (Stats{}) {

@@ -1,15 +1,12 @@
 package bloom
 
 import (
-	"encoding/base64"
 	"fmt"
-	"io"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/bloomfilters/bloom/internal/format"
 	"github.com/bloomfilters/bloom/internal/layout"
 	"github.com/bloomfilters/bloom/internal/murmur"
 	"github.com/bloomfilters/bloom/internal/window"
@@ -22,14 +19,16 @@ type windowSettings struct {
 	clock     func() time.Time // Clock; nil for time.Now
 	policy    Overflow         // OnOverflow
 	policySet bool
-	gens      int // Generations; 0 to let NewWindow choose
+	gens      int               // Generations; 0 to let NewWindow choose
+	satLimit  float64           // SaturationLimit; 0 for the default
+	onEvent   func(WindowEvent) // OnEvent
 }
 
 // none returns an error if a window option was given to another
 // constructor.
 func (w *windowSettings) none() error {
-	if w.every != 0 || w.clock != nil || w.policySet || w.gens != 0 {
-		return paramError("Every, Clock, OnOverflow and Generations apply only to NewWindow and ReadWindow")
+	if w.every != 0 || w.clock != nil || w.policySet || w.gens != 0 || w.satLimit != 0 || w.onEvent != nil {
+		return paramError("Every, Clock, OnOverflow, Generations, SaturationLimit and OnEvent apply only to NewWindow and ReadWindow")
 	}
 	return nil
 }
@@ -39,20 +38,24 @@ func (w *windowSettings) none() error {
 // and a key is forgotten at most d*r/(r-1) after it was added, r being the
 // number of generations; window, NewWindow's first argument, is then the
 // number of keys expected within d, for which the window is sized. d must be
-// positive and given at most once. See OnOverflow for what happens when
-// more keys come.
+// in (0, MaxEvery] and given at most once. See OnOverflow for what happens
+// when more keys come.
 func Every(d time.Duration) Option {
 	return Option{func(s *settings) error {
 		if s.win.every != 0 {
 			return paramError("Every may be given only once")
 		}
-		if d <= 0 {
-			return paramError("Every needs a positive duration, got %v", d)
+		if d <= 0 || d > MaxEvery {
+			return paramError("Every needs a duration in (0, %v] (MaxEvery), got %v", MaxEvery, d)
 		}
 		s.win.every = d
 		return nil
 	}}
 }
+
+// MaxEvery is the longest duration Every takes: 2^60 ns, about 36.5
+// years, so that the arithmetic of a window's clock never overflows.
+const MaxEvery = time.Duration(1 << 60)
 
 // Clock makes a time window read the time from now instead of time.Now,
 // for tests and for replaying logs. It applies to NewWindow with Every and to
@@ -84,13 +87,18 @@ const (
 	// RotateEarly, the default, starts a new generation when the newest is
 	// full, as a count window does: the false-positive rate stays at or
 	// below the target, and the window keeps at least its last window keys
-	// but may keep less than its duration (RetainedSince reports after
-	// when it keeps every key).
+	// of its duration (see WindowFilter) but may keep less than its
+	// duration (RetainedSince reports after when it keeps every key; each
+	// early rotation is a RotatedEarly event).
 	RotateEarly Overflow = iota
 
 	// Saturate keeps adding to the newest generation until its time is
 	// up: every key of the duration is kept, and the false-positive rate
-	// rises above the target (EstimatedErrorRate reports it).
+	// rises above the target (EstimatedErrorRate reports it), up to a
+	// ceiling, SaturationLimit (by default 10 times the error rate, at
+	// most 0.5): past it the window rotates early, as RotateEarly does
+	// (a SaturatedPastLimit event), instead of reporting nearly every key
+	// present.
 	Saturate
 
 	// Grow keeps both promises: when the newest generation is full
@@ -169,74 +177,87 @@ func Generations(r int) Option {
 	}}
 }
 
-// WindowFilter is a filter of the recent past: of the last window keys
-// added (NewWindow), or of the keys added within the last d (with Every).
-// It keeps two promises at every moment:
-//
-//   - No false negative for any of the last window keys added: Test reports
-//     each of them present. (A key added again counts again, unless it was
-//     already in the newest generation; keys added once each, as a
-//     deduplicator adds them, are the last window distinct keys.) A time
-//     window also keeps every key added within its duration, unless
-//     RotateEarly had to rotate early, or Grow reached its limit (see
-//     OnOverflow).
-//   - A false-positive rate at or below ErrorRate: Test reports a key that
-//     is not among the keys kept present with probability at most
-//     ErrorRate. Under Saturate, a time window may break this one, and
-//     EstimatedErrorRate says by how much.
-//
-// Under Grow a time window keeps both, and its memory grows with a burst
-// instead (Bits reports it; see Grow).
-//
-// It is a ring of r generations, blocked filters of ceil(window/(r-1)) keys
-// at 1-(1-ErrorRate)^(1/r) (about ErrorRate/r) each: keys go into the newest; when the newest is full (or
-// its time, d/(r-1), is up) the oldest is cleared and becomes the newest.
-// A key is forgotten after at most r*ceil(window/(r-1)) more keys (or
-// d*r/(r-1) of time). At 1% it takes 17.0 bits per window key (r = 7), at
-// 0.1% 24.3 (r = 8); under Grow 17.4 and 24.7 without a burst. Test reads
-// the key's cache line in every generation, all at once, and one line per
-// extension of a window under Grow; Add writes the newest one's.
-//
-// A zero WindowFilter is not usable: create one with NewWindow or
-// ReadWindow; its methods panic. Without the Concurrent option it is not
-// safe for concurrent use, though concurrent Test calls are safe. With
-// Concurrent, every method may be called from any number of goroutines:
-// adds, rotation, growth, Clear and decoding into it are serialized by a
-// lock, and the tests (Test, TestMany and their String and Hash forms) take
-// no lock: they read the generations with atomic loads beside the adds and
-// write no shared memory (a lock's counter would bounce between the cores
-// of concurrent readers). A test concurrent with a rotation
-// may miss only keys of the generation being dropped, which leave the window
-// then. The methods that read several counters for one answer (Count,
-// EstimatedErrorRate, the encoders, Clone, ...) take the adds' lock.
-//
-// The binary encoding (all integers little-endian), in the style of format
-// version 3: a 64-byte header: magic "BLMW", version uint16 (3), overflow
-// policy uint8 (0 RotateEarly, 1 Saturate, 2 Grow), a zero byte, seed
-// uint32, k uint32, bits per generation uint64 (a multiple of 512), window
-// uint64, error rate float64, keys per generation uint64
-// (ceil(window/(r-1))), r uint16, two zero bytes, section size uint32 (a
-// power of two, 2^20 as written), four zero bytes, and the CRC-32C
-// (Castagnoli) of the 60 bytes before it. Then a table: the generation
-// period in nanoseconds int64 (0 for a count window), the rotations uint64,
-// and for each generation, oldest first, its key count uint64 and its start
-// int64 (Unix nanoseconds); under Grow only, then for each generation,
-// oldest first, its number of extensions uint64 (at most 16), and for each
-// extension, generations oldest first and each generation's extensions in
-// the order they were made, a 32-byte record: its capacity in keys uint64,
-// its bits uint64 (a multiple of 512), its k uint32, four zero bytes, its
-// key count uint64 (a decoder checks the capacity, bits and k against the
-// sizing of Grow). Then the table's CRC-32C, and zeros up to a multiple of
-// 64 bytes. Then the words of the generations, oldest first, each a blocked
-// filter's words; under Grow, the words of the extensions follow, in the
-// order of their records; and the CRC-32C of each section of all those
-// words. The text encoding is the standard base64 of the binary one.
-type WindowFilter struct {
-	f     *window.Filter   // nil for a Concurrent window: conc.ring holds it
-	conc  *windowConc      // Concurrent
-	clock func() time.Time // Clock's; nil for time.Now
+// SaturationLimit sets the ceiling of a time window under Saturate: the
+// false-positive rate, in [errorRate, 1), past which the window rotates
+// early (a SaturatedPastLimit event) instead of taking more keys into its
+// newest generation. Default: 10 times NewWindow's errorRate, at most 0.5
+// (and at least errorRate). The window rotates once its newest generation
+// holds the keys at which r generations as full would reach rate (from
+// the blocked filter's rate model, BlockedFalsePositiveRate: 1.54 times a
+// generation's share at 1% and the default 0.1), so that the rate stays at
+// or below rate (measured: 0.078 after a burst of 12 shares, against
+// 0.988 without a ceiling), unless the floor of WindowFilter forbids the
+// rotation, as it may under RotateEarly (docs/window.md gives the worst
+// case). It is saved in the encoding (as a float32). It needs
+// OnOverflow(Saturate) and may be given at most once.
+func SaturationLimit(rate float64) Option {
+	return Option{func(s *settings) error {
+		if s.win.satLimit != 0 {
+			return paramError("SaturationLimit may be given only once")
+		}
+		if !(rate > 0 && rate < 1) {
+			return paramError("SaturationLimit needs a rate in [errorRate, 1), got %v", rate)
+		}
+		s.win.satLimit = rate
+		return nil
+	}}
 }
 
+// WindowFilter is a filter of the recent past: of the last window keys
+// added (NewWindow), or of the keys added within the last d (with Every), in
+// memory fixed at creation. It keeps two promises at every moment:
+//
+//   - The floor: no false negative for any key that is both among the last
+//     window keys added and, in a time window, added within d, after bursts
+//     too. A time window under Saturate or Grow keeps every key added within
+//     d, unless Saturate reached its SaturationLimit or Grow its limit.
+//   - A false-positive rate at or below ErrorRate for keys not kept. Under
+//     Saturate it may rise up to SaturationLimit; right after a burst has
+//     rotated a time window early it may exceed ErrorRate for a while (the
+//     floor comes first: docs/window.md gives the worst case).
+//     EstimatedErrorRate says where it is.
+//
+// To deduplicate, call TestAndAdd (first-seen): it reports whether the key is
+// in the window and adds it only if it is not, so a key that keeps coming
+// back is reported new again once its first sighting has left the window.
+// TestAndRefresh (last-seen) also moves a present key to the newest
+// generation, so a key that keeps coming back stays suppressed; each refresh
+// takes the room of a new key. OnEvent and Events tell when a window rotates
+// early, saturates past its limit or stops growing.
+//
+// Cost: 17.0 bits per window key at 1%, 24.3 at 0.1%. Add writes one cache
+// line; Test of an absent key reads one line in each of the r generations
+// (7 at 1%), all at once. A key is forgotten after at most
+// r*ceil(window/(r-1)) more keys (or d*r/(r-1) of time), later after a burst.
+//
+// A zero WindowFilter is not usable: its methods panic; create one with
+// NewWindow or ReadWindow. Without the Concurrent option it is not safe for
+// concurrent use, though concurrent Test calls are. With Concurrent every
+// method may be called from any number of goroutines; exactly one caller of
+// TestAndAdd hears "new" for a key, and Test takes no lock. docs/window.md
+// says how it works; docs/format.md gives its encoding.
+type WindowFilter struct {
+	f       *window.Filter    // nil for a Concurrent window: conc.ring holds it
+	conc    *windowConc       // Concurrent
+	clock   func() time.Time  // Clock's; nil for time.Now
+	onEvent func(WindowEvent) // OnEvent's; nil for none
+}
+
+// Concurrency of a Concurrent WindowFilter: adds, rotation, growth, Clear
+// and decoding into it are serialized by a lock, and the tests (Test,
+// TestMany and their String and Hash forms) take no lock: they read the
+// generations with atomic loads beside the adds and write no shared memory
+// (a lock's counter would bounce between the cores of concurrent readers).
+// A test concurrent with a rotation may miss only keys of the generation
+// being dropped, which leave the window then. The methods that read several
+// counters for one answer (Count, EstimatedErrorRate, the encoders, Clone,
+// ...) take the adds' lock.
+//
+// The ring: r generations, blocked filters of ceil(window/(r-1)) keys at
+// 1-(1-ErrorRate)^(1/r) (about ErrorRate/r) each: keys go into the newest;
+// when the newest is full (or its time, d/(r-1), is up) the oldest is
+// cleared and becomes the newest, unless that would break the floor.
+//
 // windowConc is the state of a Concurrent window: the lock of its writers
 // and its ring (Concurrent, see internal/window's conc.go), which decoding
 // into the window replaces while tests, which take no lock, may be loading
@@ -256,6 +277,7 @@ func newWindowConc(f *window.Filter) *windowConc {
 
 // setRing makes f the ring of w, as decoding into w does, in w's mode.
 func (w *WindowFilter) setRing(f *window.Filter) {
+	w.hook(f)
 	if c := w.conc; c != nil {
 		f.SetConcurrent()
 		c.mu.Lock()
@@ -281,8 +303,9 @@ func NewWindow(window uint64, errorRate float64, opts ...Option) (*WindowFilter,
 	if err != nil {
 		return nil, err
 	}
-	w := &WindowFilter{clock: s.win.clock}
+	w := &WindowFilter{clock: s.win.clock, onEvent: s.win.onEvent}
 	f := newWindowRing(c, w.now(c.Period))
+	w.hook(f)
 	if s.concurrent {
 		w.conc = newWindowConc(f)
 	} else {
@@ -304,6 +327,12 @@ func planWindow(keys uint64, errorRate float64, opts []Option) (settings, window
 	if s.win.every == 0 && (s.win.policySet || s.win.clock != nil) {
 		return s, window.Config{}, paramError("OnOverflow and Clock need Every")
 	}
+	if s.win.satLimit != 0 && (s.win.every == 0 || s.win.policy != Saturate) {
+		return s, window.Config{}, paramError("SaturationLimit needs Every and OnOverflow(Saturate)")
+	}
+	if s.win.satLimit != 0 && s.win.satLimit < errorRate {
+		return s, window.Config{}, paramError("SaturationLimit needs a rate in [errorRate, 1) = [%v, 1), got %v", errorRate, s.win.satLimit)
+	}
 	if keys == 0 {
 		return s, window.Config{}, paramError("window must be at least 1 key, got 0")
 	}
@@ -324,8 +353,59 @@ func windowConfig(keys uint64, errorRate float64, r int, m uint64, k uint, s set
 		// A period rounded up, so that r-1 of them cover d.
 		c.Period = (int64(s.win.every) + int64(r-2)) / int64(r-1)
 		c.Policy = window.Policy(s.win.policy)
+		if l := s.win.satLimit; l != 0 {
+			c.SatLimit = float32Limit(l, errorRate)
+		}
 	}
 	return c
+}
+
+// float32Limit returns the limit l as the encoding keeps it: the nearest
+// float32 in [errorRate, 1).
+func float32Limit(l, errorRate float64) float64 {
+	f := float32(l)
+	for float64(f) < errorRate {
+		f = math.Nextafter32(f, 1)
+	}
+	for f >= 1 {
+		f = math.Nextafter32(f, 0)
+	}
+	return float64(f)
+}
+
+// defaultSaturationLimit is SaturationLimit's default for a window at
+// errorRate: ten times it, at most 0.5, and at least errorRate.
+func defaultSaturationLimit(errorRate float64) float64 {
+	return max(min(10*errorRate, 0.5), errorRate)
+}
+
+// windowSatCap returns the keys past which the newest generation of a
+// window under Saturate rotates early: the most keys n for which r
+// generations of n keys each have a rate (BlockedFalsePositiveRate) of at
+// most the SaturationLimit, and at least GenCap; 0 for the other policies.
+// O(log M) rate computations.
+func windowSatCap(c window.Config) uint64 {
+	if c.Period == 0 || c.Policy != window.Saturate {
+		return 0
+	}
+	limit := c.SatLimit
+	if limit == 0 {
+		limit = defaultSaturationLimit(c.ErrorRate)
+	}
+	q := -math.Expm1(math.Log1p(-limit) / float64(c.Gens))
+	lo, hi := c.GenCap, c.M // rate(hi keys) is about 1
+	if BlockedFalsePositiveRate(c.M, c.K, lo) > q {
+		return lo
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if BlockedFalsePositiveRate(c.M, c.K, mid) <= q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // windowSizer sizes the extensions of a window under Grow (windowSizer),
@@ -395,12 +475,13 @@ func (w *WindowFilter) load() *window.Filter {
 	return w.f
 }
 
-// windowAdd is Add and TestAndAdd (test). It is not generic (the hashed
-// calls pass a hash's 8 bytes, layout.HashBytes), as a generic function called
-// from an inlined method made the caller's key escape: see addKey and
+// windowAdd is Add (window.AddAll), TestAndAdd (AddNew) and
+// TestAndRefresh (AddRefresh). It is not generic (the hashed calls pass a
+// hash's 8 bytes, layout.HashBytes), as a generic function called from an
+// inlined method made the caller's key escape: see addKey and
 // TestWindowNoAllocsFromOtherPackage (1 allocation per Add of a stack
 // array, 2 per batch, before).
-func windowAdd(w *WindowFilter, key []byte, test bool) (present bool) {
+func windowAdd(w *WindowFilter, key []byte, mode window.Mode) (present bool) {
 	f := w.ring()
 	h1, h2 := murmur.Sum128(key, f.Seed)
 	if c := w.conc; c != nil {
@@ -416,8 +497,11 @@ func windowAdd(w *WindowFilter, key []byte, test bool) (present bool) {
 		now = w.now(f.Period)
 		f.Advance(now)
 	}
-	if test {
-		present = f.Test(h1, h2, f.Gens)
+	if mode != window.AddAll {
+		present = f.Test(h1, h2, f.Live(now))
+		if present && mode == window.AddNew {
+			return true
+		}
 	}
 	f.Add(h1, h2, now)
 	return present
@@ -444,14 +528,14 @@ func windowTest(w *WindowFilter, key []byte) bool {
 // is full it first clears the oldest, O(bits per generation/64) once per
 // window/(r-1) keys, or under Grow appends an extension to the newest,
 // O(bits of the extension/64), each twice the size of the one before.
-func (w *WindowFilter) Add(key []byte) { windowAdd(w, key, false) }
+func (w *WindowFilter) Add(key []byte) { windowAdd(w, key, window.AddAll) }
 
 // AddString is Add for a string key, without copying or allocating.
-func (w *WindowFilter) AddString(key string) { windowAdd(w, bytesOf(key), false) }
+func (w *WindowFilter) AddString(key string) { windowAdd(w, bytesOf(key), window.AddAll) }
 
 // AddHash is Add for the key whose 64-bit hash is h: Add of its 8
 // little-endian bytes (see BloomFilter.TestHash).
-func (w *WindowFilter) AddHash(h uint64) { windowAdd(w, layout.HashBytes(&h), false) }
+func (w *WindowFilter) AddHash(h uint64) { windowAdd(w, layout.HashBytes(&h), window.AddAll) }
 
 // Test reports whether key may be among the keys the window keeps: false
 // means it is not (it was never added, or was forgotten); true means it
@@ -465,23 +549,58 @@ func (w *WindowFilter) TestString(key string) bool { return windowTest(w, bytesO
 // TestHash is Test for the key whose 64-bit hash is h (see AddHash).
 func (w *WindowFilter) TestHash(h uint64) bool { return windowTest(w, layout.HashBytes(&h)) }
 
-// TestAndAdd reports whether key may be among the keys kept (as Test) and
-// adds it (as Add), in one call: under Concurrent, one of several
-// goroutines adding the same new key at once sees it absent.
-func (w *WindowFilter) TestAndAdd(key []byte) bool { return windowAdd(w, key, true) }
+// TestAndAdd is the deduplicator's call, first-seen: it reports whether
+// key may be among the keys kept (as Test), and adds it (as Add) only if it
+// is not. A key that keeps coming back is so reported new (false) again
+// once its first sighting has left the window: in a time window, between
+// Duration and Duration*r/(r-1) after it (later after a burst: see the
+// floor of WindowFilter); in a count window, after window to about
+// window*r/(r-1) other new keys. A key reported present by a false
+// positive is not added. Under Concurrent, of several goroutines testing
+// and adding the same new key at once exactly one sees it absent. It costs
+// a Test, and an Add for a new key.
+func (w *WindowFilter) TestAndAdd(key []byte) bool { return windowAdd(w, key, window.AddNew) }
 
 // TestAndAddString is TestAndAdd for a string key, without copying or
 // allocating.
-func (w *WindowFilter) TestAndAddString(key string) bool { return windowAdd(w, bytesOf(key), true) }
+func (w *WindowFilter) TestAndAddString(key string) bool {
+	return windowAdd(w, bytesOf(key), window.AddNew)
+}
 
 // TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h.
-func (w *WindowFilter) TestAndAddHash(h uint64) bool { return windowAdd(w, layout.HashBytes(&h), true) }
+func (w *WindowFilter) TestAndAddHash(h uint64) bool {
+	return windowAdd(w, layout.HashBytes(&h), window.AddNew)
+}
+
+// TestAndRefresh is last-seen: it reports whether key may be among the
+// keys kept (as Test) and adds it (as Add) whether or not it is, so that a
+// present key goes into the newest generation (if it is not there
+// already) and a key that keeps coming back stays in the window, reported
+// present, until it has been away for the window: for alerts that keep
+// firing. Each refresh of a key from an older generation takes room, as a
+// new key does: in a count window, a recurring key counts once per
+// generation it is refreshed into, so that a window of n keys keeps fewer
+// than n distinct ones when keys recur (a key refreshed in every
+// generation counts r times). Under Concurrent it is atomic like
+// TestAndAdd. It costs a Test and an Add.
+func (w *WindowFilter) TestAndRefresh(key []byte) bool { return windowAdd(w, key, window.AddRefresh) }
+
+// TestAndRefreshString is TestAndRefresh for a string key, without copying
+// or allocating.
+func (w *WindowFilter) TestAndRefreshString(key string) bool {
+	return windowAdd(w, bytesOf(key), window.AddRefresh)
+}
+
+// TestAndRefreshHash is TestAndRefresh for the key whose 64-bit hash is h.
+func (w *WindowFilter) TestAndRefreshHash(h uint64) bool {
+	return windowAdd(w, layout.HashBytes(&h), window.AddRefresh)
+}
 
 // windowAddMany is the batch add, with results for TestAndAddMany. The
 // exported batch methods are go:noinline, as BloomFilter's are: a caller in
 // another package that inlined one called this generic function's
 // instantiation, and its keys escaped.
-func windowAddMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []bool {
+func windowAddMany[K layout.Key](w *WindowFilter, keys []K, results []bool, mode window.Mode) []bool {
 	f := w.ring()
 	if results != nil {
 		results = batchResults(results, len(keys))
@@ -493,7 +612,7 @@ func windowAddMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []bo
 	}
 	now := w.now(f.Period)
 	f.Advance(now)
-	window.AddMany(f, keys, results, now)
+	window.AddMany(f, keys, results, now, mode)
 	return results
 }
 
@@ -515,17 +634,17 @@ func windowTestMany[K layout.Key](w *WindowFilter, keys []K, results []bool) []b
 // misses of several keys.
 //
 //go:noinline
-func (w *WindowFilter) AddMany(keys [][]byte) { windowAddMany(w, keys, nil) }
+func (w *WindowFilter) AddMany(keys [][]byte) { windowAddMany(w, keys, nil, window.AddAll) }
 
 // AddManyStrings is AddMany for string keys, without copying them.
 //
 //go:noinline
-func (w *WindowFilter) AddManyStrings(keys []string) { windowAddMany(w, keys, nil) }
+func (w *WindowFilter) AddManyStrings(keys []string) { windowAddMany(w, keys, nil, window.AddAll) }
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes (see AddHash).
 //
 //go:noinline
-func (w *WindowFilter) AddManyHashes(hashes []uint64) { windowAddMany(w, hashes, nil) }
+func (w *WindowFilter) AddManyHashes(hashes []uint64) { windowAddMany(w, hashes, nil, window.AddAll) }
 
 // TestMany reports, for every key of keys, whether it may be among the keys
 // kept, as Test does: it fills results[:len(keys)] (allocating it if
@@ -551,26 +670,52 @@ func (w *WindowFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
 	return windowTestMany(w, hashes, results)
 }
 
-// TestAndAddMany adds every key of keys in order and reports for each what
-// TestAndAdd would have, filling and returning results like TestMany.
+// TestAndAddMany is TestAndAdd on every key of keys, in order (with one
+// reading of the clock for the whole batch): it fills results[:len(keys)]
+// (allocating it if shorter) with what TestAndAdd would have reported, and
+// returns it; a key that comes twice in keys is reported present the
+// second time.
 //
 //go:noinline
 func (w *WindowFilter) TestAndAddMany(keys [][]byte, results []bool) []bool {
-	return windowAddMany(w, keys, batchResults(results, len(keys)))
+	return windowAddMany(w, keys, batchResults(results, len(keys)), window.AddNew)
 }
 
 // TestAndAddManyStrings is TestAndAddMany for string keys.
 //
 //go:noinline
 func (w *WindowFilter) TestAndAddManyStrings(keys []string, results []bool) []bool {
-	return windowAddMany(w, keys, batchResults(results, len(keys)))
+	return windowAddMany(w, keys, batchResults(results, len(keys)), window.AddNew)
 }
 
 // TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes.
 //
 //go:noinline
 func (w *WindowFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
-	return windowAddMany(w, hashes, batchResults(results, len(hashes)))
+	return windowAddMany(w, hashes, batchResults(results, len(hashes)), window.AddNew)
+}
+
+// TestAndRefreshMany is TestAndRefresh on every key of keys, in order,
+// filling and returning results like TestAndAddMany.
+//
+//go:noinline
+func (w *WindowFilter) TestAndRefreshMany(keys [][]byte, results []bool) []bool {
+	return windowAddMany(w, keys, batchResults(results, len(keys)), window.AddRefresh)
+}
+
+// TestAndRefreshManyStrings is TestAndRefreshMany for string keys.
+//
+//go:noinline
+func (w *WindowFilter) TestAndRefreshManyStrings(keys []string, results []bool) []bool {
+	return windowAddMany(w, keys, batchResults(results, len(keys)), window.AddRefresh)
+}
+
+// TestAndRefreshManyHashes is TestAndRefreshMany for keys given as 64-bit
+// hashes.
+//
+//go:noinline
+func (w *WindowFilter) TestAndRefreshManyHashes(hashes []uint64, results []bool) []bool {
+	return windowAddMany(w, hashes, batchResults(results, len(hashes)), window.AddRefresh)
 }
 
 // read runs fn on the ring at the window's time; on a Concurrent window,
@@ -589,6 +734,8 @@ func (w *WindowFilter) read(fn func(f *window.Filter, now int64)) {
 func (w *WindowFilter) Window() uint64 { return w.ring().Window }
 
 // Capacity returns Window, for the Filter interface.
+//
+// Deprecated: Window says the same. Capacity keeps working until v1.
 func (w *WindowFilter) Capacity() uint64 { return w.Window() }
 
 // ErrorRate returns the target false-positive rate, kept at every moment.
@@ -710,6 +857,30 @@ func (w *WindowFilter) EstimatedErrorRate() (p float64) {
 	return p
 }
 
+// Stats returns the window's size in bits (generations and extensions), its
+// fill and estimates, as FillRatio, EstimatedCount and EstimatedErrorRate
+// give them, all of one moment: on a Concurrent window it holds the adds'
+// lock while it reads the bits. O(Bits/64). A zero WindowFilter panics.
+func (w *WindowFilter) Stats() (st Stats) {
+	var n float64
+	w.read(func(f *window.Filter, now int64) {
+		st.Bits = f.Bits()
+		st.SetBits = f.SetBits(now)
+		for g := range f.Live(now) {
+			f.EachSub(g, func(m uint64, k uint, set uint64) { n += EstimateBlockedCount(m, k, set) })
+		}
+		st.EstimatedErrorRate = f.ErrorRate(now)
+	})
+	if st.Bits > 0 {
+		st.FillRatio = float64(st.SetBits) / float64(st.Bits)
+	}
+	st.EstimatedCount = math.MaxUint64
+	if n < math.MaxUint64 {
+		st.EstimatedCount = uint64(math.Round(n))
+	}
+	return st
+}
+
 // Clear empties the window, keeping the size of its ring and dropping the
 // extensions of a window under Grow; a time window restarts at the current
 // time. O(Bits/64), under the adds' lock on a Concurrent window, whose
@@ -718,11 +889,13 @@ func (w *WindowFilter) Clear() {
 	w.read(func(f *window.Filter, now int64) { f.Clear(now) })
 }
 
-// Clone returns an independent copy of the window, with its mode and clock.
+// Clone returns an independent copy of the window, with its mode, clock
+// and OnEvent callback (its event counts start from the window's).
 // O(Bits/64); on a Concurrent window it holds the adds' lock for that long.
 func (w *WindowFilter) Clone() *WindowFilter {
-	c := &WindowFilter{clock: w.clock}
+	c := &WindowFilter{clock: w.clock, onEvent: w.onEvent}
 	w.read(func(f *window.Filter, _ int64) { c.f = f.Clone() })
+	c.hook(c.f)
 	if w.conc != nil {
 		c.conc, c.f = newWindowConc(c.f), nil
 	}
@@ -756,133 +929,6 @@ func (w *WindowFilter) Equal(other *WindowFilter) (eq bool) {
 	}
 	a.read(func(g *window.Filter, _ int64) { eq = g.Equal(b.f) })
 	return eq
-}
-
-// EncodedSize returns the length in bytes of the binary encoding, which
-// grows and shrinks with the extensions of a window under Grow. On a
-// Concurrent window it takes the adds' lock.
-func (w *WindowFilter) EncodedSize() (n int) {
-	w.read(func(f *window.Filter, _ int64) { n = int(f.EncodedSize()) })
-	return n
-}
-
-// AppendBinary appends the binary encoding of the window (see
-// WindowFilter) to b (encoding.BinaryAppender). O(Bits/64); on a
-// Concurrent window it holds the adds' lock for that long.
-func (w *WindowFilter) AppendBinary(b []byte) ([]byte, error) {
-	w.read(func(f *window.Filter, _ int64) { b = f.AppendBinary(b) })
-	return b, nil
-}
-
-// MarshalBinary returns the binary encoding of the window, as AppendBinary
-// (and at the same cost).
-func (w *WindowFilter) MarshalBinary() ([]byte, error) {
-	return w.AppendBinary(make([]byte, 0, w.EncodedSize()))
-}
-
-// UnmarshalBinary decodes a window encoded by MarshalBinary into w, keeping
-// w's mode and clock (a zero WindowFilter becomes a plain one reading
-// time.Now). It validates the header, the table and the length before it
-// allocates, checks every checksum, never panics, and leaves w unchanged
-// on error, which wraps ErrCorrupt or is io.ErrUnexpectedEOF. On a
-// Concurrent window it may run beside other calls, which see the window
-// before or after it (it takes the adds' lock to replace the ring);
-// otherwise it must not run concurrently with other calls.
-func (w *WindowFilter) UnmarshalBinary(data []byte) error {
-	f, err := window.Decode(data, windowSizer)
-	if err != nil {
-		return err
-	}
-	w.setRing(f)
-	return nil
-}
-
-// WriteTo writes the binary encoding of the window to w (io.WriterTo)
-// through a buffer of at most 64 KiB. On a Concurrent window it holds the
-// adds' lock until the last byte is written, so that the encoding is of one
-// moment: a slow writer delays the adds, not the tests.
-func (w *WindowFilter) WriteTo(dst io.Writer) (n int64, err error) {
-	w.read(func(f *window.Filter, _ int64) { n, err = f.WriteTo(dst) })
-	return n, err
-}
-
-// ReadFrom decodes one window written by WriteTo or MarshalBinary from r
-// into w (io.ReaderFrom), with the guarantees of UnmarshalBinary, reading
-// no byte past it and allocating only what r has supplied or shown that it
-// holds.
-func (w *WindowFilter) ReadFrom(r io.Reader) (int64, error) {
-	f, n, err := window.Read(r, r, nil, windowSizer)
-	if err != nil {
-		return n, err
-	}
-	w.setRing(f)
-	return n, nil
-}
-
-// ReadWindow reads one window written by WriteTo or MarshalBinary from r,
-// with the guarantees of ReadFrom, built with opts: Concurrent, Clock, and
-// Seed if it agrees with the encoded one. A stream that ends before the
-// first byte gives io.EOF.
-func ReadWindow(r io.Reader, opts ...Option) (*WindowFilter, error) {
-	s, err := newSettings(opts)
-	if err != nil {
-		return nil, err
-	}
-	return readWindow(r, nil, s)
-}
-
-// readWindow is ReadWindow after prefix has been read from r.
-func readWindow(r io.Reader, prefix []byte, s settings) (*WindowFilter, error) {
-	if err := s.windowOnly(); err != nil {
-		return nil, err
-	}
-	if s.win.every != 0 || s.win.policySet || s.win.gens != 0 {
-		return nil, paramError("Every, OnOverflow and Generations contradict an encoded window")
-	}
-	if len(prefix) == 0 {
-		var b [1]byte
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return nil, err // io.EOF before the first byte
-		}
-		prefix = b[:]
-	}
-	f, _, err := window.Read(r, r, prefix, windowSizer)
-	if err != nil {
-		return nil, err
-	}
-	if s.seedSet && s.seed != f.Seed {
-		return nil, paramError("Seed %#x contradicts the encoded seed %#x", s.seed, f.Seed)
-	}
-	w := &WindowFilter{f: f, clock: s.win.clock}
-	if s.concurrent {
-		w.conc, w.f = newWindowConc(f), nil
-	}
-	return w, nil
-}
-
-// AppendText appends the text encoding of the window, the standard base64
-// of its binary encoding, to b (encoding.TextAppender).
-func (w *WindowFilter) AppendText(b []byte) ([]byte, error) {
-	data, err := w.MarshalBinary()
-	if err != nil {
-		return b, err
-	}
-	return base64.StdEncoding.AppendEncode(b, data), nil
-}
-
-// MarshalText returns the text encoding of the window
-// (encoding.TextMarshaler).
-func (w *WindowFilter) MarshalText() ([]byte, error) { return w.AppendText(nil) }
-
-// UnmarshalText decodes a window encoded by MarshalText into w, with the
-// guarantees of UnmarshalBinary: the header is checked before the decoded
-// bytes are allocated.
-func (w *WindowFilter) UnmarshalText(text []byte) error {
-	data, err := format.DecodeText(text, window.HeaderLen, window.Least)
-	if err != nil {
-		return err
-	}
-	return w.UnmarshalBinary(data)
 }
 
 // Layout returns LayoutBlocked: every generation is a blocked filter.

@@ -378,3 +378,78 @@ func BenchmarkWindowConcurrentRatio(b *testing.B) {
 		b.ReportMetric(ratios[rounds/2], "rwmutex/lockfree")
 	}
 }
+
+// BenchmarkWindowTestAndAdd measures first-seen TestAndAdd against
+// TestAndRefresh, which is what TestAndAdd did before it became first-seen
+// (test, then add whatever the answer), side by side in one run: two
+// windows of 10^7 keys at 1% filled alike (windowBenchFilters' worst
+// moment), the two calls interleaved in chunks of 20,000 keys, alternating
+// which goes first; it reports the median over 41 chunks of TestAndAdd's
+// time over TestAndRefresh's, and each one's ns per key. "new": keys never
+// seen (both test and add each); "half-seen": every other key was met in
+// the chunk before (first-seen skips their add).
+// go test -run '^$' -bench WindowTestAndAdd -benchtime 1x.
+func BenchmarkWindowTestAndAdd(b *testing.B) {
+	const n, chunk, rounds = 10_000_000, 20_000, 41
+	first, err := NewWindow(n, 0.01)
+	if err != nil {
+		b.Fatal(err)
+	}
+	last, err := NewWindow(n, 0.01)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := New(n, 0.01, Blocked())
+	if err != nil {
+		b.Fatal(err)
+	}
+	fillWindowBench(n, f, first, last)
+	next := uint64(1 << 40)
+	for _, mix := range []string{"new", "half-seen"} {
+		b.Run(mix, func(b *testing.B) {
+			var buf [16]byte
+			// keys of the chunk before and this one: chunk keys each.
+			keys := func(i uint64) []byte {
+				k := next + i
+				if mix == "half-seen" && i%2 == 1 {
+					k -= chunk // the same key as in the chunk before
+				}
+				return windowKey(&buf, 9, k)
+			}
+			timeIt := func(fn func()) float64 {
+				start := time.Now()
+				fn()
+				return float64(time.Since(start))
+			}
+			runFirst := func() {
+				for i := range uint64(chunk) {
+					first.TestAndAdd(keys(i))
+				}
+			}
+			runLast := func() {
+				for i := range uint64(chunk) {
+					last.TestAndRefresh(keys(i))
+				}
+			}
+			for range b.N {
+				ratios := make([]float64, rounds)
+				var tf, tl float64
+				for i := range ratios {
+					var x, y float64
+					if i%2 == 0 {
+						x, y = timeIt(runFirst), timeIt(runLast)
+					} else {
+						y, x = timeIt(runLast), timeIt(runFirst)
+					}
+					next += chunk
+					ratios[i] = x / y
+					tf, tl = tf+x, tl+y
+				}
+				slices.Sort(ratios)
+				b.ReportMetric(ratios[rounds/2], "first/refresh")
+				b.ReportMetric(tf/rounds/chunk, "first-ns/key")
+				b.ReportMetric(tl/rounds/chunk, "refresh-ns/key")
+			}
+		})
+	}
+}

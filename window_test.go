@@ -140,7 +140,7 @@ func TestWindowLastKeys(t *testing.T) {
 					if i%2 == 0 {
 						w.Add(windowKey(&buf, 0, key))
 					} else {
-						w.TestAndAddHash(key) // another key space
+						w.TestAndRefreshHash(key) // another key space; adds as Add does
 						key |= 1 << 63
 					}
 					last = append(last, key)
@@ -217,8 +217,15 @@ func TestWindowTime(t *testing.T) {
 	var buf [16]byte
 	for _, pol := range []Overflow{RotateEarly, Saturate} {
 		now = time.Unix(2e9, 0)
-		w := mustWindow(t, 1000, 0.01, Every(d), Clock(clock), Generations(4), OnOverflow(pol))
-		for i := range uint64(10_000) { // ten windows' keys in one instant
+		opts := []Option{Every(d), Clock(clock), Generations(4), OnOverflow(pol)}
+		burst := uint64(10_000) // ten windows' keys in one instant
+		if pol == Saturate {
+			// 4.5 generations' keys, under a ceiling far above their
+			// rate (TestWindowSaturationLimit tests the ceiling).
+			opts, burst = append(opts, SaturationLimit(0.999)), 1500
+		}
+		w := mustWindow(t, 1000, 0.01, opts...)
+		for i := range burst {
 			w.Add(windowKey(&buf, 3, i))
 		}
 		switch pol {
@@ -238,7 +245,7 @@ func TestWindowTime(t *testing.T) {
 			if w.EstimatedErrorRate() <= 0.01 || w.Rotations() != 0 {
 				t.Fatalf("Saturate: rate %v (not reported above target), %d rotations", w.EstimatedErrorRate(), w.Rotations())
 			}
-			for i := range uint64(10_000) {
+			for i := range burst {
 				if !w.Test(windowKey(&buf, 3, i)) {
 					t.Fatal("Saturate lost a key within its time")
 				}
@@ -771,7 +778,13 @@ func TestWindowDoesNotAllocate(t *testing.T) {
 			"AddMany":        func() { w.AddMany(keys) }, "AddManyStrings": func() { w.AddManyStrings(strs) },
 			"AddManyHashes": func() { w.AddManyHashes(hashes) }, "TestMany": func() { w.TestMany(keys, res) },
 			"TestManyStrings": func() { w.TestManyStrings(strs, res) }, "TestManyHashes": func() { w.TestManyHashes(hashes, res) },
-			"TestAndAddMany": func() { w.TestAndAddMany(keys, res) },
+			"TestAndAddMany":        func() { w.TestAndAddMany(keys, res) },
+			"TestAndAddManyStrings": func() { w.TestAndAddManyStrings(strs, res) },
+			"TestAndAddManyHashes":  func() { w.TestAndAddManyHashes(hashes, res) },
+			"TestAndRefresh":        func() { w.TestAndRefresh(key) }, "TestAndRefreshString": func() { w.TestAndRefreshString(s) },
+			"TestAndRefreshHash": func() { w.TestAndRefreshHash(5) }, "TestAndRefreshMany": func() { w.TestAndRefreshMany(keys, res) },
+			"TestAndRefreshManyStrings": func() { w.TestAndRefreshManyStrings(strs, res) },
+			"TestAndRefreshManyHashes":  func() { w.TestAndRefreshManyHashes(hashes, res) },
 		} {
 			if a := testing.AllocsPerRun(100, fn); a != 0 {
 				t.Errorf("%s: %v allocations", name, a)
@@ -890,7 +903,10 @@ func TestWindowGrowConcurrent(t *testing.T) {
 // the generation and stored its start (readers saw a new newest with an
 // old start and skipped live generations: 11 runs of 12 with -short, every
 // run with -race), and under -race when the tests read the writer's list
-// of extensions instead of its published snapshot.
+// of extensions instead of its published snapshot. The "burst" case is
+// RotateEarly through bursts of 4 generations' keys in a quarter period, a
+// period apart: the promise is then the floor, the last n keys added
+// within the duration.
 func TestWindowConcurrentPromises(t *testing.T) {
 	const n = 20_000 // keys per window
 	keys := 300_000
@@ -898,14 +914,16 @@ func TestWindowConcurrentPromises(t *testing.T) {
 		keys = 150_000
 	}
 	for _, c := range []struct {
-		name string
-		opts []Option
-		time bool
-		grow bool
+		name  string
+		opts  []Option
+		time  bool
+		grow  bool
+		burst bool // RotateEarly through bursts: the floor is the last n keys of the duration
 	}{
-		{"count", nil, false, false},
-		{"time", []Option{Every(time.Second)}, true, false},
-		{"grow", []Option{Every(time.Second), OnOverflow(Grow)}, true, true},
+		{"count", nil, false, false, false},
+		{"time", []Option{Every(time.Second)}, true, false, false},
+		{"grow", []Option{Every(time.Second), OnOverflow(Grow)}, true, true, false},
+		{"burst", []Option{Every(time.Second)}, true, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var clock atomic.Int64
@@ -925,7 +943,7 @@ func TestWindowConcurrentPromises(t *testing.T) {
 			check := func(x uint64, got bool, i2, c2 int64) {
 				in := int64(x) > i2-n // the last n keys
 				if c.time {
-					in = c2-times[x] < int64(w.Duration())
+					in = (in || !c.burst) && c2-times[x] < int64(w.Duration())
 				}
 				if !in {
 					return
@@ -979,6 +997,14 @@ func TestWindowConcurrentPromises(t *testing.T) {
 					step := period * 4 / gen
 					if c.grow && i/(4*uint64(gen))%4 == 1 {
 						step = period / (4 * gen)
+					}
+					if b := uint64(w.Generations()+1) * uint64(gen); c.burst && i/b%3 == 1 {
+						// r+1 generations' keys in a tenth of a period,
+						// the next key a period later.
+						step = period / (10 * int64(b))
+						if i%b == b-1 {
+							step = period
+						}
 					}
 					if i%25_000 == 24_999 {
 						step = period * (2 + int64(i/25_000%2)*int64(w.Generations()-1))

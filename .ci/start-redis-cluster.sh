@@ -4,12 +4,18 @@
 #
 # Source it (from bash) after start-redis.sh: `. .ci/start-redis-cluster.sh`.
 # It starts three redis-server processes with --cluster-enabled yes on free
-# loopback ports (persistence off, state in a temporary directory), joins
+# loopback ports (persistence off, state in a temporary directory, the
+# RedisBloom module loaded as start-redis.sh loads it: BLOOM_REDIS_BF=1 and
+# ../shared/redisbloom/redisbloom.so or BLOOM_REDISBLOOM_MODULE, fails if it
+# is missing; BLOOM_REDIS_BF=0, none), checks their BF.* commands, joins
 # them with `redis-cli --cluster create ... --cluster-replicas 0
 # --cluster-yes`, waits until every node reports cluster_state:ok, exports
 # BLOOM_REDIS_CLUSTER_ADDRS=127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3 (and
 # BLOOM_REDIS_CLUSTER_PIDS), and adds stopping the nodes to the shell's EXIT
 # trap (keeping whatever the trap did before). Returns non-zero on failure.
+
+# shellcheck source=redisbloom-module.sh
+. "$(dirname "${BASH_SOURCE[0]}")/redisbloom-module.sh" || return 1 2>/dev/null || exit 1
 
 bloom_start_redis_cluster() {
 	command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || {
@@ -17,6 +23,7 @@ bloom_start_redis_cluster() {
 		return 1
 	}
 	local dir ports=() pids=() port pid try i node started
+	bloom_module_args || return 1
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/bloom-cluster.XXXXXX") || return 1
 	for node in 1 2 3; do
 		started=
@@ -30,10 +37,14 @@ bloom_start_redis_cluster() {
 			mkdir -p "$dir/$port"
 			(cd "$dir/$port" && exec redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 				--cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000 \
-				--daemonize no --loglevel warning >"$dir/$port/log" 2>&1) &
+				--daemonize no --loglevel warning "${bloom_module_args[@]}" >"$dir/$port/log" 2>&1) &
 			pid=$!
 			for i in $(seq 1 100); do
 				if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+					if ! bloom_check_bf "$port"; then
+						for pid in "${pids[@]}" "$pid"; do kill "$pid" 2>/dev/null; done
+						return 1
+					fi
 					started=1
 					break
 				fi
@@ -74,7 +85,7 @@ bloom_start_redis_cluster() {
 				IFS=,
 				echo "${addrs[*]}"
 			)
-			echo "start-redis-cluster: 3 masters on $BLOOM_REDIS_CLUSTER_ADDRS (pids $BLOOM_REDIS_CLUSTER_PIDS)" >&2
+			echo "start-redis-cluster: 3 masters on $BLOOM_REDIS_CLUSTER_ADDRS (pids $BLOOM_REDIS_CLUSTER_PIDS), BLOOM_REDIS_BF=$BLOOM_REDIS_BF" >&2
 			return 0
 		fi
 		sleep 0.1

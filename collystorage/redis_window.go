@@ -34,11 +34,12 @@ import (
 // {name}:w:1, ...; a time window's generations expire when nobody uses
 // them), plus the key {name}:collystorage, as for RedisStorage.
 //
-// IsVisited takes one round trip (a read-only script) for a page in the
-// window, the common case of a crawl (every link to a page met again), and
-// two for a page not in it; Visited right after an IsVisited that answered
-// false for the same ID, as colly calls it, takes none. Each is bounded by
-// the client's timeouts. Errors are handled as by RedisStorage.
+// IsVisited takes one round trip, the window's first-seen TestAndAddHash
+// (a script that writes nothing for a page in the window, the common case
+// of a crawl: every link to a page met again); Visited right after an
+// IsVisited that answered false for the same ID, as colly calls it, takes
+// none. Each is bounded by the client's timeouts. Errors are handled as by
+// RedisStorage.
 //
 // A RedisWindowStorage is safe for concurrent use. A zero
 // RedisWindowStorage is not usable: its methods return an error, or do
@@ -99,16 +100,10 @@ func (s *RedisWindowStorage) IsVisited(requestID uint64) (bool, error) {
 	if s.f == nil {
 		return false, errZeroRedisWindow
 	}
-	// A test first, which writes nothing, then for an ID not found a
-	// test-and-add, atomic on the server, as in WindowStorage.IsVisited:
-	// TestAndAddHash alone would keep a page another d each time a link
-	// to it is met.
-	ctx := context.Background()
-	present, err := s.f.TestHash(ctx, requestID)
-	if err != nil || present {
-		return present, err
-	}
-	present, err = s.f.TestAndAddHash(ctx, requestID)
+	// The window's first-seen test-and-add, one script atomic on the
+	// server: an ID in the window is not added again, so that a page is
+	// not kept another d each time a link to it is met.
+	present, err := s.f.TestAndAddHash(context.Background(), requestID)
 	if err == nil && !present && requestID != 0 {
 		s.claimed[slot(requestID)].Store(requestID)
 	}
@@ -117,7 +112,7 @@ func (s *RedisWindowStorage) IsVisited(requestID uint64) (bool, error) {
 
 // Visited implements storage.Storage: it marks the request ID as visited
 // unless it is in the window, as IsVisited does, with no round trip if
-// IsVisited has just marked it and one or two otherwise. It returns the
+// IsVisited has just marked it and one otherwise. It returns the
 // errors of IsVisited.
 func (s *RedisWindowStorage) Visited(requestID uint64) error {
 	if s.f == nil {

@@ -100,21 +100,12 @@ func (s *WindowStorage) Init() error {
 // goroutines that ask about the same ID at once while it is not in the
 // window, exactly one gets false (none does if the ID is a false positive).
 // An ID in the window is left as it is: meeting a link to a page again does
-// not make the window keep it longer. It takes two tests of the window, r
-// cache lines each, for an ID not in the window and one for an ID in it,
-// and allocates nothing.
+// not make the window keep it longer. It is the window's first-seen
+// TestAndAddHash: a test of r cache lines, and an add for an ID not in the
+// window; it allocates nothing.
 func (s *WindowStorage) IsVisited(requestID uint64) (bool, error) {
 	if s.f == nil {
 		return false, errZeroWindow
-	}
-	// The test first (a Concurrent window's tests take no lock), so that
-	// an ID in the window is not added again: TestAndAddHash alone would
-	// add it to the newest generation and keep it another d
-	// (TestCrawlWindowNoRefresh fails then). An ID that tests absent is
-	// then test-and-added under the window's lock: of the goroutines that
-	// got here for it, the first hears false and the others true.
-	if s.f.TestHash(requestID) {
-		return true, nil
 	}
 	return s.f.TestAndAddHash(requestID), nil
 }
@@ -130,9 +121,7 @@ func (s *WindowStorage) Visited(requestID uint64) error {
 	// Not AddHash: adding an ID already in the newest generation when that
 	// generation is full rotates the window, and counts the ID again in
 	// the new one (TestCrawlWindow's Count was 301 and 314 for 300 pages).
-	if !s.f.TestHash(requestID) {
-		s.f.AddHash(requestID)
-	}
+	s.f.TestAndAddHash(requestID)
 	return nil
 }
 

@@ -37,9 +37,8 @@ func (c *fakeClock) option() bloom.Option { return bloom.Clock(c.now) }
 // testRate. A crawl fetches the whole site at one instant of the fake
 // clock: that must fit in one generation, windowPages/(windowGens-1) pages,
 // or the window rotates early and forgets the first generation of the
-// crawl a day early (as it did with windowPages = 1000). It fits twice, as
-// a test-and-add of an ID that another goroutine has just added rotates a
-// full generation and counts the ID again in the new one.
+// crawl a day early (as it did with windowPages = 1000, before the window
+// kept its floor after bursts). It fits twice, for margin.
 const (
 	week        = 7 * 24 * time.Hour
 	windowGens  = 8

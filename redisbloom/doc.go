@@ -27,13 +27,18 @@
 //     last N keys or the keys of the last d, in fixed memory.
 //   - Coalesced: a Filter handle whose concurrent single-key calls share
 //     script calls; AddPipelined and friends queue a call on a Pipeliner.
+//   - NativeFilter (NewNative, OpenNative) and ShardedNativeFilter: on a
+//     server with RedisBloom's BF.* commands (Redis 8, Redis Stack, the
+//     module), RedisBloom's own filter through BF.MADD and BF.MEXISTS, at
+//     about their cost, with the same promises; ErrNoModule elsewhere.
 //   - bfdump: RedisBloom's own BF.* filters, byte for byte, in Go.
 //
 // # What every call promises
 //
-// Every operation is one Lua script on the server: atomic, one round trip for
-// one key or a whole batch, and checked in that same round trip against the
-// metadata kept beside the bits. A filter that was deleted, flushed, evicted
+// Every operation is one Lua script on the server (for a NativeFilter, one
+// MULTI/EXEC around the BF.* command): atomic, one round trip for one key or
+// a whole batch, and checked in that same round trip against the metadata
+// kept beside the bits. A filter that was deleted, flushed, evicted
 // or lost in a restart gives ErrNotFound; one whose keys were changed behind
 // the package's back ErrCorrupt; one that lost writes a handle saw
 // acknowledged ErrLost; a replica behind the handle's own writes ErrStale.

@@ -252,3 +252,7 @@ func NewWindowOnClock(ctx context.Context, rdb redis.UniversalClient, name strin
 
 // WindowLevels returns the extension levels whose positions w's calls send.
 func WindowLevels(w *WindowFilter) int { return int(w.levels.Load()) }
+
+// WindowSatCap returns the keys past which w's newest generation rotates
+// early under Saturate (0 for the other policies).
+func WindowSatCap(w *WindowFilter) uint64 { return w.p.saturationCap() }

@@ -129,10 +129,16 @@ func (w *WindowFilter) TestHash(ctx context.Context, h uint64) (bool, error) {
 	return w.Test(ctx, hashKey(h))
 }
 
-// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
-// TestHash): atomic, as TestAndAdd.
+// TestAndAddHash is TestAndAdd (first-seen) for the key whose 64-bit hash
+// is h (see TestHash): atomic, as TestAndAdd.
 func (w *WindowFilter) TestAndAddHash(ctx context.Context, h uint64) (bool, error) {
 	return w.TestAndAdd(ctx, hashKey(h))
+}
+
+// TestAndRefreshHash is TestAndRefresh (last-seen) for the key whose 64-bit
+// hash is h (see TestHash): atomic, as TestAndRefresh.
+func (w *WindowFilter) TestAndRefreshHash(ctx context.Context, h uint64) (bool, error) {
+	return w.TestAndRefresh(ctx, hashKey(h))
 }
 
 // AddManyHashes is AddMany for keys given as 64-bit hashes (see TestHash).
@@ -151,4 +157,11 @@ func (w *WindowFilter) TestManyHashes(ctx context.Context, hashes []uint64) (pre
 // hashes been added one by one.
 func (w *WindowFilter) TestAndAddManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
 	return w.TestAndAddMany(ctx, hashKeys(hashes))
+}
+
+// TestAndRefreshManyHashes is TestAndRefreshMany for keys given as 64-bit
+// hashes: present[i] is what TestAndRefreshHash(hashes[i]) would have
+// returned had the hashes been refreshed one by one.
+func (w *WindowFilter) TestAndRefreshManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return w.TestAndRefreshMany(ctx, hashKeys(hashes))
 }

@@ -3,6 +3,7 @@ package redisbloom_test
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	"github.com/bloomfilters/bloom"
@@ -244,10 +245,16 @@ func TestWindowHashedParity(t *testing.T) {
 			got, err = w.TestAndAddHash(ctx, h)
 			want = mem.TestAndAddHash(h)
 		case 2:
-			// A hash added before (or not yet, for i/2 = i-1).
+			// A hash added before (or not yet, for i/2 = i-1): first-seen,
+			// or every other time last-seen.
 			h = present[i/2]
-			got, err = w.TestAndAddHash(ctx, h)
-			want = mem.TestAndAddHash(h)
+			if i%2 == 0 {
+				got, err = w.TestAndRefreshHash(ctx, h)
+				want = mem.TestAndRefreshHash(h)
+			} else {
+				got, err = w.TestAndAddHash(ctx, h)
+				want = mem.TestAndAddHash(h)
+			}
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -258,6 +265,12 @@ func TestWindowHashedParity(t *testing.T) {
 	}
 	feedHashBatches(t, present[300:], 400, w.AddManyHashes, mem.AddManyHashes, w.TestAndAddManyHashes,
 		func(b []uint64) []bool { return mem.TestAndAddManyHashes(b, nil) })
+	again := present[len(present)-2*window:]
+	if got, err := w.TestAndRefreshManyHashes(ctx, again); err != nil {
+		t.Fatal(err)
+	} else if want := mem.TestAndRefreshManyHashes(again, nil); !slices.Equal(got, want) {
+		t.Fatalf("TestAndRefreshManyHashes differs from memory")
+	}
 	if mem.Rotations() < 10 || w.Rotations() != mem.Rotations() {
 		t.Fatalf("%d rotations in Redis, %d in memory (want the same, at least 10)", w.Rotations(), mem.Rotations())
 	}

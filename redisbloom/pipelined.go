@@ -29,7 +29,7 @@ type Pending struct {
 // more round trip, with ctx.
 func (p *Pending) Result(ctx context.Context) (present bool, err error) {
 	if p == nil || p.q == nil {
-		return false, errors.New("redisbloom: use of a zero Pending")
+		return false, fmt.Errorf("%w: a zero Pending is not usable; AddPipelined, TestPipelined and TestAndAddPipelined return one", ErrZeroValue)
 	}
 	r, err := p.q.result(ctx)
 	if err != nil {

@@ -147,7 +147,7 @@ func (v *chainView) see(epoch uint64, n int) {
 	}
 }
 
-var errZeroScalable = errors.New("redisbloom: use of a zero ScalableFilter (create one with NewScalable or OpenScalable)")
+var errZeroScalable = fmt.Errorf("%w: a zero ScalableFilter is not usable; make one with NewScalable or OpenScalable", ErrZeroValue)
 
 // NewScalable returns the scalable filter called name in rdb, creating it if
 // it does not exist, with the sub-filters of bloom.NewScalable(
@@ -902,7 +902,12 @@ func (s *ScalableFilter) Count(ctx context.Context) (uint64, error) {
 
 // NumFilters returns the number of sub-filters, as of the handle's last call
 // (another client may have grown the filter since).
-func (s *ScalableFilter) NumFilters() int { return s.chain.load().n }
+func (s *ScalableFilter) NumFilters() int {
+	if s.h.rdb == nil {
+		return 0 // a zero ScalableFilter has no chain
+	}
+	return s.chain.load().n
+}
 
 // Delete removes the filter's keys from Redis. Afterwards every handle on it
 // gets ErrNotFound. Deleting a filter that does not exist is not an error.

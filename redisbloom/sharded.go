@@ -63,7 +63,8 @@ const shardSeedOffset = 0x9E3779B9
 // filter's name, does not know about shards (a broken shard is destroyed by
 // its own name, Shards()[i].Name(), and recreated by NewSharded).
 //
-// It is safe for concurrent use. A zero ShardedFilter is not usable.
+// It is safe for concurrent use. A zero ShardedFilter is not usable: its
+// methods return an error.
 type ShardedFilter struct {
 	rdb       redis.UniversalClient
 	name      string
@@ -291,11 +292,16 @@ func crc16(b []byte) uint16 {
 	return crc
 }
 
-// Shard returns the index of the shard that holds key, in [0, Shards()).
+// Shard returns the index of the shard that holds key, in [0, len(Shards())),
+// or -1 for a zero ShardedFilter, which has no shards.
 func (s *ShardedFilter) Shard(key []byte) int { return shardOf(key, len(s.shards), s.seed) }
 
-// shardOf returns the shard of key among shards, for a filter of seed seed.
+// shardOf returns the shard of key among shards, for a filter of seed seed,
+// and -1 when there are none.
 func shardOf(key []byte, shards int, seed uint32) int {
+	if shards == 0 {
+		return -1
+	}
 	var loc [1]uint64
 	return int(bloom.AppendLocations(loc[:0], key, uint64(shards), 1, seed+shardSeedOffset)[0])
 }
@@ -324,17 +330,26 @@ func (s *ShardedFilter) Bits() uint64 {
 
 // Add inserts key into its shard (see Filter.Add).
 func (s *ShardedFilter) Add(ctx context.Context, key []byte) error {
+	if s.rdb == nil {
+		return errZeroSharded
+	}
 	return s.shards[s.Shard(key)].Add(ctx, key)
 }
 
 // Test reports whether key may be in the filter (see Filter.Test).
 func (s *ShardedFilter) Test(ctx context.Context, key []byte) (bool, error) {
+	if s.rdb == nil {
+		return false, errZeroSharded
+	}
 	return s.shards[s.Shard(key)].Test(ctx, key)
 }
 
 // TestAndAdd inserts key and reports whether it was probably present before
 // (see Filter.TestAndAdd).
 func (s *ShardedFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
+	if s.rdb == nil {
+		return false, errZeroSharded
+	}
 	return s.shards[s.Shard(key)].TestAndAdd(ctx, key)
 }
 
@@ -365,17 +380,26 @@ func (s *ShardedFilter) TestAndAddMany(ctx context.Context, keys [][]byte) ([]bo
 
 // AddPipelined queues Add(key) on pipe (see Filter.AddPipelined).
 func (s *ShardedFilter) AddPipelined(ctx context.Context, pipe redis.Pipeliner, key []byte) *Pending {
+	if s.rdb == nil {
+		return &Pending{&queued{err: errZeroSharded}}
+	}
 	return s.shards[s.Shard(key)].AddPipelined(ctx, pipe, key)
 }
 
 // TestPipelined queues Test(key) on pipe (see Filter.TestPipelined).
 func (s *ShardedFilter) TestPipelined(ctx context.Context, pipe redis.Pipeliner, key []byte) *Pending {
+	if s.rdb == nil {
+		return &Pending{&queued{err: errZeroSharded}}
+	}
 	return s.shards[s.Shard(key)].TestPipelined(ctx, pipe, key)
 }
 
 // TestAndAddPipelined queues TestAndAdd(key) on pipe (see
 // Filter.TestAndAddPipelined).
 func (s *ShardedFilter) TestAndAddPipelined(ctx context.Context, pipe redis.Pipeliner, key []byte) *Pending {
+	if s.rdb == nil {
+		return &Pending{&queued{err: errZeroSharded}}
+	}
 	return s.shards[s.Shard(key)].TestAndAddPipelined(ctx, pipe, key)
 }
 
@@ -531,10 +555,13 @@ func withWaitAll[F interface {
 	return w, nil
 }
 
-var errZeroSharded = fmt.Errorf("redisbloom: use of a zero ShardedFilter (create one with NewSharded or OpenSharded)")
+var errZeroSharded = fmt.Errorf("%w: a zero ShardedFilter is not usable; make one with NewSharded or OpenSharded", ErrZeroValue)
 
 // Count returns the keys added, summed over the shards (see Filter.Count).
 func (s *ShardedFilter) Count(ctx context.Context) (uint64, error) {
+	if s.rdb == nil {
+		return 0, errZeroSharded
+	}
 	var total uint64
 	for _, f := range s.shards {
 		n, err := f.Count(ctx)
@@ -549,6 +576,9 @@ func (s *ShardedFilter) Count(ctx context.Context) (uint64, error) {
 // Export returns an in-memory copy of every shard, in order (see
 // Filter.Export): shard i's answers for the keys for which Shard returns i.
 func (s *ShardedFilter) Export(ctx context.Context) ([]*bloom.BloomFilter, error) {
+	if s.rdb == nil {
+		return nil, errZeroSharded
+	}
 	out := make([]*bloom.BloomFilter, len(s.shards))
 	for i, f := range s.shards {
 		g, err := f.Export(ctx)
@@ -566,6 +596,9 @@ func (s *ShardedFilter) Export(ctx context.Context) ([]*bloom.BloomFilter, error
 // or Import returns an error wrapping bloom.ErrIncompatible and changes
 // nothing.
 func (s *ShardedFilter) Import(ctx context.Context, src []*bloom.BloomFilter) error {
+	if s.rdb == nil {
+		return errZeroSharded
+	}
 	if len(src) != len(s.shards) {
 		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, s.name, len(s.shards), len(src))
 	}
@@ -584,6 +617,9 @@ func (s *ShardedFilter) Import(ctx context.Context, src []*bloom.BloomFilter) er
 
 // Delete removes every shard and the top metadata.
 func (s *ShardedFilter) Delete(ctx context.Context) error {
+	if s.rdb == nil {
+		return errZeroSharded
+	}
 	for _, f := range s.shards {
 		if err := f.Delete(ctx); err != nil {
 			return err

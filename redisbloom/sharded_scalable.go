@@ -51,7 +51,7 @@ type ShardedScalableFilter struct {
 	errorRate       float64
 }
 
-var errZeroShardedScalable = errors.New("redisbloom: use of a zero ShardedScalableFilter (create one with NewShardedScalable or OpenShardedScalable)")
+var errZeroShardedScalable = fmt.Errorf("%w: a zero ShardedScalableFilter is not usable; make one with NewShardedScalable or OpenShardedScalable", ErrZeroValue)
 
 // NewShardedScalable returns the sharded scalable filter called name in rdb,
 // creating it if it does not exist: shards ScalableFilters, each made like
@@ -134,7 +134,8 @@ func OpenShardedScalable(ctx context.Context, rdb redis.UniversalClient, name st
 	return &ShardedScalableFilter{rdb: rdb, name: name, shards: fs, seed: uint32(seed), initialCapacity: initialCapacity, errorRate: errorRate}, nil
 }
 
-// Shard returns the index of the shard that holds key, in [0, len(Shards())).
+// Shard returns the index of the shard that holds key, in [0, len(Shards())),
+// or -1 for a zero ShardedScalableFilter, which has no shards.
 func (s *ShardedScalableFilter) Shard(key []byte) int { return shardOf(key, len(s.shards), s.seed) }
 
 // Shards returns the filters of the shards, in order.

@@ -55,6 +55,9 @@ type windowShape struct {
 	seed      uint32
 	period    time.Duration // how long a generation lasts; 0 for a count window
 	policy    byte          // a time window's overflow policy
+	// satLimit is bloom.SaturationLimit's rate as the window encoding
+	// keeps it (a float32's value), 0 for the default.
+	satLimit float64
 }
 
 // periodMicros is the period on the server's clock, which keeps
@@ -65,6 +68,42 @@ func (p *windowParams) periodMicros() int64 { return (int64(p.period) + 999) / 1
 // genCap keys: in a count window, and in a time window that rotates early.
 func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == policyRotateEarly }
 
+// defaultSaturationLimit is bloom.SaturationLimit's default for a window
+// at errorRate: ten times it, at most 0.5, and at least errorRate.
+func defaultSaturationLimit(errorRate float64) float64 {
+	return max(min(10*errorRate, 0.5), errorRate)
+}
+
+// saturationCap returns, under Saturate, the keys past which the newest
+// generation rotates early, as bloom.WindowFilter computes them: the most
+// keys n for which r generations of n keys each have a rate
+// (bloom.BlockedFalsePositiveRate) of at most the saturation limit, and at
+// least GenerationCapacity; 0 for the other policies. O(log m) rate
+// computations.
+func (p *windowParams) saturationCap() uint64 {
+	if p.period == 0 || p.policy != policySaturate {
+		return 0
+	}
+	limit := p.satLimit
+	if limit == 0 {
+		limit = defaultSaturationLimit(p.errorRate)
+	}
+	q := -math.Expm1(math.Log1p(-limit) / float64(p.gens))
+	lo, hi := p.genCap, p.m // rate(hi keys) is about 1
+	if bloom.BlockedFalsePositiveRate(p.m, p.k, lo) > q {
+		return lo
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if bloom.BlockedFalsePositiveRate(p.m, p.k, mid) <= q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 // WindowFilter is a handle on a window filter stored in Redis: the
 // bloom.WindowFilter of the same parameters, kept by any number of
 // processes at once. It is a ring of r generations, each a blocked Bloom
@@ -72,17 +111,27 @@ func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == poli
 // newest; when it holds its share the oldest is emptied and becomes the
 // newest (a rotation), and a time window also rotates once per period.
 // Export returns a bloom.WindowFilter Equal to the in-memory one fed the
-// same keys in the same order (for a time window, at the same times), and
-// Import loads one.
+// same keys in the same order (for a time window, at the same times, its
+// starts to the server's microsecond), and Import loads one.
 //
 // Its two promises are those of bloom.WindowFilter, on the conditions of
-// the package documentation ("Durability"): Test never reports absent one
-// of the last Window keys added (a time window also keeps every key added
-// within its Duration, unless RotateEarly had to rotate early), and reports
-// an absent key present with a probability of at most ErrorRate at every
-// moment (a time window under Saturate breaks this one while its newest
-// generation holds more than its share). A key is forgotten after at most
-// r*Window/(r-1) more keys, or r/(r-1) times the Duration.
+// the package documentation ("Durability"), kept by the same rules in the
+// scripts: the floor, Test never reports absent a key that is both among
+// the last Window keys added and, in a time window, added within its
+// Duration (under Saturate and Grow, every key added within the Duration,
+// unless their limits made them rotate early), after bursts too; and it
+// reports an absent key present with a probability of at most ErrorRate
+// (a time window under Saturate breaks this one up to its
+// bloom.SaturationLimit, and after bursts the floor comes first: see
+// bloom.WindowFilter). A key is forgotten after at most r*Window/(r-1)
+// more keys, or r/(r-1) times the Duration, unless the floor holds it.
+//
+// TestAndAdd is first-seen: a key in the window is not added again, so a
+// key that keeps coming back is reported new once its first sighting has
+// left the window; TestAndRefresh is last-seen, and keeps a recurring key
+// in the window. Early rotations (bloom.RotatedEarly, SaturatedPastLimit,
+// GrowLimit) are counted in the metadata for every client (Events) and
+// reported to the handle whose call caused them (OnEvent).
 //
 // A time window under bloom.Grow keeps both promises through a burst by
 // growing, as bloom.WindowFilter does: when the newest generation's base
@@ -110,7 +159,8 @@ func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == poli
 // the number of Imports, head the slot of the newest generation, rotations,
 // c0, c1, ... the keys counted in each slot, t0, t1, ... when each started,
 // under Grow x0, x1, ... the key counts of each slot's extensions,
-// comma-separated, lost), {name}:w:0 .. {name}:w:r-1, the slots' bitmaps,
+// comma-separated, saturation_limit if one was given, the event counters
+// ev_rotated_early, ev_saturated_past_limit and ev_grow_limit, lost), {name}:w:0 .. {name}:w:r-1, the slots' bitmaps,
 // and under Grow {name}:w:<slot>:x1 .. x16, their extensions' (bit p of a
 // sub-filter is Redis bit p, as in a Filter; a key's positions are those of
 // bloom.AppendBlockedLocations with the sub-filter's bits and hashes). They
@@ -120,9 +170,10 @@ func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == poli
 // Every call checks the metadata against the parameters the handle opened
 // (the check field), the write generation (ErrLost, ErrStale), that the
 // rotations did not go back with no Import since, every count and start,
-// and the size of every live generation's bitmap and extension (a missing
-// extension the metadata counts is ErrCorrupt): each gives ErrCorrupt or
-// ErrNotFound, never "absent".
+// every extension count list, and the size of every live generation's
+// bitmap and extension (a missing extension the metadata counts, or one it
+// does not list, is ErrCorrupt): each gives ErrCorrupt or ErrNotFound,
+// never "absent".
 //
 // A WindowFilter is safe for concurrent use. A zero WindowFilter is not
 // usable: its methods return an error.
@@ -145,9 +196,11 @@ type WindowFilter struct {
 	// clock, in the tests only, gives the time in microseconds the scripts
 	// take instead of the server's (export_test.go); nil in use.
 	clock func() int64
+	// onEvent is OnEvent's callback, nil if none.
+	onEvent func(bloom.WindowEvent)
 }
 
-var errZeroWindow = errors.New("redisbloom: use of a zero WindowFilter (create one with NewWindow or OpenWindow)")
+var errZeroWindow = fmt.Errorf("%w: a zero WindowFilter is not usable; make one with NewWindow or OpenWindow", ErrZeroValue)
 
 // windowKeys returns the metadata key and the keys of slots 0..r-1.
 func windowKeys(name string, r int) []string {
@@ -191,7 +244,7 @@ func newWindowHandle(rdb redis.UniversalClient, name, id string, p windowParams)
 		strconv.FormatUint(p.m/8, 10),
 		strconv.FormatUint(uint64(p.k), 10),
 		strconv.FormatInt(p.periodMicros(), 10),
-		onCount,
+		onCount + " " + strconv.FormatUint(p.window, 10) + " " + strconv.FormatUint(p.saturationCap(), 10),
 		string(sizes),
 	}
 	w.view = newChainView(0, 0)
@@ -208,7 +261,7 @@ func (w *WindowFilter) metaFields() []any {
 	case policyGrow:
 		policy = "grow"
 	}
-	return []any{
+	fields := []any{
 		"format", windowFormatName,
 		"id", w.h.id,
 		"seed", strconv.FormatUint(uint64(w.p.seed), 10),
@@ -222,6 +275,13 @@ func (w *WindowFilter) metaFields() []any {
 		"period_us", strconv.FormatInt(w.p.periodMicros(), 10),
 		"policy", policy,
 	}
+	if w.p.satLimit != 0 {
+		// Only a limit given (bloom.SaturationLimit): the check of a
+		// window created without one, or before limits existed, stays
+		// the same.
+		fields = append(fields, "saturation_limit", strconv.FormatFloat(w.p.satLimit, 'g', -1, 32))
+	}
+	return fields
 }
 
 // checkWindowParams returns an error wrapping bloom.ErrInvalidParameter
@@ -325,6 +385,23 @@ func OpenWindow(ctx context.Context, rdb redis.UniversalClient, name string) (*W
 	return parseWindowMeta(rdb, name, res)
 }
 
+// OnEvent returns a handle on the same window that calls fn with each
+// event (bloom.WindowEventKind: RotatedEarly, SaturatedPastLimit,
+// GrowLimit) a call of that handle causes: synchronously, in the goroutine
+// of the call (Add, TestAndAdd, TestAndRefresh or a batch form), after the
+// script that caused it ran and before the call returns, once per event,
+// in order, with the server's time and how far back the window reached
+// after it. Events caused by other handles or clients are not reported to
+// it; Events counts those of every client. fn must not call the window's
+// methods, and a nil fn makes a handle that reports none. The handle
+// shares w's write generation, view of the rotations and WithWait.
+// (bloom.OnEvent does not apply to a Redis window: NewWindow refuses it.)
+func (w *WindowFilter) OnEvent(fn func(bloom.WindowEvent)) *WindowFilter {
+	g := *w
+	g.onEvent = fn
+	return &g
+}
+
 // parseWindowMeta builds a handle from the metadata (field, value, ...),
 // validating every field: the parameters must be those bloom.NewWindow
 // builds from the window, error rate, generations, period, policy and seed
@@ -382,10 +459,22 @@ func parseWindowMeta(rdb redis.UniversalClient, name string, reply []any) (*Wind
 	if err != nil {
 		return nil, err
 	}
-	p, err := windowProbe(window, errorRate, windowOptions(uint32(seed), gens, time.Duration(period), policy))
+	var satLimit float64
+	if text, ok := meta["saturation_limit"]; ok {
+		l, err := strconv.ParseFloat(text, 32)
+		if err != nil || !(l > 0 && l < 1) || policy != policySaturate || period == 0 {
+			return nil, bad("saturation_limit")
+		}
+		satLimit = l
+	}
+	p, err := windowProbe(window, errorRate, windowOptions(uint32(seed), gens, time.Duration(period), policy, satLimit))
+	if err == nil && p.satLimit != satLimit {
+		err = fmt.Errorf("saturation limit %v, where the metadata has %v", p.satLimit, satLimit)
+	}
 	if err == nil && (p.gens != gens || p.period != time.Duration(period)) {
 		err = fmt.Errorf("%d generations of %v, where the metadata has %d of %v", p.gens, p.period, gens, time.Duration(period))
 	}
+
 	if err == nil {
 		err = checkWindowParams(p)
 	}
@@ -450,17 +539,32 @@ func (w *WindowFilter) Duration() time.Duration { return w.p.period * time.Durat
 
 // Rotations returns the number of rotations the handle has seen (at the
 // current import epoch), as of its last call.
-func (w *WindowFilter) Rotations() uint64 { return uint64(w.view.load().n) }
+func (w *WindowFilter) Rotations() uint64 {
+	if w.view == nil {
+		return 0 // a zero WindowFilter
+	}
+	return uint64(w.view.load().n)
+}
 
 // windowPositionsPerScript bounds the positions (keys times hashes) of one
 // script call of a WindowFilter: each position is read in up to r
 // generations.
 var windowPositionsPerScript = 7000
 
-// run runs the add or test script over keys, in script calls of at most
-// windowPositionsPerScript positions, one after the other (each atomic),
-// and returns the answers, one byte per key.
-func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte, error) {
+// The modes of run: a test, an add of every key (Add, TestAndRefresh), a
+// first-seen add (TestAndAdd). modeAdd and modeFirst are the add script's
+// ARGV[14].
+const (
+	modeTest  = ""
+	modeAdd   = "a"
+	modeFirst = "f"
+)
+
+// run runs the add script in mode, or the test script, over keys, in
+// script calls of at most windowPositionsPerScript positions, one after the
+// other (each atomic), and returns the answers, one byte per key. It calls
+// the OnEvent callback for the events the calls report.
+func (w *WindowFilter) run(ctx context.Context, mode string, keys [][]byte) ([]byte, error) {
 	if w.h.rdb == nil {
 		return nil, errZeroWindow
 	}
@@ -473,7 +577,7 @@ func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte
 		}
 		batch := keys[:min(per, len(keys))]
 		v := w.view.load()
-		reply, err := w.call(ctx, add, v, int(w.levels.Load()), batch)
+		reply, err := w.call(ctx, mode, v, int(w.levels.Load()), batch)
 		if n, ok := needLevels(err); ok {
 			// The window grew: send the positions of n levels from now on.
 			if idle++; idle > maxChangedRetries || n > len(w.xs) {
@@ -497,10 +601,12 @@ func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte
 		idle = 0
 		gen, rest, ok1 := strings.Cut(reply, ":")
 		rotText, rest, ok2 := strings.Cut(rest, ":")
-		levelsText, a, ok3 := strings.Cut(rest, ":")
+		levelsText, rest, ok3 := strings.Cut(rest, ":")
+		evText, a, ok4 := strings.Cut(rest, ":")
 		rot, err1 := strconv.ParseUint(rotText, 10, 64)
 		levels, err2 := strconv.Atoi(levelsText)
-		if !ok1 || !ok2 || !ok3 || err1 != nil || err2 != nil || len(a) != len(batch) || rot < uint64(v.n) {
+		events, err3 := parseWindowEvents(evText)
+		if !ok1 || !ok2 || !ok3 || !ok4 || err1 != nil || err2 != nil || err3 != nil || len(a) != len(batch) || rot < uint64(v.n) {
 			return nil, fmt.Errorf("redisbloom: filter %q: malformed script reply", w.h.name)
 		}
 		if old := w.levels.Load(); levels == 0 && old > 0 {
@@ -513,10 +619,52 @@ func (w *WindowFilter) run(ctx context.Context, add bool, keys [][]byte) ([]byte
 			return nil, err
 		}
 		w.view.see(v.epoch, int(min(rot, math.MaxInt)))
+		if w.onEvent != nil {
+			for _, e := range events {
+				w.onEvent(e)
+			}
+		}
 		out = append(out, a...)
 		keys = keys[len(batch):]
 	}
 	return out, nil
+}
+
+// parseWindowEvents parses the events of an add script's reply: "" or the
+// time of the call, "/", and comma-separated each event's letter and how
+// far back the window reached after it (microseconds).
+func parseWindowEvents(text string) ([]bloom.WindowEvent, error) {
+	if text == "" {
+		return nil, nil
+	}
+	at, list, ok := strings.Cut(text, "/")
+	t, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || list == "" {
+		return nil, errors.New("malformed events")
+	}
+	var events []bloom.WindowEvent
+	for _, e := range strings.Split(list, ",") {
+		if e == "" {
+			return nil, errors.New("malformed events")
+		}
+		var kind bloom.WindowEventKind
+		switch e[0] {
+		case 'R':
+			kind = bloom.RotatedEarly
+		case 'S':
+			kind = bloom.SaturatedPastLimit
+		case 'G':
+			kind = bloom.GrowLimit
+		default:
+			return nil, errors.New("malformed events")
+		}
+		us, err := strconv.ParseInt(e[1:], 10, 64)
+		if err != nil || us < 0 || us > math.MaxInt64/1000 {
+			return nil, errors.New("malformed events")
+		}
+		events = append(events, bloom.WindowEvent{Kind: kind, Time: time.UnixMicro(t), Retained: time.Duration(us) * time.Microsecond})
+	}
+	return events, nil
 }
 
 func (w *WindowFilter) errKeepsChanging() error {
@@ -555,7 +703,7 @@ func needLevels(err error) (int, bool) {
 // call runs one script call over keys, prepared with the view v, each key
 // with its positions in a base and in the first levels extension levels
 // (a key's positions differ between sub-filters of different sizes).
-func (w *WindowFilter) call(ctx context.Context, add bool, v chain, levels int, keys [][]byte) (string, error) {
+func (w *WindowFilter) call(ctx context.Context, mode string, v chain, levels int, keys [][]byte) (string, error) {
 	levels = min(levels, len(w.xs))
 	stride := int(w.p.k)
 	for _, x := range w.xs[:levels] {
@@ -575,13 +723,13 @@ func (w *WindowFilter) call(ctx context.Context, add bool, v chain, levels int, 
 		}
 	}
 	all := unsafe.String(unsafe.SliceData(text), len(text)) // text is not modified again
-	args := append(w.baseArgs(v, levels, 1+len(ends)), strconv.Itoa(len(keys)))
+	args := append(w.baseArgs(v, levels, 2+len(ends)), mode, strconv.Itoa(len(keys)))
 	start := 0
 	for _, end := range ends {
 		args = append(args, all[start:end])
 		start = end
 	}
-	if !add {
+	if mode == modeTest {
 		var reply string
 		err := w.h.retryStale(ctx, func() error {
 			var err error
@@ -645,13 +793,14 @@ func (w *WindowFilter) changed(ctx context.Context, err error) (retry bool, _ er
 	return true, nil
 }
 
-// Add inserts key into the newest generation, rotating first if it is full
-// (or, in a time window, if periods have passed). It takes one round trip
-// and returns ErrNotFound, ErrCorrupt or ErrLost if the window no longer
-// exists or is in that state (and then writes nothing). After any other
-// error the key may or may not have been added; retrying is safe.
+// Add inserts key into the newest generation, whether or not the window
+// holds it already, rotating first if the newest is full and the floor
+// allows (or, in a time window, if periods have passed). It takes one
+// round trip and returns ErrNotFound, ErrCorrupt or ErrLost if the window
+// no longer exists or is in that state (and then writes nothing). After any
+// other error the key may or may not have been added; retrying is safe.
 func (w *WindowFilter) Add(ctx context.Context, key []byte) error {
-	_, err := w.run(ctx, true, [][]byte{key})
+	_, err := w.run(ctx, modeAdd, [][]byte{key})
 	return err
 }
 
@@ -661,20 +810,41 @@ func (w *WindowFilter) Add(ctx context.Context, key []byte) error {
 // takes one round trip and returns the errors Add returns, never false; it
 // can be served by a read replica, as Filter.Test.
 func (w *WindowFilter) Test(ctx context.Context, key []byte) (bool, error) {
-	r, err := w.run(ctx, false, [][]byte{key})
+	r, err := w.run(ctx, modeTest, [][]byte{key})
 	if err != nil {
 		return false, err
 	}
 	return r[0] == '1', nil
 }
 
-// TestAndAdd inserts key and reports whether it was probably in the window
-// before the call (in any generation), atomically: when several clients
-// TestAndAdd the same new key at once, exactly one of them gets false
-// (none does if the key is a false positive). It returns the errors Add
-// returns.
+// TestAndAdd is the deduplicator's call, first-seen: it reports whether
+// key is probably in the window and adds it only when it is not. A key
+// already in the window is not added again, so a key that keeps coming
+// back is reported new (false) again once its first sighting has left the
+// window: with bloom.Every(7*24*time.Hour), a URL met every day is new
+// again every week or so. It is atomic: when several clients TestAndAdd
+// the same new key at once, exactly one of them gets false (none does if
+// the key is a false positive). It takes one round trip and returns the
+// errors Add returns. (Before issue 30 TestAndAdd also added a present
+// key, which is now TestAndRefresh.)
 func (w *WindowFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error) {
-	r, err := w.run(ctx, true, [][]byte{key})
+	r, err := w.run(ctx, modeFirst, [][]byte{key})
+	if err != nil {
+		return false, err
+	}
+	return r[0] == '1', nil
+}
+
+// TestAndRefresh is the last-seen call, for alerts that keep firing: it
+// reports whether key was probably in the window and adds it to the
+// newest generation in any case (as Add), so a key that keeps coming back
+// within the window stays suppressed. Each refresh of a key not in the
+// newest generation takes room there: in a count window, k keys refreshed
+// among every n added leave room for only the last Window*n/(n+k) distinct
+// ones. It is atomic, takes one round trip and returns the errors Add
+// returns.
+func (w *WindowFilter) TestAndRefresh(ctx context.Context, key []byte) (bool, error) {
+	r, err := w.run(ctx, modeAdd, [][]byte{key})
 	if err != nil {
 		return false, err
 	}
@@ -687,7 +857,7 @@ func (w *WindowFilter) TestAndAdd(ctx context.Context, key []byte) (bool, error)
 // ErrLost some, all or none of the keys may have been added; retrying is
 // safe.
 func (w *WindowFilter) AddMany(ctx context.Context, keys [][]byte) error {
-	_, err := w.run(ctx, true, keys)
+	_, err := w.run(ctx, modeAdd, keys)
 	return err
 }
 
@@ -695,40 +865,102 @@ func (w *WindowFilter) AddMany(ctx context.Context, keys [][]byte) error {
 // Test's meaning of true and false: present[i] is for keys[i]. It returns
 // the errors Test returns, never all false.
 func (w *WindowFilter) TestMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
-	r, err := w.run(ctx, false, keys)
+	r, err := w.run(ctx, modeTest, keys)
 	if err != nil {
 		return nil, err
 	}
 	return answers(r), nil
 }
 
-// TestAndAddMany inserts every key of keys, in order, and reports for each
-// whether it was probably in the window before: present[i] is what
-// TestAndAdd(keys[i]) would have returned had the keys been added one by
-// one. Each script call is atomic (see AddMany for how many there are). It
+// TestAndAddMany is TestAndAdd of every key of keys, in order: present[i]
+// is what TestAndAdd(keys[i]) would have returned had the keys been
+// test-and-added one by one (a key repeated in keys is new at most once).
+// Each script call is atomic (see AddMany for how many there are). It
 // returns the errors AddMany returns, with the same meaning.
 func (w *WindowFilter) TestAndAddMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
-	r, err := w.run(ctx, true, keys)
+	r, err := w.run(ctx, modeFirst, keys)
 	if err != nil {
 		return nil, err
 	}
 	return answers(r), nil
+}
+
+// TestAndRefreshMany is TestAndRefresh of every key of keys, in order, as
+// TestAndAddMany is of TestAndAdd.
+func (w *WindowFilter) TestAndRefreshMany(ctx context.Context, keys [][]byte) (present []bool, err error) {
+	r, err := w.run(ctx, modeAdd, keys)
+	if err != nil {
+		return nil, err
+	}
+	return answers(r), nil
+}
+
+// Events returns the window's event counters: the events of every client
+// since the window was created (an Import keeps them). It takes one round
+// trip, can be served by a replica, and returns the errors Test returns.
+func (w *WindowFilter) Events(ctx context.Context) (bloom.WindowEvents, error) {
+	res, err := w.read(ctx, windowEventsScript, 4)
+	if err != nil {
+		return bloom.WindowEvents{}, err
+	}
+	var n [3]uint64
+	for i := range n {
+		if n[i], err = parseUint(w.h.name, "event count", res[1+i]); err != nil {
+			return bloom.WindowEvents{}, err
+		}
+	}
+	return bloom.WindowEvents{RotatedEarly: n[0], SaturatedPastLimit: n[1], GrowLimit: n[2]}, nil
+}
+
+// read runs the read-only script, which takes ARGV[1..13] and replies with
+// want values, the write generation first, and returns its reply.
+func (w *WindowFilter) read(ctx context.Context, script *redis.Script, want int) ([]any, error) {
+	if w.h.rdb == nil {
+		return nil, errZeroWindow
+	}
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return nil, w.h.wrap(err)
+		}
+		if try > maxChangedRetries {
+			return nil, w.errKeepsChanging()
+		}
+		v := w.view.load()
+		var res []any
+		err := w.h.retryStale(ctx, func() error {
+			var err error
+			res, err = script.RunRO(ctx, w.h.rdb, w.h.keys, w.baseArgs(v, 0, 0)...).Slice()
+			return w.scriptErr(ctx, err)
+		})
+		if retry, err := w.changed(ctx, err); err != nil {
+			return nil, err
+		} else if retry {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(res) != want {
+			return nil, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
+		}
+		if err := w.h.observe(res[0]); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
 }
 
 // windowState is what the count and export scripts return.
 type windowState struct {
 	rotations uint64
 	head      int
-	now       int64 // server time, microseconds (0 in a count window)
-	elapsed   uint64
+	now       int64    // server time, microseconds (0 in a count window)
+	adv       uint64   // the rotations the time calls for, made in head, counts and starts
 	counts    []uint64 // by slot
 	starts    []int64  // by slot, microseconds
 	bitmaps   []any    // by slot, export only
 	exts      []any    // under Grow, export only: by slot, n then n (count, bitmap)
 }
-
-// live returns the generations a test sees.
-func (st *windowState) live(r int) int { return r - int(min(st.elapsed, uint64(r))) }
 
 // state runs the count or export script and parses its reply.
 func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps bool) (*windowState, error) {
@@ -773,12 +1005,12 @@ func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps 
 		st.rotations, errs[0] = parseUint(w.h.name, "rotations", res[1])
 		head, err1 := parseUint(w.h.name, "head", res[2])
 		now, err2 := parseUint(w.h.name, "time", res[3])
-		st.elapsed, errs[3] = parseUint(w.h.name, "elapsed", res[4])
+		st.adv, errs[3] = parseUint(w.h.name, "advance", res[4])
 		errs[1], errs[2] = err1, err2
 		if err := errors.Join(errs[:]...); err != nil {
 			return nil, err
 		}
-		if head >= uint64(r) || st.rotations%uint64(r) != head || st.rotations < uint64(v.n) {
+		if head >= uint64(r) || st.adv > uint64(r) || (st.rotations+st.adv)%uint64(r) != head || st.rotations < uint64(v.n) {
 			return nil, fmt.Errorf("redisbloom: filter %q: malformed reply", w.h.name)
 		}
 		st.head, st.now = int(head), int64(now)
@@ -805,16 +1037,11 @@ func (w *WindowFilter) state(ctx context.Context, script *redis.Script, bitmaps 
 // counts again; it is an upper bound on the distinct keys the window holds.
 // It returns the errors Test returns.
 func (w *WindowFilter) Count(ctx context.Context) (uint64, error) {
-	st, err := w.state(ctx, windowCountScript, false)
+	res, err := w.read(ctx, windowCountScript, 3)
 	if err != nil {
 		return 0, err
 	}
-	var n uint64
-	r := w.p.gens
-	for j := range st.live(r) {
-		n += st.counts[(st.head-j+r)%r]
-	}
-	return n, nil
+	return parseUint(w.h.name, "count", res[2])
 }
 
 // Delete removes the window's keys from Redis. Afterwards every handle on it

@@ -14,7 +14,9 @@ import (
 // 1.2*10^6 keys, imported) against a fixed Filter of 10^6 keys at 1% holding
 // 10^6 keys, side by side on one server, in batches of 1,000: TestMany of
 // absent keys (read in every generation) and TestAndAddMany of new keys
-// (rotations included).
+// (rotations included); and, on the window, first-seen TestAndAddMany
+// against last-seen TestAndRefreshMany of keys it holds (at most 100
+// batches: the last 10^5 keys of the fill).
 //
 //	go test -run '^$' -bench WindowServerCPU -benchtime 100x -count 3
 func BenchmarkWindowServerCPU(b *testing.B) {
@@ -74,4 +76,26 @@ func BenchmarkWindowServerCPU(b *testing.B) {
 			})
 		})
 	}
+	// Keys in the window (the last of the fill, batch i from key
+	// 1.1*10^6 + 1000i): first-seen TestAndAddMany writes nothing,
+	// last-seen TestAndRefreshMany adds each to the newest generation.
+	present := func(i int) [][]byte {
+		keys := make([][]byte, benchBatch)
+		for j := range keys {
+			keys[j] = strconv.AppendInt([]byte("fill-"), int64(n+n/10+i*benchBatch+j), 10)
+		}
+		return keys
+	}
+	b.Run("TestAndAddMany/present/window", func(b *testing.B) {
+		measure(b, rdb, benchBatch, present, func(ctx context.Context, keys [][]byte) error {
+			_, err := w.TestAndAddMany(ctx, keys)
+			return err
+		})
+	})
+	b.Run("TestAndRefreshMany/present/window", func(b *testing.B) {
+		measure(b, rdb, benchBatch, present, func(ctx context.Context, keys [][]byte) error {
+			_, err := w.TestAndRefreshMany(ctx, keys)
+			return err
+		})
+	})
 }

@@ -49,7 +49,7 @@ func TestWindowProbeMatchesBloom(t *testing.T) {
 						t.Fatalf("probe %+v; bloom.NewWindow: %d generations of %d keys, %d bits in all, %d hashes, seed %d, duration %v",
 							p, mem.Generations(), mem.GenerationCapacity(), mem.Bits(), mem.Hashes(), mem.Seed(), mem.Duration())
 					}
-					again, err := windowProbe(window, rate, windowOptions(p.seed, p.gens, p.period, p.policy))
+					again, err := windowProbe(window, rate, windowOptions(p.seed, p.gens, p.period, p.policy, p.satLimit))
 					if err != nil || again.windowShape != p.windowShape || !slices.Equal(again.exts, p.exts) {
 						t.Fatalf("from the stored fields: %+v, %v; want %+v", again, err, p)
 					}

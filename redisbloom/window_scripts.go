@@ -21,9 +21,12 @@ import "github.com/redis/go-redis/v9"
 //	        the write generation is LOSTGEN;
 //	ARGV[6] keys per generation (GenCap), ARGV[7] bytes of one
 //	        generation's bitmap, ARGV[8] hashes, ARGV[9] the period in
-//	        microseconds (0 for a count window), ARGV[10] "1" if the newest
-//	        generation rotates when it holds GenCap keys (a count window, or
-//	        a time window that rotates early), "0" if it saturates;
+//	        microseconds (0 for a count window), ARGV[10] "o w s": o "1"
+//	        if the newest generation rotates when it holds GenCap keys (a
+//	        count window, or a time window that rotates early), "0" if not;
+//	        w the window's keys (Window), for the floor; s, under Saturate,
+//	        the keys past which the newest generation rotates early (the
+//	        saturation limit's keys, see saturationCap), else 0;
 //	ARGV[11] "" (the server's time, TIME), or in the tests a time in
 //	        microseconds the call takes instead, so that a time window can be
 //	        compared with bloom.WindowFilter on a fake clock;
@@ -32,7 +35,10 @@ import "github.com/redis/go-redis/v9"
 //	        level j = 1, 2, ... (at most 16: the levels one Redis string
 //	        holds), computed by the client from the parameters (the check);
 //	ARGV[13] X, the extension levels whose positions each key carries;
-//	ARGV[14] N, the number of keys, then for each key its positions in a
+//	ARGV[14] (the add and test scripts) the mode: "f" first-seen
+//	        (TestAndAdd: a key already in the window is not added), "a"
+//	        (Add, TestAndRefresh: every key is set in the newest generation);
+//	ARGV[15] N, the number of keys, then for each key its positions in a
 //	        base (hashes of them: the same in every generation, which all
 //	        have the same size and seed), then in extension levels 1..X. A
 //	        script that needs more levels (a live generation has more
@@ -51,19 +57,20 @@ import "github.com/redis/go-redis/v9"
 // sees the same generations whatever its own clock says. As
 // bloom.WindowFilter, it rotates once for every period that has passed
 // since the newest generation started, each new one starting a period after
-// the one before; a test sees only the generations such a rotation would
-// keep (live). Each slot's key gets a PEXPIRE, when its generation starts,
-// for a second past the time it stops being live if no key rotates it out
-// earlier (rotations by count only bring that time forward): a window that
-// nobody uses frees its memory, and the metadata stays. So a bitmap may be
-// missing only where its generation is no longer live; a live one missing
-// is NOTFOUND (evicted, deleted), never "absent".
+// the one before, as far as the floor lets it drop the oldest (see
+// advance); a test sees only the generations that have not expired (live).
+// When a generation starts (and when a held rotation moves the newest's
+// start) its slot's keys get a PEXPIRE for a second past the time it
+// expires: a window that nobody uses frees its memory, and the metadata
+// stays. So a bitmap may be missing only where its generation is no longer
+// live; a live one missing is NOTFOUND (evicted, deleted), never "absent".
 //
 // The prologue checks what every call relies on and leaves: r, head, rot,
-// epoch, cap, bytes, k, period, onCount, counts[s] and starts[s] for each
-// slot, now (microseconds; 0 in a count window), elapsed (whole periods
-// since the newest generation started) and live (the generations a test
-// sees, r less elapsed).
+// epoch, cap, bytes, k, period, onCount, W, satCap, counts[s] and
+// starts[s] for each slot, exts, now (microseconds; 0 in a count window),
+// elapsed (whole periods since the newest generation started), span, live
+// (the generations a test reads), and the functions expired, total,
+// droppable, liveNow, rotateTo and advance.
 const windowCheckLua = `
 local meta = redis.call('HMGET', KEYS[1], 'id', 'gen', 'check', 'lost', 'format', 'head', 'epoch', 'rotations')
 if meta[1] ~= ARGV[1] then
@@ -104,7 +111,11 @@ if rot < tonumber(ARGV[5]) then
     ' with no Import since: generations went back')
 end
 local cap, bytes, k, period = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-local onCount = ARGV[10] == '1'
+local ocText, wText, scText = string.match(ARGV[10], '^([01]) (%d+) (%d+)$')
+if not ocText then
+  return redis.error_reply('ERR redisbloom: invalid policy argument ' .. ARGV[10])
+end
+local onCount, W, satCap = ocText == '1', tonumber(wText), tonumber(scText)
 local fields = {}
 for s = 0, r - 1 do
   fields[2 * s + 1] = 'c' .. s
@@ -113,8 +124,10 @@ end
 local vals = redis.call('HMGET', KEYS[1], unpack(fields))
 local counts, starts = {}, {}
 for s = 0, r - 1 do
+  -- A generation takes keys past its share (Saturate, and for the floor),
+  -- but each counted key set a bit.
   counts[s], starts[s] = int(vals[2 * s + 1]), int(vals[2 * s + 2])
-  if not counts[s] or (onCount and counts[s] > cap) or not starts[s] then
+  if not counts[s] or counts[s] > 8 * bytes or not starts[s] then
     return redis.error_reply('CORRUPT redisbloom: generation in slot ' .. s .. ': invalid count ' ..
       tostring(vals[2 * s + 1]) .. ' or start ' .. tostring(vals[2 * s + 2]))
   end
@@ -122,7 +135,9 @@ end
 -- Under Grow (ARGV[12] not empty): the sizes of extension levels 1..#xcap
 -- (after the bit limit of the whole window), the levels X whose
 -- positions each key carries (ARGV[13]), and exts[s], the key counts of
--- slot s's extensions, oldest first (field x<s>, comma-separated).
+-- slot s's extensions, oldest first (field x<s>, comma-separated; missing
+-- or empty for none, and then no extension key of the slot may exist:
+-- checked below for the live generations).
 local grow = ARGV[12] ~= ''
 local xcap, xbytes, xk, exts = {}, {}, {}, {}
 local maxBits, X = 0, tonumber(ARGV[13]) or 0
@@ -143,11 +158,20 @@ if grow then
   for s = 0, r - 1 do xf[s + 1] = 'x' .. s end
   local xv = redis.call('HMGET', KEYS[1], unpack(xf))
   for s = 0, r - 1 do
-    local list = exts[s]
-    for v in string.gmatch(xv[s + 1] or '', '[^,]+') do list[#list + 1] = int(v) end
-    local bad = #list > #xcap or counts[s] > cap or (#list > 0 and counts[s] ~= cap)
+    local list, bad = exts[s], false
+    if xv[s + 1] and xv[s + 1] ~= '' then
+      -- Every comma-separated field a count: "x", "-1", "1e300", ",," are not.
+      for v in string.gmatch(xv[s + 1] .. ',', '([^,]*),') do
+        local c = int(v)
+        if not c then bad = true else list[#list + 1] = c end
+      end
+    end
+    -- A generation with extensions has a full base; each extension but
+    -- the newest is full, and the newest (past the limits, for the floor)
+    -- holds at most a key per bit.
+    bad = bad or #list > #xcap or (#list > 0 and counts[s] < cap)
     for j = 1, #list do
-      if not list[j] or list[j] > xcap[j] or (j < #list and list[j] ~= xcap[j]) then bad = true end
+      if list[j] > 8 * xbytes[j] or (j < #list and list[j] ~= xcap[j]) then bad = true end
     end
     if bad then
       return redis.error_reply('CORRUPT redisbloom: generation in slot ' .. s .. ': invalid extensions ' ..
@@ -171,15 +195,97 @@ if period > 0 then
     while (elapsed + 1) * period <= d do elapsed = elapsed + 1 end
   end
 end
-local live = r - math.min(elapsed, r)
+-- The floor (as bloom.WindowFilter's, internal/window): every key of a
+-- generation of a time window was added before its start plus a period
+-- (a held rotation moves the newest's start up, hold), so at its start
+-- plus span, r periods, it holds no key added within the duration:
+-- expired(s), and tests skip it and every older one (live). A rotation
+-- clears the oldest generation only when none of its keys is in the floor
+-- (the keys both among the last W added and, in a time window, added
+-- within the duration): droppable(), when it is empty, has expired, or the
+-- generations newer than it hold W counted keys.
+local span = r * period
+local function expired(s) return now >= starts[s] and now - starts[s] >= span end
+local function total(s)
+  local n = counts[s]
+  for j = 1, #exts[s] do n = n + exts[s][j] end
+  return n
+end
+local function droppable()
+  local o = (head + 1) % r
+  if counts[o] == 0 and #exts[o] == 0 then return true end
+  if period > 0 and expired(o) then return true end
+  local n, s = 0, head
+  for _ = 1, r - 1 do
+    n = n + total(s)
+    if n >= W then return true end
+    s = (s - 1) % r
+  end
+  return false
+end
+-- liveNow(): the generations a test reads, newest first: all of a count
+-- window; those of a time window newer than its newest expired one.
+local function liveNow()
+  if period == 0 then return r end
+  for j = 0, r - 1 do
+    if expired((head - j) % r) then return j end
+  end
+  return r
+end
+local live = liveNow()
+-- rotateTo(start, write): the oldest generation emptied and made the
+-- newest, started at start or at the newest's start if that is later;
+-- emptied[s] marks the slots emptied. With write, Redis too (the add
+-- script's clearSlot, defined later); without, only the tables here (the
+-- read-only scripts' view of what the next add does).
+local emptied = {}
+local clearSlot
+local function rotateTo(start, write)
+  start = math.max(start, starts[head])
+  local g = (head + 1) % r
+  if write then clearSlot(g) end
+  counts[g], starts[g], exts[g] = 0, start, {}
+  emptied[g] = true
+  head = g
+  rot = rot + 1
+end
+-- advance(write): bloom.WindowFilter's Advance: one rotation for every
+-- period that has passed since the newest generation started (at most r),
+-- each new generation starting a period after the one before, the last at
+-- the start plus the periods elapsed, as long as the oldest is droppable;
+-- when it is not, the newest generation goes on past its period (hold),
+-- its start moved up to now-period+1, so that its keys are still all
+-- added before its start plus a period (bloom.WindowFilter moves it to
+-- 1 ns above now-period, on its clock of nanoseconds; here the clock is the
+-- server's, of microseconds). It returns whether it changed anything.
+local function advance(write)
+  if elapsed == 0 then return false end
+  local start, n = starts[head], math.min(elapsed, r)
+  for i = 1, n do
+    if not droppable() then
+      starts[head] = now - (period - 1)
+      return true
+    end
+    local t = start + i * period
+    if i == n then t = start + elapsed * period end
+    rotateTo(t, write)
+  end
+  return true
+end
 for j = 0, live - 1 do
   local s = (head - j) % r
   local size = redis.call('STRLEN', KEYS[s + 2])
   if size ~= bytes then
-    if size == 0 and redis.call('EXISTS', KEYS[s + 2]) == 0 then
+    -- An empty generation other than the newest is never read, and its
+    -- bitmap made again when it becomes the newest: it may be missing
+    -- (a window created before generations expired by their own start
+    -- gave the older empty ones a shorter PEXPIRE).
+    if size ~= 0 or redis.call('EXISTS', KEYS[s + 2]) == 1 then
+      return redis.error_reply('CORRUPT redisbloom: bitmap of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. bytes)
+    end
+    if j == 0 or counts[s] > 0 or #exts[s] > 0 then
       return redis.error_reply('NOTFOUND redisbloom: bitmap of the generation in slot ' .. s .. ' deleted, flushed, evicted or expired')
     end
-    return redis.error_reply('CORRUPT redisbloom: bitmap of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. bytes)
   end
   for j = 1, #exts[s] do
     local size = redis.call('STRLEN', xkey(s, j))
@@ -190,10 +296,14 @@ for j = 0, live - 1 do
       return redis.error_reply('CORRUPT redisbloom: extension ' .. j .. ' of the generation in slot ' .. s .. ' has ' .. size .. ' bytes, want ' .. xbytes[j])
     end
   end
+  if grow and #exts[s] < #xcap and redis.call('EXISTS', xkey(s, #exts[s] + 1)) == 1 then
+    return redis.error_reply('CORRUPT redisbloom: extension ' .. (#exts[s] + 1) .. ' of the generation in slot ' .. s ..
+      ' exists, but the metadata lists ' .. #exts[s])
+  end
 end
 `
 
-// windowKeysLua checks ARGV[14] = N against the positions given and
+// windowKeysLua checks ARGV[15] = N against the positions given and
 // defines need(levels) (the NEEDEXT reply, or nil) and test(s, lvl, list):
 // the keys of list (indices into the batch) whose positions are all set in
 // sub-filter lvl of slot s (0 its base), read one position of every key still in
@@ -201,8 +311,8 @@ end
 // half-full generation. Each BITFIELD_RO call carries at most 2600
 // positions.
 const windowKeysLua = `
-local N = tonumber(ARGV[14])
-local base = 15
+local N = tonumber(ARGV[15])
+local base = 16
 -- A key's positions: k in a base, then xk[j] in an extension of level j,
 -- for j = 1..X; off[j] is where level j's start within a key's stride.
 local off, stride = {[0] = 0}, k
@@ -211,8 +321,8 @@ for j = 1, X do
   off[j] = stride
   stride = stride + xk[j]
 end
-if not N or #ARGV ~= 14 + N * stride then
-  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 14) .. ' positions for ' .. tostring(ARGV[14]) .. ' keys of ' .. stride .. ' positions')
+if not N or #ARGV ~= 15 + N * stride then
+  return redis.error_reply('ERR redisbloom: ' .. (#ARGV - 15) .. ' positions for ' .. tostring(ARGV[15]) .. ' keys of ' .. stride .. ' positions')
 end
 local function need(levels)
   if levels > X then
@@ -255,22 +365,19 @@ local function test(s, lvl, list)
 end
 `
 
-// windowRotateLua defines clearSlot(s, start), which empties slot s for a
-// new generation started at start (microseconds) and deletes its
-// extensions, and expire(s, j), which gives its keys (extensions
-// included), the generation j after the newest, a PEXPIRE of a second
-// past the time it stops being live: starts[head] + (r - j) periods (later
-// rotations by time keep that time, rotations by count bring it forward).
+// windowRotateLua defines clearSlot(s), which empties slot s's bitmap and
+// deletes its extensions, for rotateTo; expire(s), which gives slot s's
+// keys (extensions included) of a time window a PEXPIRE of a second past
+// the time its generation expires (its start plus span); and saveState().
 const windowRotateLua = `
-local function clearSlot(s, start)
+clearSlot = function(s)
   redis.call('DEL', KEYS[s + 2])
   for j = 1, #exts[s] do redis.call('DEL', xkey(s, j)) end
   redis.call('SETBIT', KEYS[s + 2], 8 * bytes - 1, 0)
-  counts[s], starts[s], exts[s] = 0, start, {}
 end
-local function expire(s, j)
+local function expire(s)
   if period > 0 then
-    local ms = dec(math.max(math.ceil((starts[head] + (r - j) * period - now) / 1000) + 1000, 1))
+    local ms = dec(math.max(math.ceil((starts[s] + span - now) / 1000) + 1000, 1))
     redis.call('PEXPIRE', KEYS[s + 2], ms)
     for x = 1, #exts[s] do redis.call('PEXPIRE', xkey(s, x), ms) end
   end
@@ -294,23 +401,32 @@ end
 `
 
 // windowAddScript adds the N keys, in order, as bloom.WindowFilter's
-// TestAndAdd does one by one: first the rotations the time calls for
-// (Advance), then for each key a rotation if the newest generation holds
-// GenCap keys and the window rotates on count (the oldest is emptied and
-// becomes the newest, started now), then its positions set in the newest.
-// A key's answer is '1' if it was in any generation before it was added
-// (the oldest included when that key's add rotates it out, as
+// TestAndAdd (mode "f", first-seen) or TestAndRefresh and Add (mode "a")
+// do one by one, in a batch (one time for the whole call): first advance,
+// then for each key, in mode "f", nothing if it is in a live generation
+// (answered '1'), else: if the newest generation's base holds GenCap keys,
+// under Grow an extension (a new one when the newest is full, or past the
+// limits an early rotation if the oldest is droppable, else the key goes
+// past the newest's capacity), otherwise a rotation if the oldest is
+// droppable (under Saturate only once the newest holds satCap keys), else
+// the key goes into the newest past its share; then its positions are set
+// in the newest sub-filter of the newest generation. A key's answer is
+// '1' if it was in a live generation before it was added (in mode "a",
+// the oldest included when that key's add rotates it out, as
 // bloom.WindowFilter tests before it adds): its bits all set in the newest
 // (BITFIELD SET returns the old bits), or in an older one, read before the
 // keys are set (older generations do not change; a rotation during the
-// call adds the former newest to them and takes the oldest away). Keys are
-// set in runs of at most the newest sub-filter's remaining room, so that a
-// run cannot overfill it. Under Grow, a full base (or newest extension) of
-// the newest generation gets a new extension, as bloom.WindowFilter's Add
-// does, or past the limits an early rotation; a key's answer then also
-// counts the newest generation's other sub-filters. It returns
-// "gen:rotations:levels:answers", levels the most extensions a generation
-// has (0 when no burst is in the window).
+// call adds the former newest to them and takes the oldest away). Keys
+// are set in runs that no decision above falls within: at most the newest
+// sub-filter's remaining room, or, past it, the keys until the oldest is
+// droppable. It counts the events (a rotation on count of a time window
+// under RotateEarly, Saturate's and Grow's early rotations) in the
+// metadata (ev_rotated_early, ev_saturated_past_limit, ev_grow_limit) and
+// returns "gen:rotations:levels:events:answers", levels the most
+// extensions a generation has (0 when no burst is in the window), events
+// "" or the time of the call, "/" and, comma-separated, each event's
+// letter (R, S, G) and how far back the window reached after it, in
+// microseconds: "1700000000000000/R5000,S0".
 var windowAddScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowKeysLua + windowRotateLua + `
 -- canGrow(j): a new extension of level j fits the window's limits.
@@ -325,45 +441,48 @@ end
 if grow then
   -- The extension levels whose positions the call may read, checked
   -- before anything is written: those of the live generations, and the
-  -- levels the newest reaches if every key is new.
+  -- levels the newest reaches if every key is new, from where it is or
+  -- from a new generation (advance may rotate).
   local top = 0
   for j = 0, live - 1 do top = math.max(top, #exts[(head - j) % r]) end
-  local lvl, c = 0, 0
-  if elapsed == 0 then
-    lvl = #exts[head]
-    if lvl == 0 then c = counts[head] else c = exts[head][lvl] end
-  end
-  local n = N
-  while n > 0 do
-    local room = cap - c
-    if lvl > 0 then room = xcap[lvl] - c end
-    if room >= n then break end
-    n = n - math.max(room, 0)
-    if lvl >= #xcap then
-      top = #xcap
-      break
+  local function reach(lvl, c)
+    local n = N
+    while n > 0 do
+      local room = cap - c
+      if lvl > 0 then room = xcap[lvl] - c end
+      if room >= n then break end
+      n = n - math.max(room, 0)
+      if lvl >= #xcap then return #xcap end
+      lvl, c = lvl + 1, 0
     end
-    lvl, c = lvl + 1, 0
-    top = math.max(top, lvl)
+    return lvl
   end
+  local lvl = #exts[head]
+  local c = counts[head]
+  if lvl > 0 then c = exts[head][lvl] end
+  top = math.max(top, reach(lvl, c), reach(0, 0))
   local e = need(top)
   if e then return e end
 end
+local first = ARGV[14] == 'f'
 local changed = false
-if elapsed > 0 then
-  local start = starts[head]
-  local e = math.min(elapsed, r)
-  for i = 1, e do
-    head = (head + 1) % r
-    clearSlot(head, start + i * period)
-    rot = rot + 1
-  end
-  starts[head] = start + elapsed * period
-  for j = 0, e - 1 do expire((head - j) % r, j) end
+local newHead = head
+if advance(true) then
   changed = true
+  expire(head)
 end
--- foundIn[x]: the slot of a generation, other than the newest sub-filter
--- of the newest, that holds key x.
+live = liveNow()
+-- The events of the call.
+local evs, nR, nS, nG = {}, 0, 0, 0
+local function event(kind)
+  local l = liveNow()
+  local oldest = now
+  if l > 0 then oldest = starts[(head - l + 1) % r] end
+  evs[#evs + 1] = kind .. dec(math.max(now - oldest, 0))
+  if kind == 'R' then nR = nR + 1 elseif kind == 'S' then nS = nS + 1 else nG = nG + 1 end
+end
+-- foundIn[x]: the slot of a live generation, other than the newest
+-- sub-filter of the newest, that holds key x.
 local foundIn = {}
 local function findSub(list, s, lvl)
   if #list == 0 then return list end
@@ -381,7 +500,7 @@ end
 local function find(list, from, to)
   for j = from, to do
     local s = (head - j) % r
-    if counts[s] > 0 then
+    if counts[s] > 0 or #exts[s] > 0 then
       for lvl = 0, #exts[s] do list = findSub(list, s, lvl) end
     end
   end
@@ -389,115 +508,163 @@ local function find(list, from, to)
 end
 local all = {}
 for x = 1, N do all[x] = x end
-all = find(all, 1, r - 1)
+all = find(all, 1, live - 1)
 for lvl = 0, #exts[head] - 1 do all = findSub(all, head, lvl) end
+-- heldRoom(): the keys the newest takes past its share before the oldest
+-- becomes droppable (the generations newer than it hold W).
+local function heldRoom()
+  local n, s = 0, head
+  for _ = 1, r - 1 do
+    n = n + total(s)
+    s = (s - 1) % r
+  end
+  return math.max(W - n, 1)
+end
 local out = {}
 local i = 1
 -- inDropped: the key i, which made the oldest generation go, was in it.
 local inDropped = 0
 while i <= N do
-  local rotateNow = onCount and counts[head] >= cap
-  if grow and counts[head] >= cap then
-    -- The base is full: into the newest extension, a new one when that is
-    -- full too, or an early rotation past the limits.
-    local L = #exts[head]
-    if L == 0 or exts[head][L] >= xcap[L] then
-      if canGrow(L + 1) then
-        local j = L + 1
-        redis.call('DEL', xkey(head, j))
-        redis.call('SETBIT', xkey(head, j), 8 * xbytes[j] - 1, 0)
-        exts[head][j] = 0
-        expire(head, 0)
-        changed = true
-        -- The keys not found yet may be in the sub-filter that just
-        -- filled, set earlier in this call.
-        local fresh = {}
-        for x = i, N do
-          if not foundIn[x] then fresh[#fresh + 1] = x end
-        end
-        findSub(fresh, head, L)
-      else
-        rotateNow = true
-      end
-    end
-  end
-  if rotateNow then
-    -- The oldest (slot head+1) is emptied and becomes the newest; the keys
-    -- found only there are looked for in the other older generations,
-    -- and the keys not found anywhere in the former newest.
-    local dropped = (head + 1) % r
-    if foundIn[i] == dropped then inDropped = i end
-    local lost, fresh = {}, {}
-    for x = i, N do
-      if foundIn[x] == dropped then
-        foundIn[x] = nil
-        lost[#lost + 1] = x
-      elseif not foundIn[x] then
-        fresh[#fresh + 1] = x
-      end
-    end
-    head = dropped
-    clearSlot(head, now)
-    expire(head, 0)
-    rot = rot + 1
-    changed = true
-    find(fresh, 1, 1)
-    find(lost, 1, r - 1)
-  end
-  -- L: the sub-filter keys go to (0 the base, else an extension).
   local L = #exts[head]
-  local room = N
-  if onCount then room = cap - counts[head] end
-  if grow then
-    room = cap - counts[head]
-    if L > 0 then room = xcap[L] - exts[head][L] end
-  end
-  if L > X then
-    return redis.error_reply('ERR redisbloom: internal error: extension level ' .. L .. ' beyond the ' .. X .. ' the keys carry')
-  end
-  local kk, o = subK(L), off[L]
-  local lim = math.max(1, math.min(room, math.floor(1800 / kk))) -- room >= 1: rotated or grown above if full
-  local args, idx = {}, {}
-  local q = 0
-  while i <= N and #idx < lim do
-    idx[#idx + 1] = i
-    local p = base + (i - 1) * stride + o
-    for t = 0, kk - 1 do
-      args[q + 1] = 'SET'
-      args[q + 2] = 'u1'
-      args[q + 3] = ARGV[p + t]
-      args[q + 4] = '1'
-      q = q + 4
-    end
+  -- decides: the key's add may rotate or grow (the base is full).
+  local decides = counts[head] >= cap
+  if first and (foundIn[i] or (decides and #test(head, L, {i}) == 1)) then
+    -- In the window: answered, neither set nor rotating.
+    out[i] = '1'
     i = i + 1
-  end
-  local old = redis.call('BITFIELD', subKey(head, L), unpack(args, 1, q))
-  local o2 = 1
-  for _, x in ipairs(idx) do
-    local was = true
-    for _ = 1, kk do
-      if old[o2] == 0 then was = false end
-      o2 = o2 + 1
+  else
+    local rotateNow, kind, room = false, nil, nil
+    if grow and decides then
+      -- The base is full: into the newest extension, a new one when that
+      -- is full too, or past the limits an early rotation if the floor
+      -- allows, else past the newest sub-filter's capacity.
+      if L == 0 or exts[head][L] >= xcap[L] then
+        if canGrow(L + 1) then
+          local j = L + 1
+          redis.call('DEL', xkey(head, j))
+          redis.call('SETBIT', xkey(head, j), 8 * xbytes[j] - 1, 0)
+          exts[head][j] = 0
+          expire(head)
+          changed = true
+          -- The keys not found yet may be in the sub-filter that just
+          -- filled, set earlier in this call.
+          local fresh = {}
+          for x = i, N do
+            if not foundIn[x] then fresh[#fresh + 1] = x end
+          end
+          findSub(fresh, head, L)
+        elseif droppable() then
+          rotateNow, kind = true, 'G'
+        else
+          room = heldRoom()
+        end
+      end
+    elseif decides and (not (period > 0 and not onCount) or (satCap > 0 and counts[head] >= satCap)) then
+      -- A count window, RotateEarly, or Saturate at its limit: rotate if
+      -- the floor allows, else take keys past the share.
+      if droppable() then
+        rotateNow = true
+        if period > 0 then
+          if onCount then kind = 'R' else kind = 'S' end
+        end
+      else
+        room = heldRoom()
+      end
     end
-    if not was then
-      if L == 0 then counts[head] = counts[head] + 1 else exts[head][L] = exts[head][L] + 1 end
+    if rotateNow then
+      -- The oldest (slot head+1) is emptied and becomes the newest; the
+      -- keys found only there are looked for in the other older
+      -- generations, and the keys not found anywhere in the former
+      -- newest.
+      local dropped = (head + 1) % r
+      if foundIn[i] == dropped then inDropped = i end
+      local lost, fresh = {}, {}
+      for x = i, N do
+        if foundIn[x] == dropped then
+          foundIn[x] = nil
+          lost[#lost + 1] = x
+        elseif not foundIn[x] then
+          fresh[#fresh + 1] = x
+        end
+      end
+      rotateTo(now, true)
+      expire(head)
       changed = true
+      live = liveNow()
+      if live >= 2 then find(fresh, 1, 1) end
+      find(lost, 1, live - 1)
+      if kind then event(kind) end
     end
-    if was or foundIn[x] or inDropped == x then out[x] = '1' else out[x] = '0' end
+    -- L: the sub-filter keys go to (0 the base, else an extension).
+    L = #exts[head]
+    if not room then
+      room = N
+      if counts[head] < cap then
+        room = cap - counts[head]
+      elseif L > 0 and exts[head][L] < xcap[L] then
+        room = xcap[L] - exts[head][L]
+      elseif satCap > 0 and counts[head] < satCap then
+        room = satCap - counts[head]
+      end
+    end
+    if L > X then
+      return redis.error_reply('ERR redisbloom: internal error: extension level ' .. L .. ' beyond the ' .. X .. ' the keys carry')
+    end
+    local kk, o = subK(L), off[L]
+    local lim = math.max(1, math.min(room, math.floor(1800 / kk)))
+    local args, idx = {}, {}
+    local q = 0
+    while i <= N and #idx < lim do
+      if first and foundIn[i] then
+        out[i] = '1'
+      else
+        idx[#idx + 1] = i
+        local p = base + (i - 1) * stride + o
+        for t = 0, kk - 1 do
+          args[q + 1] = 'SET'
+          args[q + 2] = 'u1'
+          args[q + 3] = ARGV[p + t]
+          args[q + 4] = '1'
+          q = q + 4
+        end
+      end
+      i = i + 1
+    end
+    if #idx > 0 then
+      local old = redis.call('BITFIELD', subKey(head, L), unpack(args, 1, q))
+      local o2 = 1
+      for _, x in ipairs(idx) do
+        local was = true
+        for _ = 1, kk do
+          if old[o2] == 0 then was = false end
+          o2 = o2 + 1
+        end
+        if not was then
+          if L == 0 then counts[head] = counts[head] + 1 else exts[head][L] = exts[head][L] + 1 end
+          changed = true
+        end
+        if was or (not first and (foundIn[x] or inDropped == x)) then out[x] = '1' else out[x] = '0' end
+      end
+    end
   end
 end
 if changed then
   saveState()
   gentext = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 end
+if nR > 0 then redis.call('HINCRBY', KEYS[1], 'ev_rotated_early', nR) end
+if nS > 0 then redis.call('HINCRBY', KEYS[1], 'ev_saturated_past_limit', nS) end
+if nG > 0 then redis.call('HINCRBY', KEYS[1], 'ev_grow_limit', nG) end
+local evText = ''
+if #evs > 0 then evText = dec(now) .. '/' .. table.concat(evs, ',') end
 local levels = 0
 for s = 0, r - 1 do levels = math.max(levels, #exts[s]) end
-return gentext .. ':' .. dec(rot) .. ':' .. levels .. ':' .. table.concat(out)
+return gentext .. ':' .. dec(rot) .. ':' .. levels .. ':' .. evText .. ':' .. table.concat(out)
 `)
 
 // windowTestScript reports for each of the N keys whether it is in any
 // live generation (newest first; a key found is not read further) and
-// returns "gen:rotations:levels:answers", levels the most extensions a
+// returns "gen:rotations:levels::answers", levels the most extensions a
 // live generation has. It writes nothing.
 var windowTestScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowKeysLua + `
@@ -526,35 +693,44 @@ local out = {}
 for x = 1, N do
   if present[x] then out[x] = '1' else out[x] = '0' end
 end
-return gentext .. ':' .. dec(rot) .. ':' .. top .. ':' .. table.concat(out)
+return gentext .. ':' .. dec(rot) .. ':' .. top .. '::' .. table.concat(out)
 `)
 
-// windowStateLua builds reply: {gen, rotations, head, now, elapsed,
-// c0, ..., c(r-1), t0, ..., t(r-1)}.
+// windowStateLua builds reply: {gen, rotations, head, now, rotations
+// since, c0, ..., c(r-1), t0, ..., t(r-1)}: rotations as stored, and the
+// rest as advance leaves them (what the next add does first, made only
+// here): emptied marks the slots it empties, which count 0 and start a
+// period after the one before.
 const windowStateLua = `
-local reply = {gentext, dec(rot), head, dec(now), dec(elapsed)}
+local rot0 = rot
+advance(false)
+local reply = {gentext, dec(rot0), head, dec(now), dec(rot - rot0)}
 for s = 0, r - 1 do reply[#reply + 1] = dec(counts[s]) end
 for s = 0, r - 1 do reply[#reply + 1] = dec(starts[s]) end
 `
 
-// windowCountScript returns windowStateLua's reply (ARGV[1..13]), each
-// slot's count including its extensions' under Grow.
+// windowCountScript returns {gen, rotations, n}: the keys counted in the
+// live generations, extensions included (ARGV[1..13]).
 var windowCountScript = redis.NewScript(`#!lua flags=no-writes
-` + windowCheckLua + windowStateLua + `
-for s = 0, r - 1 do
-  local n = counts[s]
-  for j = 1, #exts[s] do n = n + exts[s][j] end
-  reply[6 + s] = dec(n)
-end
-return reply
+` + windowCheckLua + `
+local n = 0
+for j = 0, live - 1 do n = n + total((head - j) % r) end
+return {gentext, dec(rot), dec(n)}
 `)
 
 // windowExportScript returns windowStateLua's reply followed by the r
-// bitmaps, slot 0 first; that of a generation that is no longer live may
-// be missing (false: expired), and the client takes it as emptied.
+// bitmaps, slot 0 first (false for an emptied slot), and under Grow, for
+// each slot, its number of extensions and then each one's count and
+// bitmap.
 var windowExportScript = redis.NewScript(`#!lua flags=no-writes
 ` + windowCheckLua + windowStateLua + `
-for s = 0, r - 1 do reply[#reply + 1] = redis.call('GET', KEYS[s + 2]) end
+for s = 0, r - 1 do
+  if emptied[s] then
+    reply[#reply + 1] = false
+  else
+    reply[#reply + 1] = redis.call('GET', KEYS[s + 2])
+  end
+end
 if grow then
   for s = 0, r - 1 do
     reply[#reply + 1] = #exts[s]
@@ -567,11 +743,22 @@ end
 return reply
 `)
 
+// windowEventsScript returns the event counters of the metadata:
+// {gen, ev_rotated_early, ev_saturated_past_limit, ev_grow_limit}, each
+// "0" when missing.
+var windowEventsScript = redis.NewScript(`#!lua flags=no-writes
+` + windowCheckLua + `
+local ev = redis.call('HMGET', KEYS[1], 'ev_rotated_early', 'ev_saturated_past_limit', 'ev_grow_limit')
+local reply = {gentext}
+for j = 1, 3 do reply[j + 1] = ev[j] or '0' end
+return reply
+`)
+
 // windowImportScript replaces the whole ring (ARGV[1..13] as above, ARGV[14]
 // the new head, ARGV[15] the new rotations, then r counts, r starts and r
 // bitmaps, slot 0 first, each of the size's bytes, and under Grow, for each
 // slot, its number of extensions and then each one's count and bitmap),
-// gives each slot of a time window its expiry, increments epoch and gen
+// gives the slots of a time window their expiry, increments epoch and gen
 // and returns {gen, epoch}.
 var windowImportScript = redis.NewScript(`#!lua
 ` + windowCheckLua + windowRotateLua + `
@@ -595,7 +782,7 @@ for s = 0, r - 1 do
   end
   for j = 1, n do
     local c = int(ARGV[a])
-    if not c or c > xcap[j] or not ARGV[a + 1] or #ARGV[a + 1] ~= xbytes[j] then
+    if not c or c > 8 * xbytes[j] or (j < n and c ~= xcap[j]) or not ARGV[a + 1] or #ARGV[a + 1] ~= xbytes[j] then
       return redis.error_reply('CORRUPT redisbloom: imported extension ' .. j .. ' in slot ' .. s .. ' does not match the sizes')
     end
     newExts[s][j] = c
@@ -608,7 +795,7 @@ end
 head, rot = h, ro
 a = 16 + 3 * r
 for s = 0, r - 1 do
-  clearSlot(s, 0)
+  clearSlot(s)
   redis.call('SET', KEYS[s + 2], ARGV[16 + 2 * r + s])
   counts[s], starts[s] = tonumber(ARGV[16 + s]), tonumber(ARGV[16 + r + s])
   if grow then a = a + 1 end
@@ -618,7 +805,7 @@ for s = 0, r - 1 do
   end
   exts[s] = newExts[s]
 end
-for j = 0, r - 1 do expire((head - j) % r, j) end
+for s = 0, r - 1 do expire(s) end
 saveState()
 local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 return {redis.call('HINCRBY', KEYS[1], 'gen', 1), e}
@@ -700,9 +887,8 @@ redis.call('HSET', KEYS[1], unpack(fields))
 for s = 0, r - 1 do
   redis.call('SETBIT', KEYS[s + 2], 8 * bytes - 1, 0)
   if period > 0 then
-    -- Slot s is the generation (0 - s) mod r after the newest.
-    local j = (0 - s) % r
-    redis.call('PEXPIRE', KEYS[s + 2], string.format('%.0f', math.ceil((r - j) * period / 1000) + 1000))
+    -- Every generation started now, and expires r periods later.
+    redis.call('PEXPIRE', KEYS[s + 2], string.format('%.0f', math.ceil(r * period / 1000) + 1000))
   end
 end
 return {1}

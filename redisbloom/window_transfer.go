@@ -62,7 +62,7 @@ func (w *WindowFilter) appendWindowEncoding(enc []byte, rotations uint64, counts
 	enc = binary.LittleEndian.AppendUint16(enc, uint16(p.gens))
 	enc = append(enc, 0, 0)
 	enc = binary.LittleEndian.AppendUint32(enc, winSection)
-	enc = append(enc, 0, 0, 0, 0)
+	enc = binary.LittleEndian.AppendUint32(enc, math.Float32bits(float32(p.satLimit)))
 	enc = binary.LittleEndian.AppendUint32(enc, crc32.Checksum(enc[start:], castagnoli))
 	table := len(enc)
 	enc = binary.LittleEndian.AppendUint64(enc, uint64(p.period))
@@ -119,9 +119,10 @@ func (w *WindowFilter) appendWindowEncoding(enc []byte, rotations uint64, counts
 // Export returns an in-memory copy of the window: a bloom.WindowFilter with
 // the same parameters, generations, counts, rotations and bits, Equal to
 // the one bloom.NewWindow builds from the same keys added in the same order
-// (a time window's starts are the server's times, to the microsecond, and
-// it is exported as of the server's time: the rotations that time calls for
-// are made in the copy, as the next add would make them). It reads every
+// (a time window's starts are the server's times, to the microsecond: a
+// start that a held rotation moved up, 1 ns above a time in memory, is the
+// next microsecond here; and it is exported as of the server's time: what
+// the next add does first, rotations or a hold, is done in the copy). It reads every
 // generation in one round trip, consistently, and needs about three times
 // the window's size in bytes on the client. It returns the errors Test
 // returns, and ErrCorrupt if a live generation's bitmap or extension does
@@ -133,35 +134,28 @@ func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) 
 		return nil, err
 	}
 	r := w.p.gens
-	live := st.live(r)
+	// The slots the time's rotations emptied: the adv newest.
+	emptied := func(s int) bool { return (st.head-s+r)%r < int(st.adv) }
 	bitmaps := make([]string, r)
-	for j := range r {
-		s := (st.head - j + r) % r
+	for s := range r {
+		if emptied(s) {
+			continue
+		}
 		b, ok := st.bitmaps[s].(string)
-		if j < live && (!ok || uint64(len(b)) != w.p.m/8) {
+		if !ok && st.counts[s] == 0 {
+			continue // an empty generation's bitmap may be gone (windowCheckLua)
+		}
+		if !ok || uint64(len(b)) != w.p.m/8 {
 			return nil, fmt.Errorf("%w: %q: bitmap of the generation in slot %d does not match its size", ErrCorrupt, w.h.name, s)
 		}
-		if j < live {
-			bitmaps[s] = b
-		}
+		bitmaps[s] = b
 	}
-	exts, err := w.parseExts(st, live)
+	exts, err := w.parseExts(st, emptied)
 	if err != nil {
 		return nil, err
 	}
-	head, rotations := st.head, st.rotations
+	head, rotations := st.head, st.rotations+st.adv
 	counts, starts := st.counts, st.starts
-	if e := st.elapsed; e > 0 {
-		// As bloom.WindowFilter's Advance, on the server's clock.
-		period := w.p.periodMicros()
-		start := starts[head]
-		for i := range int64(min(e, uint64(r))) {
-			head = (head + 1) % r
-			bitmaps[head], counts[head], starts[head], exts[head] = "", 0, start+(i+1)*period, nil
-			rotations++
-		}
-		starts[head] = start + int64(e)*period
-	}
 	oc, os, ob, ox := make([]uint64, r), make([]int64, r), make([]string, r), make([][]winExt, r)
 	for j := range r {
 		s := (head + 1 + j) % r
@@ -177,10 +171,9 @@ func (w *WindowFilter) Export(ctx context.Context) (*bloom.WindowFilter, error) 
 
 // parseExts returns the extensions of each slot from the export script's
 // reply under Grow (nil for the other policies): an error wrapping
-// ErrCorrupt if one of a live generation (the live newest) is missing or
-// not of its level's size; those of the others are dropped, as Export's
-// rotations drop them.
-func (w *WindowFilter) parseExts(st *windowState, live int) ([][]winExt, error) {
+// ErrCorrupt if one of a slot not emptied is missing or not of its level's
+// size.
+func (w *WindowFilter) parseExts(st *windowState, emptied func(s int) bool) ([][]winExt, error) {
 	r := w.p.gens
 	exts := make([][]winExt, r)
 	if w.xs == nil {
@@ -198,7 +191,7 @@ func (w *WindowFilter) parseExts(st *windowState, live int) ([][]winExt, error) 
 		if !ok || n < 0 || int(n) > len(w.xs) || len(rest) < 1+2*int(n) {
 			return nil, bad(s)
 		}
-		isLive := (st.head-s+r)%r < live
+		isLive := !emptied(s)
 		for j := range int(n) {
 			c, err := parseUint(w.h.name, "extension count", rest[1+2*j])
 			b, ok := rest[2+2*j].(string)
@@ -220,7 +213,7 @@ func (w *WindowFilter) parseExts(st *windowState, live int) ([][]winExt, error) 
 
 // Import replaces the window's generations, counts, starts and rotations
 // with those of src, in one round trip, atomically: Export afterwards
-// returns a window Equal to src (a time window's starts to the
+// returns a window Equal to src (a time window's starts rounded up to the
 // microsecond; and if src's generations are no longer live at the server's
 // time, Export drops them as the next add does). src must have the
 // window's parameters (window, error rate, generations, period, overflow
@@ -305,7 +298,10 @@ func (w *WindowFilter) Import(ctx context.Context, src *bloom.WindowFilter) erro
 			return fmt.Errorf("%w: generation %d of the imported window starts at %d, which Redis cannot keep", bloom.ErrIncompatible, j, t)
 		}
 		counts[s] = strconv.FormatUint(c, 10)
-		starts[s] = strconv.FormatInt(t/1000, 10)
+		// Rounded up to the server's microsecond: a start moved up by a
+		// held rotation (to 1 ns above a time) stays above it, so the
+		// generation's keys stay younger than its start plus a period.
+		starts[s] = strconv.FormatInt((t+999)/1000, 10)
 		bitmap := enc[body+j*size : body+(j+1)*size]
 		for i, b := range bitmap {
 			bitmap[i] = bits.Reverse8(b)

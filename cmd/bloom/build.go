@@ -91,7 +91,7 @@ func runBuild(e *env, args []string) error {
 	}
 	p := newProgress(e, "read", *quiet)
 	var lines uint64
-	err = eachBlock(in, func(keys [][]byte) error {
+	err = eachBatch(in, func(keys [][]byte) error {
 		f.AddMany(keys)
 		before := lines
 		lines += uint64(len(keys))

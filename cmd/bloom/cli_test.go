@@ -304,3 +304,29 @@ func TestInfoJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageLineHasEveryFlag checks that the usage line of each command's -h
+// names every flag the command takes (dedup's left out -window and
+// -overflow).
+func TestUsageLineHasEveryFlag(t *testing.T) {
+	t.Parallel()
+	for _, c := range commands {
+		r := runBloom(t, "", c.name, "-h")
+		r.want(t, 0, nil)
+		usage, _, _ := strings.Cut(r.stdout, "\n")
+		if !strings.HasPrefix(usage, "Usage: bloom "+c.name) {
+			t.Fatalf("%s -h starts %q", c.name, usage)
+		}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			name, ok := strings.CutPrefix(line, "  -")
+			if !ok {
+				continue
+			}
+			name, _, _ = strings.Cut(name, " ")
+			name, _, _ = strings.Cut(name, "\t")
+			if !strings.Contains(usage, "-"+name+" ") && !strings.Contains(usage, "-"+name+"]") {
+				t.Errorf("%s: the usage line %q leaves out -%s", c.name, usage, name)
+			}
+		}
+	}
+}

@@ -21,8 +21,11 @@ const dedupDoc = `Writes each line of stdin, or of the INPUT files read one afte
 ("-" being stdin), to stdout the first time it is seen. A line's
 "\n" or "\r\n" ending is not part of it; a last line without a newline gets
 one. The lines seen are remembered in a scalable Bloom filter, which grows
-with the number of distinct lines (4 to 8 bytes each at the default rate)
-but not with their length. A repeated line is never written twice; a new
+with the number of distinct lines (6 to 9 bytes each at the default rate)
+but not with their length. -classic makes a new filter in the classic
+layout, which takes two thirds of that memory (4 to 6 bytes a line) and
+about twice the time: a line then costs 20 or more random memory reads
+instead of one per sub-filter. A repeated line is never written twice; a new
 line is wrongly dropped with a probability of at most -error-rate, so
 expect at most N x P of N new lines to go missing.
 
@@ -44,21 +47,30 @@ with a higher -error-rate or a larger -capacity.
 
 With -window N the filter remembers only the last N distinct lines written
 (a window filter): a line is written again once N other new lines have come
-after it (at the latest after N x r/(r-1), r being the filter's
-generations, 7 or 8 at usual rates), and the filter's size is fixed, about
-17 bits per line of the window at 1%. With -window DURATION (such as 24h,
-90m or 7d) it remembers the lines written within that time instead, sized
-for -capacity lines in it: a crawler's frontier that must fetch a page
-again after a week. If more lines come within the time than -capacity,
+after it (at the latest after about N x r/(r-1), r being the filter's
+generations, 7 or 8 at usual rates), even if it kept coming back in
+between, and the filter's size is fixed, about 17 bits per line of the
+window at 1%. With -window DURATION (such as 24h, 90m or 7d, at most
+36.5 years) it remembers the lines written within that time instead,
+sized for -capacity lines in it: a crawler's frontier that fetches a page
+again a week after it last fetched it. With -refresh a line that comes
+back while remembered is remembered from then on (last-seen), so that a
+line that keeps coming back more often than the window is written only
+once: alerts that keep firing; each such refresh takes the room of a new
+line in a -window N. If more lines come within the time than -capacity,
 -overflow says what gives: "rotate" (the default) forgets early rather than
-drop more new lines than -error-rate says; "grow" keeps both, every line of
-the DURATION and the error rate, and takes more memory while the burst is
+drop more new lines than -error-rate says, but always keeps the last
+-capacity lines of the DURATION; "grow" keeps both, every line of the
+DURATION and the error rate, and takes more memory while the burst is
 in the window (about 5 times the window's for 10 times -capacity lines in
 one generation's time, back to its size once they have aged out); and
-"saturate" keeps the time and drops more new lines than -error-rate. The
-state keeps the window's clock: the times of its generations, so a later
-run goes on where the last one stopped, forgetting what has aged out in
-between; and its -overflow, which later runs keep.
+"saturate" keeps the time and drops more new lines than -error-rate, up
+to 10 times -error-rate (at most 0.5), past which it forgets early. The
+first time a run forgets early (or the window can grow no more), one line
+on stderr says so, even with -q. The state keeps the window's clock: the
+times of its generations, so a later run goes on where the last one
+stopped, forgetting what has aged out in between; and its -overflow,
+which later runs keep (-refresh is for each run to give).
 
 At the end a summary line goes to stderr (lines read and written, distinct
 lines in the filter, its size), unless -q.
@@ -78,7 +90,9 @@ func runDedup(e *env, args []string) error {
 	errorRate := flags.Float64("error-rate", dedupErrorRate, "highest probability of dropping a new line, in (0, 1)")
 	state := flags.String("state", "", "load the filter from `FILE` if it exists, save it there at the end")
 	windowFlag := flags.String("window", "", "remember only the last `N` new lines, or those of the last DURATION (24h, 7d), in a window filter")
+	refresh := flags.Bool("refresh", false, "with a window, last-seen: a line that comes back while remembered is remembered from then on, so it is written again only once it has been away for the window")
 	overflowFlag := flags.String("overflow", "", "with -window DURATION, what more than -capacity lines in the window do: `POLICY` rotate (forget early; the default), grow (take more memory) or saturate (drop more new lines)")
+	classic := flags.Bool("classic", false, "make a new filter in the classic layout: two thirds of the memory, twice the time")
 	quiet := flags.Bool("q", false, "print no progress and no summary on stderr, only warnings and errors")
 	if err := flags.parse(args); err != nil {
 		return err
@@ -89,6 +103,9 @@ func runDedup(e *env, args []string) error {
 	win, err := parseWindow(*windowFlag)
 	if err != nil {
 		return fmt.Errorf("-window: %w", err)
+	}
+	if *classic && win != (windowSpec{}) {
+		return errors.New("-classic does not apply to -window: a window filter is blocked")
 	}
 	if *overflowFlag != "" {
 		if win.every == 0 {
@@ -128,9 +145,14 @@ func runDedup(e *env, args []string) error {
 		removeTemps(path)
 		statePath = path
 	}
-	f, err := dedupFilter(statePath, *capacity, *errorRate, win)
+	f, err := dedupFilter(statePath, *capacity, *errorRate, *classic, win)
 	if err != nil {
 		return err
+	}
+	if w, ok := f.(*bloom.WindowFilter); ok {
+		f = &dedupWindow{WindowFilter: w, refresh: *refresh, stderr: e.stderr}
+	} else if *refresh {
+		return errors.New("-refresh needs a window: -window, or a -state that holds one")
 	}
 	if s, ok := f.(*bloom.ScalableBloomFilter); ok && s.Saturated() {
 		// Every new line would raise the rate further: refuse them all.
@@ -262,21 +284,30 @@ func parseWindow(s string) (windowSpec, error) {
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		if n, err := strconv.ParseUint(days, 10, 16); err == nil && n > 0 {
-			return windowSpec{every: time.Duration(n) * 24 * time.Hour}, nil
+			return windowEvery(time.Duration(n) * 24 * time.Hour)
 		}
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
 		return windowSpec{}, fmt.Errorf("want a count of lines (such as 1000000 or 1e6) or a positive duration (such as 24h or 7d), got %q", s)
 	}
+	return windowEvery(d)
+}
+
+// windowEvery is the windowSpec of a duration, at most bloom.MaxEvery.
+func windowEvery(d time.Duration) (windowSpec, error) {
+	if d > bloom.MaxEvery {
+		return windowSpec{}, fmt.Errorf("a duration of at most %v (36.5 years), got %v", bloom.MaxEvery, d)
+	}
 	return windowSpec{every: d}, nil
 }
 
 // dedupFilter loads the filter from state, or makes a new one if state is
-// empty or does not exist: a scalable filter, or with win a window filter.
+// empty or does not exist: a scalable filter, blocked unless classic, or
+// with win a window filter.
 // A state of the other kind than the flags ask for is an error; a window
 // state is taken with its own window, whatever -window says.
-func dedupFilter(state string, capacity uint64, errorRate float64, win windowSpec) (dedupSet, error) {
+func dedupFilter(state string, capacity uint64, errorRate float64, classic bool, win windowSpec) (dedupSet, error) {
 	if state != "" {
 		loaded, err := loadState(state)
 		if err == nil {
@@ -318,17 +349,32 @@ func dedupFilter(state string, capacity uint64, errorRate float64, win windowSpe
 		return f, nil
 	}
 	sizing := fmt.Sprintf("-capacity %d at -error-rate %g", capacity, errorRate)
-	// The first sub-filter, at error rate P(1-r), is allocated at once.
-	if bits, err := defaultBits(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
-		if err := checkMemory(sizing, bits); err != nil {
-			return nil, err
+	// The blocked layout, whatever the rate: at the default rate it takes
+	// about half the time of the classic one, at 1.5 times its memory
+	// (bench/RESULTS.md, "bloom dedup at batch speed"). Where the growth
+	// cannot build a blocked chain (a rate too low for the tightening) or
+	// it would be too large, the classic one.
+	layouts := []struct {
+		opt  bloom.Option
+		size func(uint64, float64) (uint64, uint, error)
+	}{{bloom.Blocked(), bloom.BlockedSize}, {bloom.Classic(), bloom.Size}}
+	if classic {
+		layouts = layouts[1:]
+	}
+	var err error
+	for _, l := range layouts {
+		// The first sub-filter, at error rate P(1-r), is allocated at once.
+		if bits, _, err := l.size(capacity, errorRate*(1-bloom.DefaultTightening)); err == nil {
+			if err := checkMemory(sizing, bits); err != nil {
+				return nil, err
+			}
+		}
+		var f *bloom.ScalableBloomFilter
+		if f, err = bloom.NewScalable(capacity, errorRate, l.opt); err == nil {
+			return f, nil
 		}
 	}
-	f, err := bloom.NewScalable(capacity, errorRate)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", sizing, err)
-	}
-	return f, nil
+	return nil, fmt.Errorf("%s: %w", sizing, err)
 }
 
 // dedupCount is the distinct lines f holds, for the summary.
@@ -336,7 +382,7 @@ func dedupCount(f dedupSet) distinctCount {
 	if s, ok := f.(*bloom.ScalableBloomFilter); ok {
 		return scalableCount(s)
 	}
-	w := f.(*bloom.WindowFilter)
+	w := f.(*dedupWindow)
 	return distinctCount{min(w.EstimatedCount(), w.Window()), true}
 }
 
@@ -398,81 +444,126 @@ type dedupCounts struct {
 }
 
 // dedup copies to w each line of r whose key f does not hold, adding the keys
-// to f, until the input ends, stop is set or f saturates. It reads the lines
-// in blocks of up to blockLines, as many as are already read into its buffer,
-// and tests and adds each block with one TestAndAddMany call while the newest
-// sub-filter has room for the whole block, so that it cannot grow (or
-// saturate) within it. Otherwise it takes the block line by line: once
-// saturated, f cannot keep its error rate, so the line whose key saturated
-// it, tested before its key went in, is the last one read. It buffers its
-// output, flushing it whenever it has used up the input it has read, and
-// before it returns.
+// to f, until the input ends, stop is set or f saturates. It is a pipeline of
+// three goroutines: a batchReader reads the lines in batches, dedup tests and
+// adds each batch with TestAndAddMany calls, which answer as the loop of
+// TestAndAdd would, a repeat within a batch included, and a writer writes
+// the new lines of each batch. On a scalable filter a batch call takes only
+// as many lines as the newest sub-filter has room for, so that the filter
+// cannot grow (or saturate) within it; the line that fills it goes alone,
+// through TestAndAdd: once saturated, f cannot keep its error rate, so the
+// line whose key saturated it, tested before its key went in, is the last
+// one read. The writer buffers the output and flushes it whenever the next
+// batch is not ready for it, so that a slow stream flows line by line, and
+// at the end.
 func dedup(r io.Reader, w io.Writer, f dedupSet, stop *atomic.Bool, p *progress) (n dedupCounts, err error) {
 	// A window filter never saturates (under Grow it grows within a batch
-	// as it would line by line): every block is a batch.
+	// as it would line by line): every batch goes in one call.
 	scalable, _ := f.(*bloom.ScalableBloomFilter)
-	lr := newLineReader(r)
-	bw := bufio.NewWriterSize(w, ioBufferSize)
-	var block lineBlock
-	var present []bool
-	for done := false; !done && !stop.Load() && !n.saturated; {
-		if lr.r.Buffered() == 0 {
-			// The next read may wait for more input: pass on what is
-			// decided so far, so that a slow stream flows line by line.
-			if err := bw.Flush(); err != nil {
-				return n, fmt.Errorf("writing stdout: %w", err)
+	br := readBatches(r)
+	defer br.close()
+	out := startWriter(w, br)
+	for !stop.Load() && !n.saturated && out.failed.Load() == nil {
+		lb := br.next()
+		keys, done := lb.keys, 0
+		for done < len(keys) && !n.saturated {
+			// Each key adds at most one to Count, and the filter grows only
+			// when a key finds the newest sub-filter full: with more room
+			// than keys a batch cannot make it grow. TestDedupSaturates
+			// guards the line-by-line path.
+			batch := len(keys) - done
+			if scalable != nil {
+				batch = 0
+				if capacity, count := f.Capacity(), f.Count(); capacity > count+1 {
+					batch = int(min(capacity-count-1, uint64(len(keys)-done)))
+				}
 			}
-		}
-		block.reset()
-		for len(block.ends) < blockLines && !stop.Load() {
-			line, err := lr.next()
-			if err == io.EOF || errors.Is(err, errStopped) {
-				done = true
-				break
-			}
-			if err != nil {
-				return n, fmt.Errorf("reading input: %w", err)
-			}
-			block.add(line)
-			if lr.r.Buffered() == 0 {
-				break // do not wait for more input with lines in hand
-			}
-		}
-		lines, keys := block.lines()
-		// Each key adds at most one to Count, and the filter grows only
-		// when a key finds the newest sub-filter full: with more room than
-		// keys the block cannot make it grow. TestDedupSaturates guards the
-		// line-by-line path.
-		capacity, count := f.Capacity(), f.Count()
-		batch := scalable == nil || capacity > count && capacity-count > uint64(len(keys))
-		if batch {
-			present = f.TestAndAddMany(keys, present)
-		}
-		for i, line := range lines {
-			n.read++
-			var seen bool
-			if batch {
-				seen = present[i]
+			if batch > 0 {
+				f.TestAndAddMany(keys[done:done+batch], lb.present[done:done+batch])
 			} else {
-				seen = f.TestAndAdd(keys[i])
+				batch, lb.present[done] = 1, f.TestAndAdd(keys[done])
 			}
-			if !seen {
-				n.written++
-				if err := writeLine(bw, line); err != nil {
-					return n, fmt.Errorf("writing stdout: %w", err)
-				}
-				if !batch && scalable.Saturated() {
-					n.saturated = true
-					break
+			for _, seen := range lb.present[done : done+batch] {
+				if !seen {
+					n.written++
 				}
 			}
-			if n.read%progressEvery == 0 && p != nil {
+			before := n.read
+			n.read += uint64(batch)
+			done += batch
+			if n.read/progressEvery != before/progressEvery && p != nil {
 				p.update(n.read, fmt.Sprintf(", %s written", thousands(n.written)))
 			}
+			if scalable != nil && scalable.Saturated() {
+				n.saturated = true
+			}
+		}
+		lb.keys = keys[:done] // the lines read
+		end := lb.err
+		out.batches <- lb
+		if end == io.EOF || errors.Is(end, errStopped) {
+			break
+		}
+		if end != nil {
+			err = fmt.Errorf("reading input: %w", end)
+			break
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return n, fmt.Errorf("writing stdout: %w", err)
+	if werr := out.close(); werr != nil {
+		return n, fmt.Errorf("writing stdout: %w", werr)
 	}
-	return n, nil
+	return n, err
+}
+
+// batchWriter writes the lines of batches that dedup has decided on, the
+// new ones, in a goroutine of its own, and gives the batches back to their
+// reader.
+type batchWriter struct {
+	batches chan *lineBatch
+	failed  atomic.Pointer[error] // the first write error
+	done    chan struct{}
+}
+
+// startWriter starts writing the new lines of the batches sent to it to w:
+// the lines whose lb.present is false.
+func startWriter(w io.Writer, br *batchReader) *batchWriter {
+	out := &batchWriter{batches: make(chan *lineBatch, batchesInFlight), done: make(chan struct{})}
+	go func() {
+		defer close(out.done)
+		bw := bufio.NewWriterSize(w, ioBufferSize)
+		var err error
+		for lb := range out.batches {
+			for i, k := range lb.keys {
+				if err == nil && !lb.present[i] {
+					err = writeLine(bw, lineOf(k))
+				}
+			}
+			br.recycle(lb)
+			if err == nil && len(out.batches) == 0 {
+				// The next batch may wait for more input: pass on what
+				// is decided so far.
+				err = bw.Flush()
+			}
+			if err != nil && out.failed.Load() == nil {
+				out.failed.Store(&err)
+			}
+		}
+		if err == nil {
+			if err = bw.Flush(); err != nil {
+				out.failed.Store(&err)
+			}
+		}
+	}()
+	return out
+}
+
+// close waits until every batch sent is written and flushed and returns the
+// first write error.
+func (out *batchWriter) close() error {
+	close(out.batches)
+	<-out.done
+	if err := out.failed.Load(); err != nil {
+		return *err
+	}
+	return nil
 }

@@ -30,8 +30,9 @@ func benchLines(n int) []byte {
 	return b.Bytes()
 }
 
-// BenchmarkDedup measures the dedup loop on 60-byte lines with the default
-// parameters: reading, hashing, the filter and buffered output. The filter is
+// BenchmarkDedup measures the dedup pipeline on 60-byte lines with the
+// default parameters and filter: reading, hashing, the filter and buffered
+// output. bench-dedup.sh runs the whole command on a file against awk. The filter is
 // made anew for every pass over the same 2^21 lines, so its size does not
 // depend on b.N. Besides lines/s by the wall clock it reports lines per
 // second of process CPU time, which is steadier on a shared machine.
@@ -45,7 +46,7 @@ func BenchmarkDedup(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		f, err := bloom.NewScalable(dedupCapacity, dedupErrorRate)
+		f, err := dedupFilter("", dedupCapacity, dedupErrorRate, false, windowSpec{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -189,7 +190,7 @@ func BenchmarkDedupLarge(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		f, err := bloom.NewScalable(dedupCapacity, dedupErrorRate)
+		f, err := dedupFilter("", dedupCapacity, dedupErrorRate, false, windowSpec{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -210,34 +211,77 @@ func BenchmarkDedupLarge(b *testing.B) {
 	}
 }
 
-// TestDedupBlocks checks dedup against a map on more lines than a block, with
-// repeats within and across blocks, read whole and one byte at a time (when
-// every block holds one line).
-func TestDedupBlocks(t *testing.T) {
+// TestDedupBatches checks dedup against a map on more lines than a batch,
+// with repeats within and across batches (a line and its repeat in one Read
+// too), read whole, one byte at a time (when every batch holds at most one
+// line) and in reads of a few lines, on a scalable filter that grows many
+// times within the input (so that batches are cut where it grows) and on a
+// window larger than the input.
+func TestDedupBatches(t *testing.T) {
+	const lines = 3 * batchBytes / 8
 	var in, want bytes.Buffer
 	seen := make(map[string]bool)
-	for i := range 5*blockLines + 3 {
-		line := fmt.Sprintf("line %d\n", i*7919%(3*blockLines))
+	for i := range lines {
+		line := fmt.Sprintf("l%d\n", i*7919%(lines/2))
+		if i%10 == 3 {
+			line = fmt.Sprintf("l%d\n", (i-1)*7919%(lines/2)) // the line before
+		}
 		in.WriteString(line)
 		if !seen[line] {
 			seen[line] = true
 			want.WriteString(line)
 		}
 	}
-	for _, oneByte := range []bool{false, true} {
-		f, err := bloom.NewScalable(100, 1e-9)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r io.Reader = bytes.NewReader(in.Bytes())
-		if oneByte {
-			r = iotest.OneByteReader(r)
-		}
-		var out bytes.Buffer
-		var stop atomic.Bool
-		n, err := dedup(r, &out, f, &stop, nil)
-		if err != nil || n.read != 5*blockLines+3 || n.written != uint64(len(seen)) || !bytes.Equal(out.Bytes(), want.Bytes()) {
-			t.Errorf("oneByte=%v: %+v, %v; output equal: %v", oneByte, n, err, bytes.Equal(out.Bytes(), want.Bytes()))
+	for _, read := range []string{"whole", "one byte", "half a batch"} {
+		for _, kind := range []string{"scalable", "window"} {
+			var f dedupSet
+			var err error
+			if kind == "scalable" {
+				f, err = bloom.NewScalable(100, 1e-9)
+			} else {
+				f, err = bloom.NewWindow(10*lines, 1e-9)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r io.Reader = bytes.NewReader(in.Bytes())
+			switch read {
+			case "one byte":
+				r = iotest.OneByteReader(r)
+			case "half a batch":
+				r = iotest.HalfReader(r)
+			}
+			var out bytes.Buffer
+			var stop atomic.Bool
+			n, err := dedup(r, &out, f, &stop, nil)
+			if err != nil || n.read != lines || n.written != uint64(len(seen)) || !bytes.Equal(out.Bytes(), want.Bytes()) {
+				t.Errorf("%s, %s: %+v, %v; output equal: %v", read, kind, n, err, bytes.Equal(out.Bytes(), want.Bytes()))
+			}
+			if s, ok := f.(*bloom.ScalableBloomFilter); ok && s.NumFilters() < 5 {
+				t.Errorf("%s: the filter grew to %d sub-filters, want at least 5", read, s.NumFilters())
+			}
 		}
 	}
+}
+
+// TestDedupClassic checks -classic: a new state in the classic layout, as
+// info reports it, with the same output as the default blocked one; a state
+// made without it is blocked; -classic with -window is refused.
+func TestDedupClassic(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := "a\nb\na\nc\nb\n"
+	for _, tc := range []struct {
+		args   []string
+		layout string
+	}{{nil, "blocked"}, {[]string{"-classic"}, "classic"}} {
+		state := filepath.Join(dir, tc.layout+".bf")
+		runBloom(t, in, append(append([]string{"dedup", "-q"}, tc.args...), "-state", state)...).want(t, 0, ptr("a\nb\nc\n"))
+		r := runBloom(t, "", "info", "-json", state)
+		r.want(t, 0, nil)
+		if !strings.Contains(r.stdout, `"layout": "`+tc.layout+`"`) {
+			t.Errorf("dedup %v: info says\n%s\nwant layout %s", tc.args, r.stdout, tc.layout)
+		}
+	}
+	runBloom(t, in, "dedup", "-classic", "-window", "10").wantError(t, "-classic does not apply to -window")
 }

@@ -126,6 +126,16 @@ func describe(path string, size int64, f *filterFile) filterInfo {
 	return in
 }
 
+// describeGuarded is describe, which reads every bit of f, with a fault
+// of those reads (the file truncated under the view) turned into an error.
+func describeGuarded(path string, f *filterFile) (in filterInfo, err error) {
+	err = guardFaults(path, func() error {
+		in = describe(path, f.size, f)
+		return nil
+	})
+	return in, err
+}
+
 func runInfo(e *env, args []string) error {
 	flags := newFlagSet(e, "info", infoDoc)
 	asJSON := flags.Bool("json", false, "print one JSON object")
@@ -147,7 +157,10 @@ func runInfo(e *env, args []string) error {
 		return err
 	}
 	defer f.Close()
-	in := describe(path, f.size, f)
+	in, err := describeGuarded(path, f)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")

@@ -70,49 +70,70 @@ func TestLineReaderError(t *testing.T) {
 	}
 }
 
-// TestEachBlock checks that eachBlock passes the keys eachLine passes, in
-// blocks of at most blockLines, at the block boundaries and around them,
-// whole and one byte at a time, and passes on a read error after the keys
-// before it.
-func TestEachBlock(t *testing.T) {
-	for _, n := range []int{0, 1, blockLines - 1, blockLines, blockLines + 1, 3*blockLines + 7} {
+// TestBatchReader checks that the batches of a batchReader hold the lines
+// and keys eachLine passes, around the buffer size, with lines longer than
+// it, whole, one byte at a time and in reads of half the remaining input;
+// that a batch holds the lines of one Read only; and that a read error comes
+// after the lines before it.
+func TestBatchReader(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, batchBytes/8 - 1, batchBytes / 8, batchBytes/8 + 1, 3*batchBytes/8 + 7} {
 		var in strings.Builder
 		for i := range n {
-			fmt.Fprintf(&in, "key %d%s", i, []string{"\n", "\r\n"}[i%2])
+			fmt.Fprintf(&in, "key %05d%s", i, []string{"\n", "\r\n"}[i%2])
+			if i%1000 == 999 {
+				in.WriteString(strings.Repeat("x", 2*batchBytes+i) + "\n") // a long line
+			}
 		}
-		in.WriteString("last")
-		for _, oneByte := range []bool{false, true} {
-			var want, got []string
-			if err := eachLine(strings.NewReader(in.String()), func(k []byte) error { want = append(want, string(k)); return nil }); err != nil {
+		in.WriteString("last\r")
+		for _, read := range []string{"whole", "one byte", "half"} {
+			var wantKeys, gotKeys, gotLines []string
+			if err := eachLine(strings.NewReader(in.String()), func(k []byte) error { wantKeys = append(wantKeys, string(k)); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			var r io.Reader = strings.NewReader(in.String())
-			if oneByte {
+			switch read {
+			case "one byte":
 				r = iotest.OneByteReader(r)
+			case "half":
+				r = iotest.HalfReader(r)
 			}
-			err := eachBlock(r, func(keys [][]byte) error {
-				if len(keys) == 0 || len(keys) > blockLines {
-					t.Errorf("block of %d keys", len(keys))
+			br := readBatches(r)
+			var err error
+			for {
+				lb := br.next()
+				if read == "one byte" && len(lb.keys) > 1 {
+					t.Errorf("n=%d: one-byte reads made a batch of %d lines", n, len(lb.keys))
 				}
-				for _, k := range keys {
-					got = append(got, string(k))
+				for _, k := range lb.keys {
+					gotKeys = append(gotKeys, string(k))
+					gotLines = append(gotLines, string(lineOf(k)))
 				}
-				return nil
-			})
-			if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
-				t.Errorf("n=%d oneByte=%v: %d keys, %v; want %d keys", n, oneByte, len(got), err, len(want))
+				if lb.err != nil {
+					err = lb.err
+					break
+				}
+				br.recycle(lb)
+			}
+			br.close()
+			if err != io.EOF || strings.Join(gotKeys, "|") != strings.Join(wantKeys, "|") || strings.Join(gotLines, "") != in.String() {
+				t.Errorf("n=%d %s: %d keys, %v; want %d keys and io.EOF, lines rejoined equal: %v", n, read, len(gotKeys), err, len(wantKeys), strings.Join(gotLines, "") == in.String())
 			}
 		}
 	}
-	r := io.MultiReader(strings.NewReader("a\nb\n"), iotest.ErrReader(io.ErrClosedPipe))
-	var got []string
-	err := eachBlock(r, func(keys [][]byte) error {
-		for _, k := range keys {
-			got = append(got, string(k))
+	// An error after whole lines, and after the start of a line that it
+	// cuts short, which is no line (an interrupt made "https://" of
+	// "https://example.com/..." a line of dedup's output before).
+	for _, in := range []string{"a\nb\n", "a\nb\npart"} {
+		r := io.MultiReader(strings.NewReader(in), iotest.ErrReader(io.ErrClosedPipe))
+		var got []string
+		err := eachBatch(r, func(keys [][]byte) error {
+			for _, k := range keys {
+				got = append(got, string(k))
+			}
+			return nil
+		})
+		if err != io.ErrClosedPipe || strings.Join(got, " ") != "a b" {
+			t.Errorf("%q: got %q, %v; want [a b] and %v", in, got, err, io.ErrClosedPipe)
 		}
-		return nil
-	})
-	if err != io.ErrClosedPipe || len(got) != 2 {
-		t.Errorf("got %q, %v; want [a b] and %v", got, err, io.ErrClosedPipe)
 	}
 }

@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	bloom dedup [-q] [-capacity N] [-error-rate P] [-state FILE] [INPUT...] > first-seen lines
+//	bloom dedup [-q] [-capacity N] [-error-rate P] [-classic] [-window N|DURATION [-overflow POLICY] [-refresh]] [-state FILE] [INPUT...] > first-seen lines
 //	bloom build [-q] -capacity N [-error-rate P] -o FILE|- [INPUT]
 //	bloom query [-skip-check] FILE [--] [KEY...]
 //	bloom info [-json] [-skip-check] FILE
@@ -16,8 +16,8 @@
 // dedup reads stdin, or its INPUT files one after another ("-" is stdin),
 // and writes each line the first time it sees it, remembering the lines in
 // a ScalableBloomFilter, so its memory grows with the number of distinct lines
-// (4 to 8 bytes each at the default error rate) and not with their
-// length. A Bloom filter has no false negatives, so a repeated line is never
+// (6 to 9 bytes each at the default error rate, 4 to 6 with -classic) and
+// not with their length. A Bloom filter has no false negatives, so a repeated line is never
 // written twice; it has false positives, so a new line is dropped with a
 // probability of at most -error-rate. With -state the filter is loaded before
 // and saved after the run (to a temporary file in the same directory, synced
@@ -114,7 +114,7 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		{"dedup", "[-q] [-capacity N] [-error-rate P] [-state FILE] [INPUT...]", "write each line of stdin or INPUTs the first time it is seen", runDedup},
+		{"dedup", "[-q] [-capacity N] [-error-rate P] [-classic] [-window N|DURATION [-overflow POLICY] [-refresh]] [-state FILE] [INPUT...]", "write each line of stdin or INPUTs the first time it is seen", runDedup},
 		{"build", "[-q] -capacity N [-error-rate P] -o FILE|- [INPUT]", "build a filter file from lines of INPUT or stdin", runBuild},
 		{"query", "[-skip-check] FILE [--] [KEY...]", "report each KEY, or each line of stdin, as present or absent", runQuery},
 		{"info", "[-json] [-skip-check] FILE", "print the parameters and fill of a filter file", runInfo},

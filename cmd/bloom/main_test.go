@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -641,8 +643,13 @@ func TestProgress(t *testing.T) {
 			t.Fatalf("%s: exit status %d, stderr %q", args[0], code, stderr.String())
 		}
 		out := stderr.String()
-		if !strings.Contains(out, "\r65,536 lines read") {
+		// The status line is drawn at the end of the batch that passes
+		// 65,536 lines, before the last.
+		status := regexp.MustCompile(`\r([0-9,]+) lines read`).FindStringSubmatch(out)
+		if status == nil {
 			t.Errorf("%s: no status line in %q", args[0], out)
+		} else if n, _ := strconv.Atoi(strings.ReplaceAll(status[1], ",", "")); n < 65_536 || n >= 100_000 {
+			t.Errorf("%s: status line at %d lines, want one between 65,536 and 100,000: %q", args[0], n, out)
 		}
 		want := "\r\x1b[Kbloom " + args[0] + ": 100,000 lines read"
 		if args[0] == "dedup" {

@@ -2,7 +2,13 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/bloomfilters/bloom"
 )
 
 const queryDoc = `Reports each KEY, or without KEYs each line of stdin, as "present" or
@@ -22,9 +28,13 @@ which reads the whole file once, and refuses a damaged or truncated file.
 milliseconds. The risk: a bit damaged on disk or in a copy goes unnoticed,
 and a cleared bit makes keys that were added answer "absent". Use it for
 files whose integrity is known otherwise. A truncated file is refused even
-then. A file must not be truncated or rewritten in place while query runs
-(build and dedup replace a file by renaming a new one over it, which is
-safe).
+then. A file must not be truncated or rewritten in place while query runs:
+truncated, it makes query stop with an error; rewritten in place, it can
+change answers unnoticed. build and dedup replace a file by renaming a new
+one over it, which is safe.
+
+query answers the keys, or the lines of stdin, in batches, and answers each
+line of a slow stream as soon as it comes.
 
 Exit status: 0 if every key is present, 1 if any is absent, 2 on error.
 `
@@ -38,55 +48,126 @@ func runQuery(e *env, args []string) error {
 	if err := checkArgs(flags, 1, -1); err != nil {
 		return err
 	}
-	var f interface{ Test(key []byte) bool }
-	if win, err := loadWindowFile(flags.Arg(0)); err != nil {
+	path := flags.Arg(0)
+	var f interface {
+		TestMany(keys [][]byte, results []bool) []bool
+	}
+	var view *filterFile // f, unless f is a window
+	if win, err := loadWindowFile(path); err != nil {
 		return err
 	} else if win != nil {
 		f = win // a dedup -window state: decoded, not viewed
 	} else {
-		v, err := openFilter(flags.Arg(0), *skipCheck)
+		v, err := openFilter(path, *skipCheck)
 		if err != nil {
 			return err
 		}
 		defer v.Close()
-		if v.Saturated() {
-			fmt.Fprintf(e.stderr, "bloom query: warning: %s is saturated: \"present\" is wrong more often than its error rate %g (estimated %.3g)\n",
-				flags.Arg(0), v.ErrorRate(), v.EstimatedErrorRate())
-		}
-		f = v
+		view, f = v, v
 	}
 	w := bufio.NewWriterSize(e.stdout, ioBufferSize)
 	absent := false
-	report := func(key []byte) error {
-		answer := "present"
-		if !f.Test(key) {
-			answer, absent = "absent", true
+	var present []bool
+	report := func(keys [][]byte) error {
+		present = f.TestMany(keys, present)
+		for i, k := range keys {
+			answer := "present\n"
+			if !present[i] {
+				answer, absent = "absent\n", true
+			}
+			w.Write(k)
+			w.WriteByte('\t')
+			w.WriteString(answer)
 		}
-		w.Write(key)
-		w.WriteByte('\t')
-		_, err := w.WriteString(answer + "\n")
-		return err
+		return nil
 	}
 	// A "--" after FILE ends the flags, as before FILE, so that keys that
 	// start with "-" read alike in both places; the key "--" itself is
 	// queried as "query FILE -- --".
-	keys := flags.Args()[1:]
-	if len(keys) > 0 && keys[0] == "--" {
-		keys = keys[1:]
+	args = flags.Args()[1:]
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
 	}
-	if len(keys) > 0 {
-		for _, k := range keys {
-			report([]byte(k))
+	// The view is read here, in this goroutine: a fault while reading it
+	// (the file truncated under it) becomes an error.
+	err := guardFaults(path, func() error {
+		if view != nil && view.Saturated() {
+			fmt.Fprintf(e.stderr, "bloom query: warning: %s is saturated: \"present\" is wrong more often than its error rate %g (estimated %.3g)\n",
+				path, view.ErrorRate(), view.EstimatedErrorRate())
 		}
-	} else if err := eachLine(e.stdin, report); err != nil {
-		w.Flush()
-		return fmt.Errorf("reading stdin: %w", err)
+		if len(args) > 0 {
+			keys := make([][]byte, len(args))
+			for i, k := range args {
+				keys[i] = []byte(k)
+			}
+			return report(keys)
+		}
+		return eachBatchFlushing(e.stdin, w, report)
+	})
+	if ferr := w.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("writing stdout: %w", ferr)
 	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("writing stdout: %w", err)
+	if err != nil {
+		return err
 	}
 	if absent {
 		return errAbsent
 	}
 	return nil
+}
+
+// eachBatchFlushing is eachBatch for a command that answers each line on w:
+// it flushes w whenever the next batch is not read yet, so that answers to a
+// slow stream come as its lines do.
+func eachBatchFlushing(r io.Reader, w *bufio.Writer, fn func(keys [][]byte) error) error {
+	br := readBatches(r)
+	defer br.close()
+	for {
+		if !br.ready() {
+			if err := w.Flush(); err != nil {
+				return fmt.Errorf("writing stdout: %w", err)
+			}
+		}
+		lb := br.next()
+		if len(lb.keys) > 0 {
+			if err := fn(lb.keys); err != nil {
+				return err
+			}
+		}
+		if lb.err == io.EOF {
+			return nil
+		}
+		if lb.err != nil {
+			return fmt.Errorf("reading stdin: %w", lb.err)
+		}
+		br.recycle(lb)
+	}
+}
+
+// guardFaults runs fn, which reads the filter file at path where it lies,
+// mapped into memory, and turns a fault of those reads into an error: the
+// file truncated under the mapping (SIGBUS), which would otherwise crash
+// the process with a stack trace. SetPanicOnFault makes the fault a panic
+// in the goroutine that faulted, this one, which recovers it here; a View
+// from Open turns it into a panic with an error wrapping
+// bloom.ErrFileChanged, which is recovered the same way.
+func guardFaults(path string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		var fault interface{ Addr() uintptr }
+		e, ok := r.(error)
+		if !ok || !errors.Is(e, bloom.ErrFileChanged) && !errors.As(e, &fault) {
+			panic(r)
+		}
+		how := "truncated, or rewritten in place"
+		if fi, serr := os.Stat(path); serr == nil {
+			how = fmt.Sprintf("%d bytes long now", fi.Size())
+		}
+		err = fmt.Errorf("%s: the file changed while bloom read it (%s); replace a filter file by renaming a new one over it", path, how)
+	}()
+	return fn()
 }

@@ -195,7 +195,7 @@ func TestLoadStateFIFO(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := dedupFilter(fifo, 1000, 0.01, windowSpec{})
+		_, err := dedupFilter(fifo, 1000, 0.01, false, windowSpec{})
 		done <- err
 	}()
 	select {

@@ -46,6 +46,13 @@ func openFilter(path string, skipCheck bool) (*filterFile, error) {
 	case fi.Mode().IsRegular():
 		if _, err = readHead(path); err == nil {
 			f.View, err = bloom.Open(path, opts...)
+			// Open's errors start with the file's name: take it out, so
+			// that the message below names the file once.
+			if msg := err; msg != nil {
+				if rest, ok := strings.CutPrefix(msg.Error(), path+": "); ok {
+					err = relabeled{rest, msg}
+				}
+			}
 		}
 	default:
 		// A pipe has no pages to map: read it whole (the View then needs
@@ -70,6 +77,15 @@ func openFilter(path string, skipCheck bool) (*filterFile, error) {
 	}
 	return nil, fmt.Errorf("%s: %w", path, err)
 }
+
+// relabeled is err with the message msg, for errors.Is and As still err.
+type relabeled struct {
+	msg string
+	err error
+}
+
+func (r relabeled) Error() string { return r.msg }
+func (r relabeled) Unwrap() error { return r.err }
 
 // readHead returns the first 4 bytes of the file at path, after checking
 // that they are a filter's magic, so that a file of something else gets a

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -90,4 +91,59 @@ func windowInfo(e *env, path string, w *bloom.WindowFilter, asJSON bool) error {
 	row("fill ratio", "%.4f%%", 100**in.FillRatio)
 	row("estimated error rate", "%.4g", in.EstimatedErrorRate)
 	return tw.Flush()
+}
+
+// dedupWindow is a window filter as dedup keeps its lines in it:
+// first-seen (TestAndAdd), or with -refresh last-seen (TestAndRefresh); the
+// first time the window weakens a promise (an event: see
+// bloom.WindowEvents), it says so in one line on stderr.
+type dedupWindow struct {
+	*bloom.WindowFilter
+	refresh bool
+	stderr  io.Writer
+	told    bool
+}
+
+func (d *dedupWindow) TestAndAdd(key []byte) bool {
+	var seen bool
+	if d.refresh {
+		seen = d.WindowFilter.TestAndRefresh(key)
+	} else {
+		seen = d.WindowFilter.TestAndAdd(key)
+	}
+	d.tell()
+	return seen
+}
+
+func (d *dedupWindow) TestAndAddMany(keys [][]byte, results []bool) []bool {
+	if d.refresh {
+		results = d.WindowFilter.TestAndRefreshMany(keys, results)
+	} else {
+		results = d.WindowFilter.TestAndAddMany(keys, results)
+	}
+	d.tell()
+	return results
+}
+
+// tell writes the line on stderr the first time the window has had an
+// event in this run.
+func (d *dedupWindow) tell() {
+	if d.told {
+		return
+	}
+	ev := d.Events()
+	what := ""
+	switch {
+	case ev.RotatedEarly != 0:
+		what = "more than -capacity new lines came within a generation's time, so the window forgets early"
+	case ev.SaturatedPastLimit != 0:
+		what = "the window reached its saturation limit (-overflow saturate), so it forgets early"
+	case ev.GrowLimit != 0:
+		what = "the window can grow no more (-overflow grow), so it forgets early"
+	default:
+		return
+	}
+	d.told = true
+	fmt.Fprintf(d.stderr, "bloom dedup: warning: %s: it now remembers every line written since %s (the last %v), and at least the last %s lines of the last %v\n",
+		what, d.RetainedSince().UTC().Format(time.RFC3339), time.Since(d.RetainedSince()).Round(time.Second), thousands(d.Window()), d.Duration().Round(time.Second))
 }

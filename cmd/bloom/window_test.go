@@ -162,3 +162,63 @@ func TestDedupWindowGrow(t *testing.T) {
 	runBloom(t, "", "dedup", "-window", "100", "-overflow", "grow").want(t, exitError, nil)
 	runBloom(t, "", "dedup", "-overflow", "grow").want(t, exitError, nil)
 }
+
+// TestDedupWindowSemantics runs the binary with -window, first-seen and
+// with -refresh (last-seen): a line that comes back after every 10 new
+// lines, in a window of 100 lines, is written again once it has left the
+// window (first-seen: 1,000 new lines write it 8 to 10 times), and with
+// -refresh only once. Before dedup was first-seen it was written once
+// either way, against its -h text. A burst in a time window writes one
+// warning line on stderr, with -q too; -refresh needs a window; a
+// duration past bloom.MaxEvery is refused before anything is made (it
+// used to save a state that later runs refused).
+func TestDedupWindowSemantics(t *testing.T) {
+	t.Parallel()
+	var in strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&in, "new-%d\n", i)
+		if i%10 == 9 {
+			in.WriteString("again\n")
+		}
+	}
+	count := func(out, line string) int { return strings.Count("\n"+out, "\n"+line+"\n") }
+	first := runBloom(t, in.String(), "dedup", "-q", "-window", "100")
+	if n := count(first.stdout, "again"); first.code != 0 || n < 8 || n > 10 || count(first.stdout, "new-5") != 1 {
+		t.Errorf("first-seen: status %d, the recurring line written %d times, want 8 to 10\n%s", first.code, n, first.stderr)
+	}
+	last := runBloom(t, in.String(), "dedup", "-q", "-window", "100", "-refresh")
+	if n := count(last.stdout, "again"); last.code != 0 || n != 1 {
+		t.Errorf("-refresh: status %d, the recurring line written %d times, want once\n%s", last.code, n, last.stderr)
+	}
+	// The same with a state, across runs.
+	dir := t.TempDir()
+	state := filepath.Join(dir, "w.bf")
+	runBloom(t, "again\n", "dedup", "-q", "-window", "100", "-state", state).want(t, 0, ptr("again\n"))
+	runBloom(t, lineRange("a", 0, 95)+"again\n", "dedup", "-q", "-refresh", "-state", state).want(t, 0, ptr(lineRange("a", 0, 95)))
+	runBloom(t, lineRange("b", 0, 95)+"again\n", "dedup", "-q", "-state", state).want(t, 0, ptr(lineRange("b", 0, 95)))
+	// Refreshed 95 lines ago: still there after 95 more; without the
+	// refresh it would have been 190 lines back.
+	runBloom(t, lineRange("c", 0, 10)+"again\n", "dedup", "-q", "-state", state).want(t, 0, ptr(lineRange("c", 0, 10)))
+
+	// A burst: 20 times -capacity lines within the hour, one warning.
+	for _, q := range []string{"-q", "-error-rate=0.01"} {
+		r := runBloom(t, lineRange("e", 0, 2000), "dedup", q, "-window", "1h", "-capacity", "100")
+		if r.code != 0 || strings.Count(r.stderr, "warning") != 1 || !strings.Contains(r.stderr, "forgets early") {
+			t.Errorf("a burst (%s): status %d, stderr %q, want one warning", q, r.code, r.stderr)
+		}
+	}
+	if r := runBloom(t, lineRange("e", 0, 5), "dedup", "-q", "-window", "1h", "-capacity", "100"); r.stderr != "" {
+		t.Errorf("no burst: stderr %q", r.stderr)
+	}
+
+	runBloom(t, "x\n", "dedup", "-refresh").wantError(t, "-refresh needs a window")
+	for _, d := range []string{"2562047h47m16.854775807s", "60000d", "320256h"} {
+		r := runBloom(t, "x\n", "dedup", "-window", d, "-state", filepath.Join(dir, "huge.bf"))
+		r.wantError(t, "at most")
+		if fileExists(filepath.Join(dir, "huge.bf")) {
+			t.Errorf("-window %s: a state was saved", d)
+		}
+	}
+	runBloom(t, "x\n", "dedup", "-q", "-window", "320255h", "-state", filepath.Join(dir, "long.bf")).want(t, 0, ptr("x\n"))
+	runBloom(t, "x\ny\n", "dedup", "-q", "-state", filepath.Join(dir, "long.bf")).want(t, 0, ptr("y\n"))
+}

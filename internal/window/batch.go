@@ -133,10 +133,27 @@ func TestManyAtomic[K layout.Key](f *Filter, keys []K, results []bool, now int64
 	}
 }
 
+// Mode is what a batch add does with a key it finds present.
+type Mode uint8
+
+// The modes.
+const (
+	// AddAll adds every key (Add).
+	AddAll Mode = iota
+	// AddNew adds only the keys absent from the window (first-seen,
+	// TestAndAdd).
+	AddNew
+	// AddRefresh adds every key, so that a present one goes into the
+	// newest generation (last-seen, TestAndRefresh).
+	AddRefresh
+)
+
 // AddMany adds keys in order at now, as Add does (the caller has called
-// Advance), and if results is not nil sets results[i] to whether keys[i] was
-// in any live generation before it was added, as Test then Add would.
-func AddMany[K layout.Key](f *Filter, keys []K, results []bool, now int64) {
+// Advance), but under AddNew only those absent from the live generations,
+// and if results is not nil sets results[i] to whether keys[i] was in any
+// live generation before (as Test then Add would). results is not nil but
+// under AddAll.
+func AddMany[K layout.Key](f *Filter, keys []K, results []bool, now int64, mode Mode) {
 	var ring [ahead + 1]flight
 	gens := 1
 	if results != nil {
@@ -156,7 +173,11 @@ func AddMany[K layout.Key](f *Filter, keys []K, results []bool, now int64) {
 		for i := range r.n {
 			h1, h2 := r.h[i].H1, r.h[i].H2
 			if results != nil {
-				results[start+i] = f.probe(h1, h2, f.Live(now))
+				in := f.probe(h1, h2, f.Live(now))
+				results[start+i] = in
+				if in && mode == AddNew {
+					continue
+				}
 			}
 			f.Add(h1, h2, now)
 		}

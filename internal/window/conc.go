@@ -20,19 +20,18 @@ import (
 //
 //   - the words of the generations and extensions: it sets bits with
 //     atomic ORs (setAtomic) and clears a generation with atomic stores;
-//   - starts[g], the start of each generation (read only for the newest);
+//   - starts[g], the start of each generation (hold moves the newest's up);
 //   - concState.newest, the index of the newest generation, stored after
 //     that generation was cleared and its start stored;
 //   - concState.view[g], each generation's extensions as an immutable
 //     slice, replaced whole when the generation grows or drops them, and
 //     concState.nExt, the count of them all, stored after the views.
 //
-// A reader loads newest n first, then starts[n] (loadView): since the
-// writer stored starts[n] before it published n, the reader sees the start
-// n was published with, or a later one if the writer has since reused the
-// slot (Advance gives a generation its final start in its own rotation,
-// never after it published it). The reader then probes generations n,
-// n-1, ..., n-live+1, live being Live computed from that pair.
+// A reader loads newest n first, then the starts of n, n-1, ... in turn
+// (loadView), and probes the generations before the first that has expired
+// at its now (window.go: every key of generation g was added before
+// starts[g]+Period, so that g holds no key of the window's duration from
+// starts[g]+Gens*Period on).
 //
 // Why a lock-free test keeps the two promises, linearizably.
 //
@@ -40,34 +39,29 @@ import (
 // in a generation G that the writer published (its start, then newest,
 // and for an extension its view, then nExt) before it set x's bits, so the
 // reader's loads see a newest n at least as recent as G, x's bits, and a
-// view that holds G's extensions. While x is in the window, G is not
-// cleared: a generation is cleared only by the rotation that drops it,
-// and a rotation happens only when the newest generation is full (it and
-// the r-2 full generations before it then hold the last (r-1)*GenCap >=
-// Window counted keys) or its period is up (then the dropped keys are older
-// than the window's duration). So a test that races a rotation can only
-// miss keys of the generation being dropped, which leave the window at
-// that instant: the test is linearized just after that rotation. The
-// other keys of the window are in slots the reader probes, provided its
-// live count does not skip them. A count window probes all r slots. A time
-// window's live count comes from a pair (n, s) that may be stale, but it
-// skips no generation that still holds keys of the window: if the writer
-// rotated k times since it published (n, s), the newest is n+k, started
-// at s' <= s + k*Period, as each rotation starts its generation at most a
-// period after the one before (Advance exactly a period after; a rotation
-// on count at a time when Advance found less than a period gone; the one
-// exception, the last rotation of an Advance past r periods, follows the
-// clearing of every generation, so that none older than n still holds keys
-// of the window). Then at any now the stale elapsed periods, e =
-// (now-s)/Period, are at most the fresh ones e' plus k, and the oldest slot
-// the stale reader probes, n-(r-e)+1, is no newer than the oldest live one,
-// n+k-(r-e')+1. The generations newer than n hold only keys added after
-// the test began.
+// view that holds G's extensions. While x is in the floor (among the last
+// Window keys added and, in a time window, added within the duration), G
+// is not cleared: a generation is cleared only by the rotation that drops
+// it, and a rotation drops only a generation none of whose keys is in the
+// floor (droppable). So a test that races a rotation can only miss keys
+// of the generation being dropped, which leave the floor before that
+// instant: the test is linearized just after that rotation. The reader
+// skips a generation only if the start it loaded says it has expired. A
+// start it loads is never older than the one the writer stored before it
+// set the bits of a key of that generation (hold moves the newest's start
+// up with an atomic store before the key's bits are set), so a key x it
+// skips that way was added more than the duration before the reader's now.
+// The generations newer than n hold only keys added after the test began.
+// A slot the reader finds reused by a later rotation (a newer start) is
+// probed, which at worst finds keys added after the test began; and if it
+// stops at such a slot that has expired, every slot older than it in the
+// reader's order was reused or dropped before it, as rotations take the
+// slots oldest first.
 //
-// The rate. Each slot the reader probes holds at most GenCap keys at any
-// instant; only the slot the writer is reusing, read word by word while it
+// The rate. Each slot the reader probes holds at most what the writer put
+// in it; only the slot the writer is reusing, read word by word while it
 // is cleared and refilled, may show a test that races that rotation bits
-// of both its dropped keys and of up to GenCap new ones.
+// of both its dropped keys and of new ones.
 //
 // TestWindowConcurrentPromises (root package) checks the promise of no
 // false negative against a writer that rotates (by count, by time, and
@@ -162,17 +156,23 @@ func setAtomic(w []uint64, m uint64, k uint, h1, h2 uint64) (present bool) {
 
 // loadView returns the newest generation of a Concurrent ring and how many
 // generations are live at now (Live), from atomic loads in the order the
-// writer published them: newest, then its start.
+// writer published them: newest, then the starts from the newest back.
 func (f *Filter) loadView(now int64) (newest, live int) {
 	newest = int(f.cs.newest.Load())
 	if f.Period == 0 {
 		return newest, f.Gens
 	}
-	d := now - atomic.LoadInt64(&f.starts[newest])
-	if d < f.Period {
-		return newest, f.Gens
+	g := newest
+	for j := range f.Gens {
+		s := atomic.LoadInt64(&f.starts[g])
+		if now >= s && uint64(now)-uint64(s) >= f.span {
+			return newest, j
+		}
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
 	}
-	return newest, f.Gens - int(min(d/f.Period, int64(f.Gens)))
+	return newest, f.Gens
 }
 
 // TestAtomic is Test for a Concurrent ring at now (unix ns; any value for a

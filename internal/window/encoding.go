@@ -93,7 +93,7 @@ func appendHeader(b []byte, c Config) []byte {
 	b = binary.LittleEndian.AppendUint16(b, uint16(c.Gens))
 	b = append(b, 0, 0)
 	b = binary.LittleEndian.AppendUint32(b, SectionSize)
-	b = append(b, 0, 0, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(c.SatLimit)))
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], format.Castagnoli))
 }
 
@@ -234,11 +234,16 @@ func parseHeader(b []byte) (header, error) {
 	h.GenCap = binary.LittleEndian.Uint64(b[40:])
 	h.Gens = int(binary.LittleEndian.Uint16(b[48:]))
 	h.section = uint64(binary.LittleEndian.Uint32(b[52:]))
+	// Four bytes once reserved (zero): the saturation limit, a float32,
+	// 0 for the default.
+	h.SatLimit = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[56:])))
 	switch {
 	case h.Policy >= numPolicies:
 		return h, format.Corrupt("unknown overflow policy %d", b[6])
-	case b[7] != 0 || b[50] != 0 || b[51] != 0 || binary.LittleEndian.Uint32(b[56:]) != 0:
+	case b[7] != 0 || b[50] != 0 || b[51] != 0:
 		return h, format.Corrupt("non-zero reserved bytes")
+	case h.SatLimit != 0 && (h.Policy != Saturate || !(h.SatLimit >= h.ErrorRate && h.SatLimit < 1)):
+		return h, format.Corrupt("saturation limit %v on a window of policy %d at error rate %v", h.SatLimit, h.Policy, h.ErrorRate)
 	case k < 1 || uint64(k) > uint64(format.MaxHashes):
 		return h, format.Corrupt("hash count %d not in [1, %d]", k, format.MaxHashes)
 	case h.Gens < 2 || h.Gens > MaxGens:
@@ -297,7 +302,12 @@ func parseTable(h header, b []byte, exts uint64, sizer Sizer) (*Filter, error) {
 		return nil, format.Corrupt("negative period %d", period)
 	case period == 0 && h.Policy != RotateEarly:
 		return nil, format.Corrupt("overflow policy %d on a count window", h.Policy)
+	case period == 0 && h.SatLimit != 0:
+		return nil, format.Corrupt("saturation limit on a count window")
+	case period > MaxPeriodSpan/int64(h.Gens):
+		return nil, format.Corrupt("period %d ns: %d generations of it span more than %d ns", period, h.Gens, int64(MaxPeriodSpan))
 	}
+	span := period * int64(h.Gens)
 	f := &Filter{
 		Config:    h.Config,
 		gw:        h.M / 64,
@@ -312,18 +322,27 @@ func parseTable(h header, b []byte, exts uint64, sizer Sizer) (*Filter, error) {
 	for j := range h.Gens {
 		f.counts[j] = binary.LittleEndian.Uint64(b[16+16*j:])
 		f.starts[j] = int64(binary.LittleEndian.Uint64(b[24+16*j:]))
-		if f.counts[j] > f.GenCap && h.Policy != Saturate {
-			return nil, format.Corrupt("generation %d counts %d keys, more than its capacity %d", j, f.counts[j], f.GenCap)
+		// A generation takes keys past its capacity (Saturate, and
+		// for the floor; see window.go), but each counted key set a
+		// bit.
+		if f.counts[j] > f.M {
+			return nil, format.Corrupt("generation %d counts %d keys, more than its %d bits", j, f.counts[j], f.M)
+		}
+		// The clock arithmetic takes starts up to span away from
+		// either end of int64 (StartLimit).
+		if s := f.starts[j]; period != 0 && (s > math.MaxInt64-span || s < math.MinInt64+span) {
+			return nil, format.Corrupt("generation %d starts at %d ns, not within %d ns of the time a clock can tell", j, s, span)
 		}
 	}
+	f.span = uint64(span)
 	if exts == 0 {
 		return f, nil
 	}
 	rec := b[fixed:]
 	for j := range h.Gens {
 		c := int(binary.LittleEndian.Uint64(b[16+16*h.Gens+8*j:]))
-		if c > 0 && f.counts[j] != f.GenCap {
-			return nil, format.Corrupt("generation %d has extensions, but its base counts %d keys, not its capacity %d", j, f.counts[j], f.GenCap)
+		if c > 0 && f.counts[j] < f.GenCap {
+			return nil, format.Corrupt("generation %d has extensions, but its base counts %d keys, less than its capacity %d", j, f.counts[j], f.GenCap)
 		}
 		for i := 1; i <= c; i++ {
 			want, ok := f.extSize(i)
@@ -339,8 +358,8 @@ func parseTable(h header, b []byte, exts uint64, sizer Sizer) (*Filter, error) {
 				return nil, format.Corrupt("non-zero reserved bytes in extension %d of generation %d", i, j)
 			case e.Ext != want:
 				return nil, format.Corrupt("extension %d of generation %d has %d keys, %d bits, %d hashes; the window's sizing gives %d, %d, %d", i, j, e.Cap, e.M, e.K, want.Cap, want.M, want.K)
-			case e.count > e.Cap:
-				return nil, format.Corrupt("extension %d of generation %d counts %d keys, more than its capacity %d", i, j, e.count, e.Cap)
+			case e.count > e.M || i < c && e.count > e.Cap:
+				return nil, format.Corrupt("extension %d of generation %d counts %d keys, more than it can hold", i, j, e.count)
 			case i < c && e.count != e.Cap:
 				return nil, format.Corrupt("extension %d of generation %d counts %d keys, not its capacity %d, and has a successor", i, j, e.count, e.Cap)
 			case e.M > format.MaxBits-f.Bits():

@@ -41,6 +41,7 @@ package window
 import (
 	"math/bits"
 	"slices"
+	"sync/atomic"
 
 	"github.com/bloomfilters/bloom/internal/blocked"
 	"github.com/bloomfilters/bloom/internal/format"
@@ -77,6 +78,13 @@ const MaxGens = 64
 // 2^16-1 times a generation's share of keys on top of its base.
 const MaxExtensions = 16
 
+// MaxPeriodSpan is the most nanoseconds Gens periods of a time window may
+// span, 2^61 (73 years): the root package's Every takes at most 2^60 ns
+// (36.5 years), r/(r-1) of which is at most 2^61. The clock arithmetic of
+// a window (a start plus span) then never overflows for starts within span
+// of either end of int64, which a decoder checks.
+const MaxPeriodSpan = 1 << 61
+
 // Ext is the size of an extension: keys, bits (a positive multiple of
 // BlockBits) and hash functions.
 type Ext struct {
@@ -109,6 +117,10 @@ type Config struct {
 	Seed      uint32
 	Period    int64  // nanoseconds a generation lasts; 0 for a count window
 	Policy    Policy // for a time window
+	// SatLimit is a time window's SaturationLimit under Saturate as
+	// encoded (a float32's value), 0 for the default; the root package
+	// turns it into SatCap.
+	SatLimit float64
 }
 
 // GenCapFor returns the keys per generation of a window of r generations:
@@ -134,6 +146,16 @@ type Filter struct {
 	starts    []int64  // when each generation started (unix ns; time windows)
 	newest    int      // index of the newest generation
 	rotations uint64   // rotations since the filter was made or cleared
+	span      uint64   // Gens*Period: a generation that started span ago holds no key of the window
+
+	// SatCap is the keys past which the newest generation of a window
+	// under Saturate rotates early (SaturatedPastLimit); 0 for no limit.
+	SatCap uint64
+	// OnEvent, if not nil, is called with each event, by the writer
+	// (under the root's lock of a Concurrent ring).
+	OnEvent func(Event)
+	// Events counts the events by kind since the filter was made or read.
+	Events [NumEvents]uint64
 
 	// Grow only.
 	sizer   Sizer   // sizes of the extensions
@@ -163,6 +185,7 @@ func New(c Config, now int64, sizer Sizer) *Filter {
 	for i := range f.starts {
 		f.starts[i] = now
 	}
+	f.span = uint64(c.Gens) * uint64(c.Period)
 	return f
 }
 
@@ -179,9 +202,102 @@ func (f *Filter) block(h1 uint64) uint64 {
 	return b * 8
 }
 
+// EventKind is what weakened a promise of a window: see Event.
+type EventKind uint8
+
+// The events.
+const (
+	// RotatedEarly: a time window under RotateEarly rotated on count, so
+	// that it keeps less than its duration.
+	RotatedEarly EventKind = iota
+	// SaturatedPastLimit: a window under Saturate reached SatCap and
+	// rotated early.
+	SaturatedPastLimit
+	// GrowLimit: a window under Grow could not grow (MaxExtensions,
+	// MaxBits) and rotated early.
+	GrowLimit
+
+	NumEvents
+)
+
+// Event is an event of a window at Time (unix ns), after which it reaches
+// Retained ns back: every key added since then is kept.
+type Event struct {
+	Kind     EventKind
+	Time     int64
+	Retained int64
+}
+
+// event counts an event of kind k at now and calls OnEvent.
+func (f *Filter) event(k EventKind, now int64) {
+	f.Events[k]++
+	if f.OnEvent != nil {
+		f.OnEvent(Event{Kind: k, Time: now, Retained: max(now-f.OldestStart(now), 0)})
+	}
+}
+
+// The floor. Every key of a generation g of a time window was added at a
+// time before starts[g]+Period: Advance starts a generation at most a
+// period before the adds it takes, and when it may not rotate it moves the
+// newest generation's start up to now-Period+1 (hold). So at starts[g] +
+// Gens*Period (span) every key of g is more than the window's duration,
+// (Gens-1)*Period, old: g has expired, and tests skip it (Live).
+//
+// A rotation clears the oldest generation only when none of its keys is in
+// the floor, the keys that are both among the last Window keys added and
+// (time windows) added within the duration: when it has expired, or the
+// generations newer than it hold Window counted keys (droppable). Right
+// after a burst that rotated early every generation holds keys of one
+// moment, and the next rotation by time would drop Window/(r-1) of the
+// last Window keys; instead, the newest generation takes keys past its
+// period and its share until the newer generations hold Window keys or
+// the oldest expires. It then holds fewer than Window keys (the newer ones
+// together hold fewer), which bounds what it does to the rate.
+
+// expired reports whether generation g of a time window holds no key added
+// within the window's duration at now.
+func (f *Filter) expired(g int, now int64) bool {
+	s := f.starts[g]
+	return now >= s && uint64(now)-uint64(s) >= f.span
+}
+
+// droppable reports whether the oldest generation may be cleared at now
+// without dropping a key of the floor: it is empty, or has expired, or the
+// generations newer than it hold Window counted keys. O(Gens).
+func (f *Filter) droppable(now int64) bool {
+	old := f.newest + 1
+	if old == f.Gens {
+		old = 0
+	}
+	if f.counts[old] == 0 && len(f.exts[old]) == 0 {
+		return true
+	}
+	if f.Period != 0 && f.expired(old, now) {
+		return true
+	}
+	var n uint64
+	g := f.newest
+	for range f.Gens - 1 {
+		n += f.counts[g]
+		for _, e := range f.exts[g] {
+			n += e.count
+		}
+		if n >= f.Window {
+			return true
+		}
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	return false
+}
+
 // rotate clears the oldest generation and makes it the newest, started at
-// start. Concurrent, it publishes the new newest last (see conc.go).
+// start, or at the newest's start if that is later (starts never go back,
+// even with a clock that does). Concurrent, it publishes the new newest
+// last (see conc.go). The caller has checked droppable.
 func (f *Filter) rotate(start int64) {
+	start = max(start, f.starts[f.newest])
 	g := f.newest + 1
 	if g == f.Gens {
 		g = 0
@@ -201,44 +317,73 @@ func (f *Filter) rotate(start int64) {
 // Advance rotates a time window for the time now (unix ns): once for every
 // period that has passed since the newest generation started, each new one
 // starting a period after the one before, so that generations keep their
-// length whenever the calls come. It does nothing for a count window.
+// length whenever the calls come, as long as the floor lets it drop the
+// oldest (droppable); if not, the newest generation goes on past its
+// period (hold). It does nothing for a count window.
 func (f *Filter) Advance(now int64) {
-	if f.Period == 0 {
-		return
-	}
 	e := f.elapsed(now)
 	if e == 0 {
 		return
 	}
 	// The last rotation starts its generation at start+e*Period, its
 	// start from then on: a Concurrent reader that sees it the newest
-	// must see that start with it (conc.go).
-	start := f.starts[f.newest]
-	n := min(e, int64(f.Gens))
-	for i := range n - 1 {
-		f.rotate(start + (i+1)*f.Period)
+	// must see that start with it (conc.go). No overflow: start+e*Period
+	// is at most now, and i*Period at most span.
+	start, p := uint64(f.starts[f.newest]), uint64(f.Period)
+	n := min(e, uint64(f.Gens))
+	for i := uint64(1); i <= n; i++ {
+		if !f.droppable(now) {
+			f.hold(now)
+			return
+		}
+		s := start + i*p
+		if i == n {
+			s = start + e*p
+		}
+		f.rotate(int64(s))
 	}
-	f.rotate(start + e*f.Period)
+}
+
+// hold keeps the newest generation of a time window, whose period is over
+// at now, for the adds of now: it moves its start up to now-Period+1, so
+// that every key it holds was added before its start plus a period.
+func (f *Filter) hold(now int64) {
+	s := now - (f.Period - 1) // now >= start+Period: no overflow
+	if f.cs != nil {
+		atomic.StoreInt64(&f.starts[f.newest], s)
+		return
+	}
+	f.starts[f.newest] = s
 }
 
 // elapsed returns how many whole periods of a time window have passed, at
 // now, since its newest generation started: the rotations Advance makes.
-// Never negative, even for a clock that went back.
-func (f *Filter) elapsed(now int64) int64 {
-	d := now - f.starts[f.newest]
-	if d < f.Period || f.Period == 0 {
+// Never negative, even for a clock that went back; 0 for a count window.
+func (f *Filter) elapsed(now int64) uint64 {
+	s := f.starts[f.newest]
+	if f.Period == 0 || now < s {
 		return 0
 	}
-	return d / f.Period
+	return (uint64(now) - uint64(s)) / uint64(f.Period)
 }
 
 // Live returns how many of the newest generations hold keys a test must
-// see at now: all of them, less those a time window's Advance would drop.
+// see at now: all of them in a count window; in a time window those newer
+// than the newest that has expired. O(Gens).
 func (f *Filter) Live(now int64) int {
 	if f.Period == 0 {
 		return f.Gens
 	}
-	return f.Gens - int(min(f.elapsed(now), int64(f.Gens)))
+	g := f.newest
+	for j := range f.Gens {
+		if f.expired(g, now) {
+			return j
+		}
+		if g--; g < 0 {
+			g = f.Gens - 1
+		}
+	}
+	return f.Gens
 }
 
 // Add adds the key hashed to (h1, h2) at now (unix ns) and reports whether
@@ -250,12 +395,10 @@ func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
 		// needs no room, but finding out costs a test: rotating now is
 		// as good for both promises (the r-1 older generations are
 		// full).
-		switch {
-		case f.Period == 0 || f.Policy == RotateEarly:
-			f.rotate(now)
-		case f.Policy == Grow:
+		if f.Period != 0 && f.Policy == Grow {
 			return f.addExt(h1, h2, now)
 		}
+		f.full(now)
 	}
 	// The mode chosen here, not through set, which does not inline: a
 	// plain Add calls blocked.Add as it did before Concurrent rings.
@@ -271,6 +414,29 @@ func (f *Filter) Add(h1, h2 uint64, now int64) (present bool) {
 	return present
 }
 
+// full is Add when the newest generation's base holds its share: a count
+// window and RotateEarly rotate, Saturate rotates once it holds SatCap
+// keys, if the floor lets them drop the oldest generation (droppable);
+// otherwise the key goes into the newest past its share.
+func (f *Filter) full(now int64) {
+	switch {
+	case f.Period == 0:
+		if f.droppable(now) {
+			f.rotate(now)
+		}
+	case f.Policy == RotateEarly:
+		if f.droppable(now) {
+			f.rotate(now)
+			f.event(RotatedEarly, now)
+		}
+	case f.Policy == Saturate:
+		if f.SatCap != 0 && f.counts[f.newest] >= f.SatCap && f.droppable(now) {
+			f.rotate(now)
+			f.event(SaturatedPastLimit, now)
+		}
+	}
+}
+
 // set is blocked.Add on the words w of a sub-filter of m bits and k hash
 // functions, with atomic ORs when f is Concurrent.
 func (f *Filter) set(w []uint64, m uint64, k uint, h1, h2 uint64) bool {
@@ -283,17 +449,23 @@ func (f *Filter) set(w []uint64, m uint64, k uint, h1, h2 uint64) bool {
 // addExt is Add under Grow once the newest generation's base is full: into
 // its newest extension, appending one when that is full too, or rotating
 // early when the generation may not grow (MaxExtensions, MaxBits, or no
-// size from the sizer).
+// size from the sizer) and the floor lets it (droppable); if it does not,
+// the key goes into the newest extension (or the base) past its capacity.
 func (f *Filter) addExt(h1, h2 uint64, now int64) bool {
 	x := f.exts[f.newest]
 	if len(x) == 0 || x[len(x)-1].count >= x[len(x)-1].Cap {
 		if !f.grow() {
-			f.rotate(now)
-			present := f.set(f.gen(f.newest), f.M, f.K, h1, h2)
-			if !present {
-				f.counts[f.newest]++
+			if f.droppable(now) {
+				f.rotate(now)
+				f.event(GrowLimit, now)
 			}
-			return present
+			if x = f.exts[f.newest]; len(x) == 0 {
+				present := f.set(f.gen(f.newest), f.M, f.K, h1, h2)
+				if !present {
+					f.counts[f.newest]++
+				}
+				return present
+			}
 		}
 		x = f.exts[f.newest]
 	}

@@ -133,7 +133,8 @@ func TestBatchMatchesLoop(t *testing.T) {
 				c.Period, c.Policy = 1<<40, Grow
 			}
 			a, b := New(c, 0, testSizer), New(c, 0, testSizer)
-			for range 20 {
+			for it := range 20 {
+				mode := AddNew + Mode(it%2) // first-seen, then last-seen
 				keys := make([]uint64, rng.IntN(700))
 				for i := range keys {
 					keys[i] = rng.Uint64N(5000)
@@ -142,10 +143,12 @@ func TestBatchMatchesLoop(t *testing.T) {
 				for i, k := range keys {
 					h1, h2 := hashOf(k, c.Seed)
 					want[i] = a.Test(h1, h2, a.Live(0))
-					a.Add(h1, h2, 0)
+					if !want[i] || mode == AddRefresh {
+						a.Add(h1, h2, 0)
+					}
 				}
 				got := make([]bool, len(keys))
-				AddMany(b, keys, got, 0)
+				AddMany(b, keys, got, 0, mode)
 				for i := range keys {
 					if got[i] != want[i] {
 						t.Fatalf("r=%d: TestAndAddMany[%d] = %v, loop %v", gens, i, got[i], want[i])
@@ -161,7 +164,7 @@ func TestBatchMatchesLoop(t *testing.T) {
 				for i := range strs {
 					strs[i] = fmt.Sprint(keys[i])
 				}
-				AddMany(b, strs, nil, 0)
+				AddMany(b, strs, nil, 0, AddAll)
 				for _, s := range strs {
 					h1, h2 := murmur.Sum128([]byte(s), c.Seed)
 					a.Add(h1, h2, 0)
@@ -383,7 +386,9 @@ func TestEncodingRoundTrip(t *testing.T) {
 	ct.Period, ct.Policy = 40, Saturate
 	cg := c
 	cg.Period, cg.Policy = 40, Grow
-	for _, c := range []Config{c, ct, cg} {
+	cl := ct // a saturation limit in the header
+	cl.SatLimit = 0.25
+	for _, c := range []Config{c, ct, cg, cl} {
 		for _, n := range []uint64{0, 10, 300, 2000, 70_000} {
 			f := filled(c, n)
 			if c.Policy == Grow {
@@ -489,6 +494,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add(filled(c, 50).AppendBinary(nil))
 	f.Add(growFilled(c, 30).AppendBinary(nil))
 	f.Add(growFilled(c, 200).AppendBinary(nil))
+	c.Policy, c.SatLimit = Saturate, 0.5
+	f.Add(filled(c, 50).AppendBinary(nil))
+	c.Policy, c.SatLimit = Grow, 0
 	// Trailing bytes: Decode refuses them, Read leaves them unread.
 	f.Add(append(growFilled(c, 30).AppendBinary(nil), 0))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -512,4 +520,47 @@ func FuzzDecode(f *testing.F) {
 		}
 		add(w, 1, 0) // usable
 	})
+}
+
+// TestFloorAfterBurst is the floor of window.go at the level of the ring:
+// a burst rotates every generation on count within one instant; a period
+// later the rotation by time may not drop the oldest while the newer
+// generations hold fewer than Window keys, and the newest holds on past its
+// period (its start moved up) until they do. Every key among the last
+// Window added and within the duration is present at every step; the
+// decoder takes the held state.
+func TestFloorAfterBurst(t *testing.T) {
+	const period = 100
+	c := testConfig(200, 7)
+	c.Period = period
+	f := New(c, 0, testSizer)
+	type added struct {
+		key uint64
+		at  int64
+	}
+	var hist []added
+	now := int64(1000)
+	for i := range uint64(600) {
+		add(f, i, now)
+		hist = append(hist, added{i, now})
+	}
+	held := false
+	for i := range uint64(300) {
+		now += period / 7
+		add(f, 1e6+i, now)
+		hist = append(hist, added{1e6 + i, now})
+		held = held || f.starts[f.newest] > now-period && f.elapsed(now) == 0 && (now-f.starts[f.newest])%period != 0
+		for j := len(hist) - 1; j >= len(hist)-int(c.Window) && j >= 0; j-- {
+			if now-hist[j].at < 6*period && !test(f, hist[j].key, now) {
+				t.Fatalf("step %d: key %d, added %d ago, one of the last %d, absent", i, hist[j].key, now-hist[j].at, c.Window)
+			}
+		}
+		g, err := Decode(f.AppendBinary(nil), testSizer)
+		if err != nil || !g.Equal(f) {
+			t.Fatalf("step %d: decoding the held window: %v", i, err)
+		}
+	}
+	if !held {
+		t.Fatal("the newest generation was never held past its period")
+	}
 }

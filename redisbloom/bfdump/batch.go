@@ -46,10 +46,11 @@ func (f *Filter) TestManyStrings(keys []string, results []bool) []bool {
 }
 
 func testMany[K keyType](f *Filter, keys []K, out []bool) []bool {
-	if len(f.links) == 0 {
-		panic(errZeroValue)
-	}
 	out = results(out, len(keys))
+	if len(f.links) == 0 {
+		clear(out) // a zero Filter holds nothing
+		return out
+	}
 	var (
 		a, b  [round]uint64
 		first [round]bool
@@ -110,7 +111,7 @@ func (f *Filter) TestAndAddManyStrings(keys []string, results []bool) ([]bool, e
 
 func testAndAddMany[K keyType](f *Filter, keys []K, out []bool, answer bool) ([]bool, error) {
 	if len(f.links) == 0 {
-		panic(errZeroValue)
+		return nil, errZero
 	}
 	if answer {
 		out = results(out, len(keys))

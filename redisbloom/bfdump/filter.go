@@ -68,6 +68,11 @@ var (
 	// reached 0 after many halvings, or it would exceed MaxBits (RedisBloom
 	// answers "ERR problem inserting into filter"). The key was not added.
 	ErrGrowth = errors.New("bfdump: cannot grow the filter")
+
+	// ErrZeroValue is wrapped by the error of every call with an error
+	// result on a zero Filter (declared rather than made by New, Reserve,
+	// NewWithSize or a decoder), Restore of one included.
+	ErrZeroValue = errors.New("bfdump: use of a zero Filter")
 )
 
 // A Filter is a RedisBloom Bloom filter held in memory: a chain of one or
@@ -94,8 +99,11 @@ var (
 //
 // A Filter is not safe for concurrent use: an add must not run concurrently
 // with any other call; concurrent Tests (and the other read-only methods)
-// are safe. A zero Filter is not usable: its methods panic; create one with
-// New, Reserve, NewWithSize or a decoder (ReadFrom, Loader, ScanDump).
+// are safe. A zero Filter is not usable: create one with New, Reserve,
+// NewWithSize or a decoder (ReadFrom, Loader, ScanDump). Its methods with an
+// error result return one wrapping ErrZeroValue, and the others answer as a
+// filter with no sub-filter and nothing added (Test false, Count 0, no
+// header and no stream); ReadFrom and UnmarshalBinary fill it.
 type Filter struct {
 	links   []link
 	count   uint64 // keys added (RedisBloom's size): the sum of links[i].size
@@ -117,7 +125,8 @@ type link struct {
 	bpe     float64 // bits per entry, as recorded (hashes == ceil(ln2*bpe))
 }
 
-const errZeroValue = "bfdump: use of a zero Filter (create one with New, Reserve, NewWithSize or a decoder)"
+// errZero is the error of a zero Filter's calls.
+var errZero = fmt.Errorf("%w: make one with New, Reserve, NewWithSize or a decoder", ErrZeroValue)
 
 // Option configures a constructor.
 type Option func(*settings) error
@@ -130,15 +139,18 @@ type settings struct {
 
 // Expansion sets the growth factor: each new sub-filter holds factor times
 // the keys of the one before (BF.RESERVE's EXPANSION; the default is 2).
-// Expansion(0) makes the filter non-scaling, as EXPANSION 0 does. factor
-// must be at most MaxExpansion.
+// Expansion(0) makes the filter non-scaling and records the factor 0, as
+// EXPANSION 0 does (NonScaling alone records the default 2). factor must be
+// at most MaxExpansion.
 func Expansion(factor uint32) Option {
 	return func(s *settings) error {
 		if factor > MaxExpansion {
 			return fmt.Errorf("%w: bfdump: expansion must be in [0, %d], got %d", bloom.ErrInvalidParameter, MaxExpansion, factor)
 		}
 		if factor == 0 {
-			s.nonScaling = true
+			// RedisBloom sets BLOOM_OPT_NO_SCALING and keeps the 0 as
+			// the chain's growth (cap1000-p0.01-exp0.json).
+			s.nonScaling, s.growth = true, 0
 			return nil
 		}
 		s.growth, s.expansion = factor, true
@@ -350,11 +362,8 @@ func (l *link) add(a, b uint64) (fresh bool) {
 }
 
 // test reports whether any sub-filter, newest first, holds (a, b)
-// (SBChain_Check).
+// (SBChain_Check); a zero Filter has none.
 func (f *Filter) test(a, b uint64) bool {
-	if len(f.links) == 0 {
-		panic(errZeroValue)
-	}
 	for i := len(f.links) - 1; i >= 0; i-- {
 		if f.links[i].test(a, b) {
 			return true
@@ -367,6 +376,9 @@ func (f *Filter) test(a, b uint64) bool {
 // otherwise adds it to the newest sub-filter, growing the chain first if
 // that one holds its capacity.
 func (f *Filter) testAndAdd(a, b uint64) (present bool, err error) {
+	if len(f.links) == 0 {
+		return false, errZero
+	}
 	if f.test(a, b) {
 		return true, nil
 	}
@@ -500,6 +512,9 @@ type SubFilter struct {
 
 // SubFilters returns the sub-filters, oldest first (BF.DEBUG's lines).
 func (f *Filter) SubFilters() []SubFilter {
+	if len(f.links) == 0 {
+		return nil // a zero Filter
+	}
 	out := make([]SubFilter, len(f.links))
 	for i := range f.links {
 		l := &f.links[i]
@@ -521,6 +536,9 @@ type Info struct {
 // structures of RedisBloom's C code on a 64-bit server (an SBChain of 32
 // bytes and an SBLink of 64 per sub-filter), as BF.INFO does.
 func (f *Filter) Info() Info {
+	if len(f.links) == 0 {
+		return Info{} // a zero Filter
+	}
 	in := Info{Capacity: f.Capacity(), Size: 32 + 64*uint64(len(f.links)), Filters: len(f.links), Items: f.count}
 	for i := range f.links {
 		in.Size += f.links[i].m / 8

@@ -83,32 +83,25 @@ func TestConstructorErrors(t *testing.T) {
 	}
 	// As BF.RESERVE: EXPANSION 0 is NONSCALING, and rates above 0.25 are 0.25.
 	f, err := Reserve(100, 0.01, Expansion(0))
-	if err != nil || !f.NonScaling() {
-		t.Errorf("Expansion(0): %v, non-scaling %v", err, f != nil && f.NonScaling())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.NonScaling() || f.Expansion() != 0 {
+		t.Errorf("Expansion(0): non-scaling %v, Expansion %d, want true and 0", f.NonScaling(), f.Expansion())
+	}
+	for _, opts := range [][]Option{{NonScaling(), Expansion(0)}, {Expansion(0), NonScaling()}} {
+		// BF.RESERVE accepts NONSCALING with EXPANSION 0, in either order,
+		// and records growth 0.
+		if f, err := Reserve(100, 0.01, opts...); err != nil || !f.NonScaling() || f.Expansion() != 0 {
+			t.Errorf("NonScaling and Expansion(0): %v", err)
+		}
+	}
+	if f, _ := Reserve(100, 0.01, NonScaling()); f.Expansion() != DefaultExpansion {
+		t.Errorf("NonScaling: Expansion %d, want %d as RedisBloom records", f.Expansion(), DefaultExpansion)
 	}
 	f, err = Reserve(100, 0.9, NonScaling())
 	if err != nil || f.links[0].err != 0.25 {
 		t.Errorf("Reserve at 0.9: %v, rate %v, want 0.25", err, f.links[0].err)
-	}
-}
-
-func TestZeroFilterPanics(t *testing.T) {
-	for name, call := range map[string]func(f *Filter){
-		"Add":          func(f *Filter) { _ = f.Add([]byte("x")) },
-		"Test":         func(f *Filter) { f.Test([]byte("x")) },
-		"TestAndAdd":   func(f *Filter) { _, _ = f.TestAndAdd([]byte("x")) },
-		"TestMany":     func(f *Filter) { f.TestMany([][]byte{[]byte("x")}, nil) },
-		"AddMany":      func(f *Filter) { _ = f.AddMany([][]byte{[]byte("x")}) },
-		"AppendHeader": func(f *Filter) { f.AppendHeader(nil) },
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s on a zero Filter did not panic", name)
-				}
-			}()
-			call(&Filter{})
-		}()
 	}
 }
 

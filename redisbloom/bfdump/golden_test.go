@@ -40,8 +40,8 @@ func loadGolden(t testing.TB) []golden {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 6 {
-		t.Fatalf("want the 6 golden files in testdata/, found %d", len(files))
+	if len(files) != 7 {
+		t.Fatalf("want the 7 golden files in testdata/, found %d", len(files))
 	}
 	var out []golden
 	for _, name := range files {

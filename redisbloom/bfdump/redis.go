@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,6 +25,11 @@ var (
 	// was read, and by ScanDumpTo when it changed once: a stream read then
 	// would mix states of the filter.
 	ErrChanged = errors.New("bfdump: the key changed while it was read")
+
+	// ErrNoModule is wrapped by the errors of Restore, RestoreFrom,
+	// ScanDump and ScanDumpTo when the server has no BF.* commands: it
+	// needs Redis 8 or later, or the RedisBloom module loaded.
+	ErrNoModule = errors.New("bfdump: the server has no BF.* commands (it needs Redis 8 or the RedisBloom module)")
 )
 
 // TempTTL is how long the temporary key of an interrupted Restore lives:
@@ -46,6 +55,34 @@ func HasCommands(ctx context.Context, rdb redis.UniversalClient) (bool, error) {
 	}
 	return res[0] != nil && res[1] != nil, nil
 }
+
+// commandError returns the error of a BF.* command: ErrNoModule for the
+// server's "unknown command", whose text echoes the first arguments (a
+// binary chunk among them), and otherwise err, with bytes that are not
+// printable text escaped as in a Go string literal.
+func commandError(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR unknown command") {
+		return ErrNoModule
+	}
+	if msg := err.Error(); strings.IndexFunc(msg, notPrintable) >= 0 {
+		return escapedError{err}
+	}
+	return err
+}
+
+func notPrintable(r rune) bool { return r == utf8.RuneError || !unicode.IsPrint(r) }
+
+// escapedError is an error whose text is escaped (strconv.Quote without
+// the quotes); it wraps the error.
+type escapedError struct{ err error }
+
+func (e escapedError) Error() string {
+	q := strconv.Quote(e.err.Error())
+	return q[1 : len(q)-1]
+}
+
+func (e escapedError) Unwrap() error { return e.err }
 
 // renameScript moves the loaded temporary key (KEYS[1]) to the target
 // (KEYS[2]) and removes the time to live it had while loading, in one
@@ -76,11 +113,11 @@ return 1
 // and key is unchanged. With replace, key is replaced whatever it held;
 // without, an existing key gives ErrExists.
 //
-// It sends one command per chunk of up to 16 MiB. Servers without BF.*
-// commands give an error ("unknown command"); see HasCommands.
+// It sends one command per chunk of up to 16 MiB. A server without BF.*
+// commands gives an error wrapping ErrNoModule (see HasCommands).
 func Restore(ctx context.Context, rdb redis.UniversalClient, key string, f *Filter, replace bool) error {
 	if len(f.links) == 0 {
-		panic(errZeroValue)
+		return fmt.Errorf("bfdump: restore %q: %w", key, errZero)
 	}
 	return restore(ctx, rdb, key, replace, func(send func(int64, []byte) error) error {
 		for it, chunk := range f.Chunks() {
@@ -131,7 +168,7 @@ func restore(ctx context.Context, rdb redis.UniversalClient, key string, replace
 			err = load.Err()
 		}
 		if err != nil {
-			return fmt.Errorf("BF.LOADCHUNK (iterator %d): %w", it, err)
+			return fmt.Errorf("BF.LOADCHUNK (iterator %d): %w", it, commandError(err))
 		}
 		return nil
 	}
@@ -156,8 +193,8 @@ func restore(ctx context.Context, rdb redis.UniversalClient, key string, replace
 // BF.SCANDUMP, so that Test answers as BF.EXISTS does there. It watches the
 // key (WATCH) while it reads: a key changed meanwhile is read again, up to
 // a few times, then ErrChanged. The stream is checked as Loader checks it.
-// A missing key gives the server's error ("ERR not found"), as does a
-// server without BF.* commands ("unknown command").
+// A missing key gives the server's error ("ERR not found"); a server
+// without BF.* commands an error wrapping ErrNoModule.
 func ScanDump(ctx context.Context, rdb redis.UniversalClient, key string) (*Filter, error) {
 	for range scanDumpAttempts {
 		var ld Loader
@@ -180,21 +217,27 @@ func ScanDump(ctx context.Context, rdb redis.UniversalClient, key string) (*Filt
 // ScanDumpTo writes the saved form (as WriteTo writes it) of the filter
 // stored under key to w, a chunk at a time, holding one chunk in memory:
 // a backup that RestoreFrom or ReadFrom loads. It returns the bytes
-// written. The stream is checked as Loader checks it; a key changed while
-// it is read gives ErrChanged (what was written is then not a valid saved
-// form: write to a temporary file and rename it on success).
+// written. It writes nothing until the server has returned the stream's
+// header and the header is valid: a missing key, a key of another type, a
+// server without BF.* commands or a failed connection leave w untouched.
+// The stream is checked as Loader checks it; a key changed while it is read
+// gives ErrChanged (what was written is then not a valid saved form: write
+// to a temporary file and rename it on success).
 func ScanDumpTo(ctx context.Context, rdb redis.UniversalClient, key string, w io.Writer) (int64, error) {
 	crc := crc32.New(castagnoli)
 	cw := &countWriter{w: io.MultiWriter(w, crc)}
-	if _, err := io.WriteString(cw, magic); err != nil {
-		return cw.n, err
-	}
 	ld := Loader{noBits: true}
 	var rec [recordSize]byte
 	le := binary.LittleEndian
 	err := scan(ctx, rdb, key, func(it int64, chunk []byte) error {
 		if err := ld.LoadChunk(it, chunk); err != nil {
 			return err
+		}
+		if cw.n == 0 {
+			// The header came, and is valid: the stream is coming.
+			if _, err := io.WriteString(cw, magic); err != nil {
+				return err
+			}
 		}
 		le.PutUint64(rec[:], uint64(it))
 		le.PutUint32(rec[8:], uint32(len(chunk)))
@@ -226,7 +269,7 @@ func scan(ctx context.Context, rdb redis.UniversalClient, key string, each func(
 		for {
 			res, err := tx.Do(ctx, "BF.SCANDUMP", key, it).Slice()
 			if err != nil {
-				return fmt.Errorf("bfdump: BF.SCANDUMP %q %d: %w", key, it, err)
+				return fmt.Errorf("bfdump: BF.SCANDUMP %q %d: %w", key, it, commandError(err))
 			}
 			if len(res) != 2 {
 				return fmt.Errorf("bfdump: BF.SCANDUMP %q %d: reply of %d elements, want 2", key, it, len(res))

@@ -5,100 +5,62 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
 )
 
-// The tests here need a redis-server at BLOOM_REDIS_ADDR (.ci/start-redis.sh
-// starts one and sets it); without it they skip, except under CI=true, where
-// they fail. Those that load or read filters also need RedisBloom's BF.*
-// commands (Redis 8, or the RedisBloom module): the stock redis-server of
-// Debian (7.0) has none, so they skip on it, saying so, even in CI; the
-// golden streams are the contract there. TestRestoreWithoutModule runs on
-// any server.
-
-func unavailable(t testing.TB, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (CI=true: the Redis tests must run)", msg)
-	}
-	t.Skip(msg)
-}
-
-func testClient(t testing.TB) *redis.Client {
-	t.Helper()
-	addr := os.Getenv("BLOOM_REDIS_ADDR")
-	if addr == "" {
-		unavailable(t, "BLOOM_REDIS_ADDR is not set: start a redis-server (`. .ci/start-redis.sh` from the repository root) to run the Redis tests")
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: time.Minute, WriteTimeout: time.Minute})
-	t.Cleanup(func() { rdb.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		t.Fatalf("redis-server at %s does not answer: %v", addr, err)
-	}
-	return rdb
-}
-
-// bfClient returns a client of the test server if it has the BF.*
-// commands, and skips the test otherwise.
-func bfClient(t testing.TB) *redis.Client {
-	t.Helper()
-	rdb := testClient(t)
-	ok, err := HasCommands(context.Background(), rdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		t.Skip("the redis-server at BLOOM_REDIS_ADDR has no BF.LOADCHUNK / BF.SCANDUMP (RedisBloom is not loaded; Redis 8 and the RedisBloom module have them): skipping the round trip through a server; the golden streams test the stream code")
-	}
-	return rdb
-}
-
-// testKey returns a key name no other test uses, deleted when the test
-// ends.
-func testKey(t testing.TB, rdb redis.UniversalClient) string {
-	t.Helper()
-	key := fmt.Sprintf("bfdump-test:%s:%d", t.Name(), time.Now().UnixNano())
-	t.Cleanup(func() { rdb.Del(context.Background(), key) })
-	return key
-}
-
-// leftovers returns the keys of temporary Restore keys on the server.
-func leftovers(t testing.TB, rdb *redis.Client) []string {
-	t.Helper()
-	keys, err := rdb.Keys(context.Background(), "*bfdump-restore:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
-}
-
-// TestRestoreWithoutModule restores into a server without BF.* commands:
-// the load fails at once, the target keeps its value, and no temporary key
-// is left.
-func TestRestoreWithoutModule(t *testing.T) {
-	rdb := testClient(t)
+// TestNoModule runs every call that talks to Redis against a server
+// without BF.* commands: each fails with an error wrapping ErrNoModule
+// that names what the server needs and holds no binary bytes (the server's
+// "unknown command" echoes the header chunk), the target keeps its value,
+// and no temporary key is left.
+func TestNoModule(t *testing.T) {
+	rdb := noBFClient(t)
 	ctx := context.Background()
 	if ok, err := HasCommands(ctx, rdb); err != nil || ok {
-		t.Skipf("the server has BF.* commands (%v): TestRestoreRoundTrip covers it", err)
+		t.Fatalf("HasCommands: %v, %v; want false", ok, err)
 	}
 	key := testKey(t, rdb)
 	if err := rdb.Set(ctx, key, "old", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// 1000 keys: the header starts with e8 03 00, which the server's
+	// "unknown command" echoes up to the 00.
 	f, _ := Reserve(1000, 0.01)
-	err := Restore(ctx, rdb, key, f, true)
-	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "unknown command") {
-		t.Errorf("Restore without RedisBloom: %v, want an unknown-command error", err)
+	for i := range 1000 {
+		_ = f.AddString("key-" + strconv.Itoa(i))
+	}
+	saved, _ := f.MarshalBinary()
+	var backup bytes.Buffer
+	for name, call := range map[string]func() error{
+		"Restore":     func() error { return Restore(ctx, rdb, key, f, true) },
+		"RestoreFrom": func() error { return RestoreFrom(ctx, rdb, key, bytes.NewReader(saved), true) },
+		"ScanDump": func() error {
+			_, err := ScanDump(ctx, rdb, key)
+			return err
+		},
+		"ScanDumpTo": func() error {
+			_, err := ScanDumpTo(ctx, rdb, key, &backup)
+			return err
+		},
+	} {
+		err := call()
+		if !errors.Is(err, ErrNoModule) {
+			t.Errorf("%s without RedisBloom: %v, want an error wrapping ErrNoModule", name, err)
+			continue
+		}
+		if msg := printable(err.Error()); msg != "" {
+			t.Errorf("%s without RedisBloom: %s", name, msg)
+		}
+		if s := err.Error(); !strings.Contains(s, "Redis 8") || !strings.Contains(s, "RedisBloom") {
+			t.Errorf("%s without RedisBloom: %q does not say what the server needs", name, s)
+		}
 	}
 	if v, _ := rdb.Get(ctx, key).Result(); v != "old" {
 		t.Errorf("the target holds %q after a failed Restore, want %q", v, "old")
@@ -106,129 +68,133 @@ func TestRestoreWithoutModule(t *testing.T) {
 	if l := leftovers(t, rdb); len(l) != 0 {
 		t.Errorf("temporary keys left: %q", l)
 	}
-	if _, err := ScanDump(ctx, rdb, key); err == nil {
-		t.Error("ScanDump without RedisBloom succeeded")
+	if backup.Len() != 0 {
+		t.Errorf("the failed ScanDumpTo wrote %d bytes (%q)", backup.Len(), backup.Bytes())
 	}
 }
 
-// mexists returns BF.MEXISTS of keys.
-func mexists(t testing.TB, rdb *redis.Client, key string, keys []string) []bool {
-	t.Helper()
-	args := []any{"BF.MEXISTS", key}
-	for _, k := range keys {
-		args = append(args, k)
-	}
-	res, err := rdb.Do(context.Background(), args...).Slice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]bool, len(res))
-	for i, r := range res {
-		switch r := r.(type) {
-		case bool: // RESP3
-			out[i] = r
-		case int64: // RESP2
-			out[i] = r == 1
-		default:
-			t.Fatalf("BF.MEXISTS answered %T", r)
-		}
-	}
-	return out
-}
-
-// TestRestoreRoundTrip restores filters built in Go (Reserve and New,
-// fixed, grown, non-scaling, and the golden ones) into RedisBloom and
-// checks BF.MEXISTS, BF.INFO and BF.CARD against the filter, then reads
-// them back with ScanDump and ScanDumpTo.
-func TestRestoreRoundTrip(t *testing.T) {
+// TestScanDumpToWritesNothingOnError reads keys that hold no filter: a
+// missing key, a string, and a key of another module type. ScanDumpTo
+// fails and writes nothing, so no file looks like a backup.
+func TestScanDumpToWritesNothingOnError(t *testing.T) {
 	rdb := bfClient(t)
 	ctx := context.Background()
-	probes := make([]string, 20000)
-	for i := range probes {
-		probes[i] = "probe-" + strconv.Itoa(i)
+	missing, str := testKey(t, rdb), testKey(t, rdb)
+	if err := rdb.Set(ctx, str, "not a filter", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cuckoo := testKey(t, rdb)
+	if err := rdb.Do(ctx, "CF.RESERVE", cuckoo, 1000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{missing, str, cuckoo} {
+		var buf bytes.Buffer
+		n, err := ScanDumpTo(ctx, rdb, key, &buf)
+		if err == nil {
+			t.Errorf("ScanDumpTo of %s succeeded", key)
+		}
+		if n != 0 || buf.Len() != 0 {
+			t.Errorf("ScanDumpTo of %s: %v, and wrote %d bytes (reported %d): %q", key, err, buf.Len(), n, buf.Bytes())
+		}
+	}
+}
+
+// TestRestoreRoundTrip restores filters built in Go into RedisBloom, on one
+// server and through a Cluster: the golden ones, Reserve's with EXPANSION
+// 0, 1 and 4, NONSCALING and the default, grown to several sub-filters or
+// full, New's and NewWithSize's. For each it checks that BF.MEXISTS
+// answers as TestMany does for the added keys and 20,000 others, BF.INFO
+// as Info and BF.CARD as Count, then reads the key back with ScanDump and
+// ScanDumpTo and restores the backup with RestoreFrom.
+func TestRestoreRoundTrip(t *testing.T) {
+	probes := make([]string, 0, 25000)
+	for i := range 5000 {
+		probes = append(probes, "key-"+strconv.Itoa(i))
+	}
+	for i := range 20000 {
+		probes = append(probes, "probe-"+strconv.Itoa(i))
 	}
 	filters := map[string]*Filter{}
 	for _, g := range loadGolden(t) {
 		filters["golden/"+g.Name] = g.load(t)
 	}
-	grown, _ := New(300, 1e-4, Expansion(3))
-	for i := range 5000 {
-		_ = grown.AddString("key-" + strconv.Itoa(i))
+	// fill adds key-0, key-1, ... until f has links sub-filters, or is full.
+	must := func(f *Filter, err error) *Filter {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
-	filters["new/grown"] = grown
-	small, _ := New(10, 1e-4, NonScaling())
-	for i := range 10 {
-		_ = small.AddString("key-" + strconv.Itoa(i))
-	}
-	filters["new/small"] = small
-	for name, f := range filters {
-		t.Run(name, func(t *testing.T) {
-			key := testKey(t, rdb)
-			if err := Restore(ctx, rdb, key, f, false); err != nil {
+	fill := func(f *Filter, links int) *Filter {
+		t.Helper()
+		for i := 0; len(f.links) < links; i++ {
+			if err := f.AddString("key-" + strconv.Itoa(i)); errors.Is(err, ErrFull) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
-			want := f.TestManyStrings(probes, nil)
-			got := mexists(t, rdb, key, probes)
-			diff := 0
-			for i := range want {
-				if got[i] != want[i] {
-					diff++
+		}
+		return f
+	}
+	filters["reserve/exp0"] = fill(must(Reserve(500, 0.01, Expansion(0))), 2)
+	filters["reserve/exp1"] = fill(must(Reserve(200, 0.01, Expansion(1))), 5)
+	filters["reserve/exp4"] = fill(must(Reserve(100, 0.001, Expansion(4))), 3)
+	filters["reserve/nonscaling"] = fill(must(Reserve(300, 0.05, NonScaling())), 2)
+	filters["reserve/default"] = fill(must(Reserve(100, 0.01)), 5)
+	filters["new/grown"] = fill(must(New(300, 1e-4, Expansion(3))), 3)
+	filters["new/small"] = fill(must(New(10, 1e-4, NonScaling())), 2)
+	filters["newwithsize/grown"] = fill(must(NewWithSize(2000, 4, 150, 0.02)), 4)
+	bfServers(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		for name, f := range filters {
+			t.Run(name, func(t *testing.T) {
+				key := testKey(t, rdb)
+				if err := Restore(ctx, rdb, key, f, false); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if diff != 0 {
-				t.Errorf("%d of %d probes: BF.MEXISTS differs from Test", diff, len(probes))
-			}
-			raw, err := rdb.Do(ctx, "BF.INFO", key).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			info := map[string]any{}
-			switch raw := raw.(type) {
-			case map[any]any: // RESP3
-				for k, v := range raw {
-					info[fmt.Sprint(k)] = v
+				want := f.TestManyStrings(probes, nil)
+				got := mexists(t, rdb, key, probes)
+				diff := 0
+				for i := range want {
+					if got[i] != want[i] {
+						diff++
+					}
 				}
-			case []any: // RESP2
-				for i := 0; i+1 < len(raw); i += 2 {
-					info[fmt.Sprint(raw[i])] = raw[i+1]
+				if diff != 0 {
+					t.Errorf("%d of %d keys: BF.MEXISTS differs from Test", diff, len(probes))
 				}
-			}
-			in := f.Info()
-			exp := any(int64(in.Expansion))
-			if in.Expansion == 0 {
-				exp = nil
-			}
-			wantInfo := map[string]any{"Capacity": int64(in.Capacity), "Size": int64(in.Size), "Number of filters": int64(in.Filters),
-				"Number of items inserted": int64(in.Items), "Expansion rate": exp}
-			if fmt.Sprint(info) != fmt.Sprint(wantInfo) {
-				t.Errorf("BF.INFO %v, Info %v", info, wantInfo)
-			}
-			// Read back, in memory and as a saved form.
-			g, err := ScanDump(ctx, rdb, key)
-			if err != nil || !g.Equal(f) {
-				t.Fatalf("ScanDump: %v, equal %v", err, err == nil && g.Equal(f))
-			}
-			var buf bytes.Buffer
-			if _, err := ScanDumpTo(ctx, rdb, key, &buf); err != nil {
-				t.Fatal(err)
-			}
-			saved, _ := f.MarshalBinary()
-			if !bytes.Equal(buf.Bytes(), saved) {
-				t.Error("ScanDumpTo's saved form differs from MarshalBinary's")
-			}
-			// RestoreFrom the saved form into a second key.
-			key2 := testKey(t, rdb)
-			if err := RestoreFrom(ctx, rdb, key2, bytes.NewReader(saved), false); err != nil {
-				t.Fatal(err)
-			}
-			if g2, err := ScanDump(ctx, rdb, key2); err != nil || !g2.Equal(f) {
-				t.Errorf("RestoreFrom then ScanDump: %v", err)
-			}
-		})
-	}
-	if l := leftovers(t, rdb); len(l) != 0 {
-		t.Errorf("temporary keys left: %q", l)
-	}
+				checkServerInfo(t, rdb, key, f)
+				if n, err := rdb.Do(ctx, "BF.CARD", key).Uint64(); err != nil || n != f.Count() {
+					t.Errorf("BF.CARD %d, %v; Count %d", n, err, f.Count())
+				}
+				// Read back, in memory and as a saved form.
+				g, err := ScanDump(ctx, rdb, key)
+				if err != nil || !g.Equal(f) {
+					t.Fatalf("ScanDump: %v, equal %v", err, err == nil && g.Equal(f))
+				}
+				var buf bytes.Buffer
+				if _, err := ScanDumpTo(ctx, rdb, key, &buf); err != nil {
+					t.Fatal(err)
+				}
+				saved, _ := f.MarshalBinary()
+				if !bytes.Equal(buf.Bytes(), saved) {
+					t.Error("ScanDumpTo's saved form differs from MarshalBinary's")
+				}
+				// RestoreFrom the saved form into a second key.
+				key2 := testKey(t, rdb)
+				if err := RestoreFrom(ctx, rdb, key2, bytes.NewReader(saved), false); err != nil {
+					t.Fatal(err)
+				}
+				if g2, err := ScanDump(ctx, rdb, key2); err != nil || !g2.Equal(f) {
+					t.Errorf("RestoreFrom then ScanDump: %v", err)
+				}
+			})
+		}
+		if l := leftovers(t, rdb); len(l) != 0 {
+			t.Errorf("temporary keys left: %q", l)
+		}
+	})
 }
 
 // TestRestoreThenAdd restores a Reserve filter and adds the same keys to it
@@ -441,20 +407,8 @@ func TestScanDumpChanged(t *testing.T) {
 // a tag of its own: the rename works on the node that holds the slot. It
 // needs BF.* commands on the cluster's nodes and skips without them.
 func TestRestoreCluster(t *testing.T) {
-	addrs := os.Getenv("BLOOM_REDIS_CLUSTER_ADDRS")
-	if addrs == "" {
-		unavailable(t, "BLOOM_REDIS_CLUSTER_ADDRS is not set: start a cluster with `. .ci/start-redis-cluster.sh` from the repository root")
-	}
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ","), ReadTimeout: time.Minute})
-	defer rdb.Close()
+	rdb := bfCluster(t)
 	ctx := context.Background()
-	ok, err := HasCommands(ctx, rdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		t.Skip("the Redis Cluster at BLOOM_REDIS_CLUSTER_ADDRS has no BF.LOADCHUNK / BF.SCANDUMP (RedisBloom is not loaded): skipping the round trip through a cluster")
-	}
 	f, _ := New(5000, 0.001)
 	for i := range 5000 {
 		_ = f.AddString("key-" + strconv.Itoa(i))
@@ -480,14 +434,108 @@ func TestRestoreCluster(t *testing.T) {
 			}
 		})
 	}
-	err = rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		keys, err := node.Keys(ctx, "*bfdump-restore:*").Result()
-		if err == nil && len(keys) > 0 {
-			err = fmt.Errorf("temporary keys left on %s: %q", node.Options().Addr, keys)
+	if l := leftovers(t, rdb); len(l) != 0 {
+		t.Errorf("temporary keys left: %q", l)
+	}
+}
+
+// fakeRedisError is an error as go-redis returns a server's error reply.
+type fakeRedisError string
+
+func (e fakeRedisError) Error() string { return string(e) }
+func (fakeRedisError) RedisError()     {}
+
+// TestCommandError checks the errors of BF.* commands: "unknown command",
+// in any form, is ErrNoModule, and other server errors keep their meaning
+// with unprintable bytes escaped.
+func TestCommandError(t *testing.T) {
+	for _, msg := range []string{
+		"ERR unknown command 'BF.LOADCHUNK', with args beginning with: 'k' '1' '\xe8\x03'",
+		"ERR unknown command `BF.SCANDUMP`, with args beginning with: `k`, `0`, ",
+	} {
+		if err := commandError(fakeRedisError(msg)); err != ErrNoModule {
+			t.Errorf("commandError(%q) = %v, want ErrNoModule", msg, err)
 		}
-		return err
-	})
-	if err != nil {
-		t.Error(err)
+	}
+	orig := fakeRedisError("ERR bad data \xe8\x03\x00 here")
+	err := commandError(orig)
+	if !errors.Is(err, orig) || errors.Is(err, ErrNoModule) {
+		t.Errorf("commandError(%q) = %v, want it wrapped", string(orig), err)
+	}
+	if msg := printable(err.Error()); msg != "" || err.Error() != `ERR bad data \xe8\x03\x00 here` {
+		t.Errorf("commandError(%q): %s (%q)", string(orig), msg, err.Error())
+	}
+	plain := errors.New("ERR not found")
+	if err := commandError(plain); err != plain {
+		t.Errorf("commandError(%v) = %v, want it unchanged", plain, err)
+	}
+}
+
+// TestRawLoadChunkLosesKeys measures what the package documentation says
+// of a plain BF.LOADCHUNK loop: RedisBloom answers OK to streams that are
+// damaged (a chunk one byte short, the last chunk missing, the header
+// alone), and the key then answers "absent" for keys the filter holds. The
+// Loader, which Restore's and RestoreFrom's input goes through, refuses
+// every one. If the server starts refusing them, the documentation needs
+// an update.
+func TestRawLoadChunkLosesKeys(t *testing.T) {
+	rdb := bfClient(t)
+	ctx := context.Background()
+	f, _ := Reserve(1000, 0.01)
+	keys := make([]string, 10000)
+	for i := range keys {
+		keys[i] = "key-" + strconv.Itoa(i)
+		_ = f.AddString(keys[i])
+	}
+	type pair struct {
+		it    int64
+		chunk []byte
+	}
+	var pairs []pair
+	for it, c := range f.Chunks() {
+		pairs = append(pairs, pair{it, c})
+	}
+	if len(pairs) != 5 {
+		t.Fatalf("%d pairs, want the header and 4 sub-filters", len(pairs))
+	}
+	streams := map[string][]pair{
+		"last chunk missing": pairs[:len(pairs)-1],
+		"header alone":       pairs[:1],
+	}
+	for i := 1; i < len(pairs); i++ {
+		ps := append([]pair(nil), pairs...)
+		ps[i] = pair{ps[i].it, ps[i].chunk[:len(ps[i].chunk)-1]}
+		streams["chunk "+strconv.Itoa(i)+" one byte short"] = ps
+	}
+	for name, ps := range streams {
+		key := testKey(t, rdb)
+		for _, p := range ps {
+			if err := rdb.Do(ctx, "BF.LOADCHUNK", key, p.it, p.chunk).Err(); err != nil {
+				t.Errorf("%s: BF.LOADCHUNK %d: %v (the server refuses it now: update the package documentation)", name, p.it, err)
+			}
+		}
+		absent := 0
+		for _, e := range mexists(t, rdb, key, keys) {
+			if !e {
+				absent++
+			}
+		}
+		t.Logf("%s: the server answered OK, then %d of %d keys absent", name, absent, len(keys))
+		if absent == 0 {
+			t.Errorf("%s: no key absent", name)
+		}
+		var ld Loader
+		var err error
+		for _, p := range ps {
+			if err = ld.LoadChunk(p.it, p.chunk); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			_, err = ld.Filter()
+		}
+		if !errors.Is(err, bloom.ErrCorrupt) {
+			t.Errorf("%s: the Loader: %v, want an error wrapping bloom.ErrCorrupt", name, err)
+		}
 	}
 }

@@ -125,20 +125,27 @@ func reserveGeometry(entries uint64, rate float64) (m uint64, k uint32, bpe floa
 		return 0, 0, 0, fmt.Errorf("%w: bfdump: capacity must be at least 1 and the error rate in (0, 1), got %d and %v", bloom.ErrInvalidParameter, entries, rate)
 	}
 	bpe = calcBPE(rate)
-	fbits := float64(entries) * bpe
-	if fbits >= float64(MaxBits) {
-		return 0, 0, 0, fmt.Errorf("%w: bfdump: %d keys at rate %v need %.4g bits, more than MaxBits (%d)", bloom.ErrInvalidParameter, entries, rate, fbits, MaxBits)
-	}
-	b := max(uint64(fbits), 1) // at least one bit, as bloom_init guards
-	bytes := b / 8
-	if b%64 != 0 {
-		bytes = (b/64 + 1) * 8
+	m, ok := bloomInitBits(entries, bpe)
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("%w: bfdump: %d keys at rate %v need %.4g bits, more than MaxBits (%d)", bloom.ErrInvalidParameter, entries, rate, float64(entries)*bpe, MaxBits)
 	}
 	k = hashesOf(bpe)
 	if k > MaxHashes {
 		return 0, 0, 0, fmt.Errorf("%w: bfdump: rate %v needs more than MaxHashes (%d) hash functions", bloom.ErrInvalidParameter, rate, MaxHashes)
 	}
-	return bytes * 8, k, bpe, nil
+	return m, k, bpe, nil
+}
+
+// bloomInitBits returns the bits bloom_init gives entries keys at bpe bits
+// per entry: floor(entries * bpe), at least 1, rounded up to a multiple of
+// 64; and false if they reach MaxBits.
+func bloomInitBits(entries uint64, bpe float64) (uint64, bool) {
+	fbits := float64(entries) * bpe
+	if !(fbits < float64(MaxBits)) {
+		return 0, false
+	}
+	b := max(uint64(fbits), 1) // at least one bit, as bloom_init guards
+	return (b + 63) / 64 * 64, true
 }
 
 // Size returns the geometry New gives a sub-filter of capacity keys at

@@ -34,10 +34,10 @@ var maxLinkBytes = min(uint64(math.MaxInt), MaxBits/8)
 // AppendHeader appends the header of f's BF.SCANDUMP stream (the chunk of
 // iterator 1) to dst and returns the result: the packed little-endian
 // dumpedChainHeader and one dumpedChainLink per sub-filter described in the
-// package documentation.
+// package documentation. A zero Filter has no header: it returns dst.
 func (f *Filter) AppendHeader(dst []byte) []byte {
 	if len(f.links) == 0 {
-		panic(errZeroValue)
+		return dst // a zero Filter has no stream
 	}
 	le := binary.LittleEndian
 	dst = le.AppendUint64(dst, f.count)
@@ -68,9 +68,12 @@ func (f *Filter) AppendHeader(dst []byte) []byte {
 //
 // The chunks are f's own bit arrays, not copies: they must not be modified,
 // and f must not be changed while the sequence runs. It allocates only the
-// header.
+// header. A zero Filter has no stream: the sequence is empty.
 func (f *Filter) Chunks() iter.Seq2[int64, []byte] {
 	return func(yield func(int64, []byte) bool) {
+		if len(f.links) == 0 {
+			return
+		}
 		if !yield(1, f.AppendHeader(nil)) {
 			return
 		}
@@ -179,6 +182,9 @@ func decodeHeader(h []byte) (*Filter, uint64, error) {
 	// that close to -ln(p)/(ln 2)^2 but by a coincidence of 1 in 10^14.
 	d := int64(math.Float64bits(f.links[0].bpe)) - int64(math.Float64bits(calcBPE(f.links[0].err)))
 	f.exact = d < -4 || d > 4
+	if err := checkChain(f); err != nil {
+		return nil, 0, err
+	}
 	return f, total, nil
 }
 
@@ -298,8 +304,12 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// EncodedSize returns the length of f's saved form, in bytes.
+// EncodedSize returns the length of f's saved form, in bytes (0 for a zero
+// Filter, which has none).
 func (f *Filter) EncodedSize() int {
+	if len(f.links) == 0 {
+		return 0
+	}
 	n := len(magic) + recordSize + chainHeaderSize + linkHeaderSize*len(f.links) + recordSize + trailerSize
 	for i := range f.links {
 		b := len(f.links[i].bits)
@@ -312,6 +322,9 @@ func (f *Filter) EncodedSize() int {
 // framed as the package documentation describes. It returns the bytes
 // written and the first error of w.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	if len(f.links) == 0 {
+		return 0, errZero
+	}
 	crc := crc32.New(castagnoli)
 	cw := &countWriter{w: io.MultiWriter(w, crc)}
 	var rec [recordSize]byte
@@ -350,6 +363,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // MarshalBinary returns f's saved form (WriteTo).
 func (f *Filter) MarshalBinary() ([]byte, error) {
+	if len(f.links) == 0 {
+		return nil, errZero
+	}
 	b := make([]byte, 0, f.EncodedSize())
 	w := appendWriter{&b}
 	_, err := f.WriteTo(w)

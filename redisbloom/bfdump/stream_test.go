@@ -145,7 +145,7 @@ func header(options uint32, bytes_, bits, size uint64, rate, bpe float64, k uint
 
 func TestHeaderChecks(t *testing.T) {
 	bpe := calcBPE(0.005)
-	good := header(5, 8, 64, 3, 0.005, bpe, 8, 10, 0)
+	good := header(5, 16, 128, 3, 0.005, bpe, 8, 10, 0) // Reserve(10, 0.01)
 	if _, _, err := decodeHeader(good); err != nil {
 		t.Fatalf("valid header: %v", err)
 	}
@@ -164,9 +164,10 @@ func TestHeaderChecks(t *testing.T) {
 		{"rate 0", header(5, 8, 64, 3, 0, bpe, 8, 10, 0), false},
 		{"rate 1", header(5, 8, 64, 3, 1, bpe, 8, 10, 0), false},
 		{"rate NaN", header(5, 8, 64, 3, math.NaN(), bpe, 8, 10, 0), false},
-		{"bits not bytes*8", header(5, 8, 63, 3, 0.005, bpe, 8, 10, 0), false},
+		{"bits not bytes*8", header(5, 16, 127, 3, 0.005, bpe, 8, 10, 0), false},
 		{"zero bytes", header(5, 0, 0, 3, 0.005, bpe, 8, 10, 0), false},
 		{"bytes*8 overflows", header(5, 1<<61, 0, 3, 0.005, bpe, 8, 10, 0), false},
+		{"top bit of the bytes (stops Redis 7.0)", header(5, 1<<63+16, 128, 3, 0.005, bpe, 8, 10, 0), false},
 		{"past MaxBits", header(5, MaxBits/8+1, MaxBits+8, 3, 0.005, bpe, 8, 10, 0), false},
 		{"hashes unlike bpe", header(5, 8, 64, 3, 0.005, bpe, 9, 10, 0), false},
 		{"no hash function", header(5, 8, 64, 3, 0.005, 0, 0, 10, 0), false},
@@ -268,7 +269,7 @@ func TestLoaderOrder(t *testing.T) {
 // little input behind it, makes the decoder allocate about what the input
 // holds, not what the header declares.
 func TestDecodeAllocation(t *testing.T) {
-	h := header(5, MaxBits/8, MaxBits, 0, 0.005, calcBPE(0.005), 8, 10, 0)
+	h := header(5, MaxBits/8, MaxBits, 0, 0.005, bpeFor(8), 8, 10, 0) // NewWithSize(MaxBits, 8, 10, 0.005)
 	var in []byte
 	in = append(in, magic...)
 	in = binary.LittleEndian.AppendUint64(in, 1)
