@@ -39,6 +39,7 @@ type options struct {
 	sizes  []int
 	kinds  []keyKind // keys of the fixed-size filters
 	growTo int       // scalable growth: final number of keys
+	floor  float64   // ns per random load, for the batch rows of printSingle
 }
 
 func main() {
@@ -55,6 +56,7 @@ func main() {
 	rateList := flag.String("p", "", "comma-separated error rates for the fixed-size filters (default 0.01,0.001)")
 	keyList := flag.String("keys", "", "comma-separated kinds of keys for the fixed-size filters (default random,url; url only up to 5e7 keys, whose ~60 bytes each must fit 4 GiB)")
 	scalable := flag.Bool("scalable", true, "measure the scalable filters")
+	flag.Float64Var(&o.floor, "floor", 0, "ns per random load (go test -run X -bench RandomLoads ./internal/hugepage), to set the blocked batch calls against (0: no such table)")
 	flag.Parse()
 	if o.reps == 0 {
 		o.reps = 5
@@ -205,6 +207,7 @@ func report(w io.Writer, o options, fixed *fixedResults, grow *growResults, took
 	fmt.Fprintf(w, "Times are %s.\n\n", clockName)
 	fixed.print(w)
 	printBlocked(w, fixed, grow)
+	printSingle(w, fixed, o.floor)
 	if grow != nil {
 		grow.print(w)
 	}

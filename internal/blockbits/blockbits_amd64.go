@@ -28,3 +28,32 @@ func Add(blk *[8]uint64, h2, n1 uint64) (present, ok bool)
 //
 //go:noescape
 func Test(blk *[8]uint64, h2, n1 uint64) (present, ok bool)
+
+// TestFields reports, for 2 <= k <= 7, whether blk holds the key whose
+// hash has h2 as its second half, if its first k candidates, the fields of
+// h2, are distinct (the usual key): false, with ok = true, when one of
+// their bits is clear (the key is absent whether or not they repeat); true,
+// with ok = true, when all are set and they are distinct; ok = false when
+// all are set and they repeat. It needs Native.
+//
+//go:noescape
+func TestFields(blk *[8]uint64, h2, k uint64) (present, ok bool)
+
+// AddFields sets, for 2 <= k <= 7, the positions of the key whose hash has
+// h2 as its second half in blk, and reports whether they were all set
+// before, in present, if its first k candidates, the fields of h2, are
+// distinct; otherwise it changes nothing and returns ok = false. It needs
+// Native.
+//
+//go:noescape
+func AddFields(blk *[8]uint64, h2, k uint64) (present, ok bool)
+
+// TestAll reports whether blk holds the key whose hash has h2 as its second
+// half, with 7+n1 positions (n1 = 1 or 2), if its first 7+n1 candidates
+// are distinct: false, with ok = true, when one of their bits is clear (the
+// key is absent whether or not they repeat); true, with ok = true, when
+// all are set and they are distinct; ok = false when all are set and they
+// repeat. Unlike Test, it tests the seven fields of h2 too. It needs Native.
+//
+//go:noescape
+func TestAll(blk *[8]uint64, h2, n1 uint64) (present, ok bool)

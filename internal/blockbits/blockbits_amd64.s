@@ -185,3 +185,175 @@ TEXT ·hasAVX512(SB), NOSPLIT, $0-1
 no:
 	MOVB $0, ret+0(FP)
 	RET
+
+// Lane i of sentinels is 512+i, which equals no 9-bit field: the lanes of
+// TestFields at and above k hold them, so that only the first k fields can
+// compare equal.
+DATA sentinels<>+0(SB)/8, $512
+DATA sentinels<>+8(SB)/8, $513
+DATA sentinels<>+16(SB)/8, $514
+DATA sentinels<>+24(SB)/8, $515
+DATA sentinels<>+32(SB)/8, $516
+DATA sentinels<>+40(SB)/8, $517
+DATA sentinels<>+48(SB)/8, $518
+DATA sentinels<>+56(SB)/8, $519
+GLOBL sentinels<>(SB), RODATA|NOPTR, $64
+
+DATA bitMask<>+0(SB)/8, $63
+GLOBL bitMask<>(SB), RODATA|NOPTR, $8
+
+DATA one<>+0(SB)/8, $1
+GLOBL one<>(SB), RODATA|NOPTR, $8
+
+// FIELDS sets Z6 to the first k (CX) fields of h2 (SI), in lanes 0 to
+// k-1, and sentinels in the other lanes, Z1 to h2 >> 9i in lane i, and K2
+// to the first k lanes. Uses AX and Z0.
+#define FIELDS \
+	VPBROADCASTQ SI, Z0; \
+	VPSRLVQ shifts<>(SB), Z0, Z1; \
+	MOVL $1, AX; \
+	SHLL CX, AX; \
+	DECL AX; \
+	KMOVW AX, K2; \
+	VMOVDQU64 sentinels<>(SB), Z6; \
+	VPANDQ.BCST fieldMask<>(SB), Z1, K2, Z6
+
+// DISTINCT clears ZF if two lanes of Z6 are equal: each lane is compared
+// with the lanes 1, 2, 3 and 4 further round, which makes every pair of
+// the eight. Uses Z7 and K4 to K7.
+#define DISTINCT \
+	VALIGNQ $1, Z6, Z6, Z7; \
+	VPCMPEQQ Z6, Z7, K4; \
+	VALIGNQ $2, Z6, Z6, Z7; \
+	VPCMPEQQ Z6, Z7, K5; \
+	VALIGNQ $3, Z6, Z6, Z7; \
+	VPCMPEQQ Z6, Z7, K6; \
+	VALIGNQ $4, Z6, Z6, Z7; \
+	VPCMPEQQ Z6, Z7, K7; \
+	KORW K4, K5, K4; \
+	KORW K6, K7, K6; \
+	KORTESTW K4, K6
+
+// func TestFields(blk *[8]uint64, h2, k uint64) (present, ok bool)
+TEXT ·TestFields(SB), NOSPLIT, $0-26
+	MOVQ blk+0(FP), DI
+	MOVQ h2+8(FP), SI
+	MOVQ k+16(FP), CX
+	FIELDS
+	// Lane i: word h2 >> (9i+6) of the block (VPERMQ reads bits 0-2 of
+	// an index) shifted right by bits 0-5 of h2 >> 9i; K1: the lanes whose
+	// bit 0 is then set.
+	VPSRLQ $6, Z1, Z2
+	VPERMQ (DI), Z2, Z3
+	VPANDQ.BCST bitMask<>(SB), Z1, Z4
+	VPSRLVQ Z4, Z3, Z3
+	VPTESTMQ.BCST one<>(SB), Z3, K1
+	// Absent if a bit of the first k lanes is clear.
+	KANDNW K2, K1, K3
+	KORTESTW K3, K3
+	JNE absent
+	DISTINCT
+	VZEROUPPER
+	JNE repeat
+	MOVB $1, present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+absent:
+	VZEROUPPER
+	MOVB $0, present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+repeat:
+	MOVB $0, present+24(FP)
+	MOVB $0, ok+25(FP)
+	RET
+
+// func AddFields(blk *[8]uint64, h2, k uint64) (present, ok bool)
+TEXT ·AddFields(SB), NOSPLIT, $0-26
+	MOVQ blk+0(FP), DI
+	MOVQ h2+8(FP), SI
+	MOVQ k+16(FP), CX
+	FIELDS
+	DISTINCT
+	VZEROUPPER
+	JNE addRepeat
+	// The k fields from the lowest, each bit set with BTS and its former
+	// value (CF) added to R11.
+	XORL R11, R11
+	MOVQ CX, R8
+addLoop:
+	MOVQ SI, BX
+	SHRQ $3, BX
+	ANDL $0x38, BX
+	MOVQ (DI)(BX*1), AX
+	BTSQ SI, AX
+	ADCQ $0, R11
+	MOVQ AX, (DI)(BX*1)
+	SHRQ $9, SI
+	DECQ R8
+	JNE addLoop
+	CMPQ R11, CX
+	SETEQ present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+addRepeat:
+	MOVB $0, present+24(FP)
+	MOVB $0, ok+25(FP)
+	RET
+
+// func TestAll(blk *[8]uint64, h2, n1 uint64) (present, ok bool)
+TEXT ·TestAll(SB), NOSPLIT, $0-26
+	MOVQ blk+0(FP), DI
+	MOVQ h2+8(FP), SI
+	MOVQ n1+16(FP), CX
+	SPLITMIX
+	MOVQ R9, DX
+	SHRQ $9, DX
+	// The seven fields of h2 and the first of w1 in the eight lanes of Z1,
+	// as REPEATS puts them; K3: the lanes whose bit is set in the block
+	// (VPERMQ reads bits 0-2 of the word index h2 >> (9i+6)).
+	VPBROADCASTQ SI, Z0
+	VPSRLVQ shifts<>(SB), Z0, Z1
+	MOVL $0x80, AX
+	KMOVW AX, K1
+	VPBROADCASTQ R9, K1, Z1
+	VPANDQ.BCST fieldMask<>(SB), Z1, Z1
+	VPSRLQ $6, Z1, Z2
+	VPERMQ (DI), Z2, Z3
+	VPANDQ.BCST bitMask<>(SB), Z1, Z4
+	VPSRLVQ Z4, Z3, Z3
+	VPTESTMQ.BCST one<>(SB), Z3, K3
+	// Absent unless all eight are set (KORTESTB sets CF when they are).
+	KORTESTB K3, K3
+	JCC allAbsent
+	CMPQ CX, $1
+	JEQ allCheck
+	// The second field of w1 (n1 = 2). TESTBIT jumps to absent, not to
+	// allAbsent: VZEROUPPER first.
+	MOVQ DX, BX
+	SHRQ $3, BX
+	ANDL $0x38, BX
+	MOVQ (DI)(BX*1), AX
+	BTQ DX, AX
+	JCC allAbsent
+
+allCheck:
+	REPEATS
+	JNE allRepeat
+	MOVB $1, present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+allAbsent:
+	VZEROUPPER
+	MOVB $0, present+24(FP)
+	MOVB $1, ok+25(FP)
+	RET
+
+allRepeat:
+	MOVB $0, present+24(FP)
+	MOVB $0, ok+25(FP)
+	RET

@@ -50,8 +50,8 @@ func randomCase(rng *rand.Rand, n1 uint64) (h2 uint64, blk [8]uint64) {
 	return h2, blk
 }
 
-// TestMatchesGo checks the assembly against addGo and testGo, which
-// follow the package doc literally, on a million random cases for each n1.
+// TestMatchesGo checks the assembly against addGo, testGo and testAllGo,
+// which follow the package doc literally, on a million random cases for each n1.
 func TestMatchesGo(t *testing.T) {
 	if !Native {
 		t.Skip("no AVX-512F and AVX-512CD on this CPU (or purego): Add and Test are addGo and testGo")
@@ -67,6 +67,10 @@ func TestMatchesGo(t *testing.T) {
 			gp, gok := Add(&got, h2, n1)
 			if gp != wp || gok != wok || got != want {
 				t.Fatalf("n1=%d h2=%#x blk=%x: Add %v %v -> %x, want %v %v -> %x", n1, h2, blk, gp, gok, got, wp, wok, want)
+			}
+			wp, wok = testAllGo(&blk, h2, n1)
+			if gp, gok := TestAll(&blk, h2, n1); gp != wp || gok != wok {
+				t.Fatalf("n1=%d h2=%#x blk=%x: TestAll %v %v, want %v %v", n1, h2, blk, gp, gok, wp, wok)
 			}
 			// Test's contract: the seven candidates of h2 are set.
 			for _, p := range candidates(h2, n1)[:7] {
@@ -136,5 +140,62 @@ func BenchmarkAdd(b *testing.B) {
 	for range b.N {
 		h = h*0x9E3779B97F4A7C15 + 1
 		Add(&blk, h, 2)
+	}
+}
+
+// TestFieldsMatchesGo checks the assembly of AddFields and TestFields
+// against addFieldsGo and testFieldsGo, which follow their docs literally, for every k from 2 to 7 on random cases
+// whose first k fields repeat about one time in three, with blocks that
+// hold all the k candidates, all but one, or random bits.
+func TestFieldsMatchesGo(t *testing.T) {
+	if !Native {
+		t.Skip("no AVX-512F and AVX-512CD on this CPU (or purego): TestFields is testFieldsGo")
+	}
+	rng := rand.New(rand.NewPCG(33, 7))
+	for k := uint64(2); k <= 7; k++ {
+		var repeats, presents, absents int
+		for range 300_000 {
+			h2, blk := randomCase(rng, 0)
+			if rng.IntN(3) == 0 {
+				i, j := rng.IntN(int(k)), rng.IntN(int(k))
+				f := h2 >> (9 * i) & 511
+				h2 = h2&^(511<<(9*j)) | f<<(9*j)
+			}
+			c := candidates(h2, 0)[:k]
+			switch rng.IntN(3) {
+			case 0:
+				for _, p := range c {
+					blk[p>>6] |= 1 << (p & 63)
+				}
+			case 1:
+				for _, p := range c {
+					blk[p>>6] |= 1 << (p & 63)
+				}
+				p := c[rng.IntN(len(c))]
+				blk[p>>6] &^= 1 << (p & 63)
+			}
+			want := blk
+			ap, aok := addFieldsGo(&want, h2, k)
+			got := blk
+			if gp, gok := AddFields(&got, h2, k); gp != ap || gok != aok || got != want {
+				t.Fatalf("k=%d h2=%#x blk=%x: AddFields %v %v -> %x, want %v %v -> %x", k, h2, blk, gp, gok, got, ap, aok, want)
+			}
+			wp, wok := testFieldsGo(&blk, h2, k)
+			gp, gok := TestFields(&blk, h2, k)
+			if gp != wp || gok != wok {
+				t.Fatalf("k=%d h2=%#x blk=%x: TestFields %v %v, want %v %v", k, h2, blk, gp, gok, wp, wok)
+			}
+			switch {
+			case !wok:
+				repeats++
+			case wp:
+				presents++
+			default:
+				absents++
+			}
+		}
+		if repeats < 10000 || presents < 10000 || absents < 10000 {
+			t.Errorf("k=%d: %d repeats, %d present, %d absent: too few of some", k, repeats, presents, absents)
+		}
 	}
 }

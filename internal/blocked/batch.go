@@ -109,6 +109,15 @@ func TestMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool
 			}
 			continue
 		}
+		if native := k-2 < FieldsPerWord-1 && Native() || Wide(k); native {
+			// The whole test of every key in one call to the assembly, as
+			// BloomFilter.testKey does: one branch per key, on the answer.
+			w := b.Words
+			for i := range out {
+				out[i] = testNative((*[8]uint64)(w[r.idx[i]:][:8]), r.h[i].H2, k)
+			}
+			continue
+		}
 		// First pass: the first two in-block candidates of every key,
 		// without a branch on the bits. For k >= 2 both are positions of
 		// the key (the second may repeat the first), and they rule out
@@ -182,7 +191,10 @@ func AddMany[K layout.Key](b layout.Bits, seed uint32, keys []K, results []bool,
 			case l != nil:
 				present, ok = AddLocked(b.Words, b.M, b.K, h1, h2, l), true
 			case Wide(b.K):
-				present, ok = AddWide(Block(b.Words, b.M, h1), h2, b.K)
+				// The block launch found (the one Block finds).
+				present, ok = AddWide((*[8]uint64)(b.Words[r.idx[i]:][:8]), h2, b.K)
+			case b.K-2 < FieldsPerWord-1 && Native():
+				present, ok = AddFields((*[8]uint64)(b.Words[r.idx[i]:][:8]), h2, b.K)
 			default:
 				h1, h2, present, ok = AddFast(b.Words, b.K, h1, h2)
 			}

@@ -13,11 +13,12 @@ import (
 )
 
 // The single-key add and test of a blocked filter. The root package's
-// BloomFilter.addKey and testKey, which Add and Test inline to, call their
-// parts (Block, AddWide, AddFast, AddRepeat; Block, FirstTwo, Later3,
-// Later6, DistinctFields, Rest)
-// rather than Add and Test, one call per key less: see the notes beside
-// Test and AddFast for what a call cost.
+// BloomFilter.addKey and testKey, which Add and Test inline to, write them
+// out from their parts (BlockAt, AddFields, AddWide, DistinctFields,
+// SetBit, AddRepeat; BlockAt, TestFields, TestAll, Bit, Has,
+// DistinctFields, Rest) rather than call Add and Test, one call per key
+// less: see the notes beside Test and AddFast for what a call cost, and
+// beside testKey for what the parts measured.
 
 // Wide reports whether a filter of k hash functions takes the assembly of
 // internal/blockbits: k = 8 or 9 (p near 1e-3) on a CPU with AVX-512.
@@ -386,4 +387,75 @@ func AddLocked(w []uint64, m uint64, k uint, h1, h2 uint64, l *layout.Locks) (pr
 	}
 	st.Mu.Unlock()
 	return !fresh
+}
+
+// Has reports whether blk has bit p&511 set.
+func Has(blk *[8]uint64, p uint64) bool {
+	return blk[p>>6&7]&(1<<(p&63)) != 0
+}
+
+// Bit returns bit p&511 of blk, as 0 or 1.
+func Bit(blk *[8]uint64, p uint64) uint64 {
+	if blk[p>>6&7]&(1<<(p&63)) != 0 {
+		return 1
+	}
+	return 0
+}
+
+// BlockAt is Block for a filter whose words are w, m/64 of them: the block
+// of the key whose hash has h1 as its first half. It has no bounds check:
+// the index, the high word of h1 * (len(w)/8), is below len(w)/8 for every
+// h1.
+func BlockAt(w []uint64, h1 uint64) *[8]uint64 {
+	i := blockOf(h1, uint64(len(w))/8)
+	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w)), i*64))
+}
+
+// SetBit is setBit, for BloomFilter.addKey.
+func SetBit(blk *[8]uint64, p, fresh uint64) uint64 { return setBit(blk, p, fresh) }
+
+// Native reports whether TestFields runs the assembly of internal/blockbits
+// (AVX-512); BloomFilter.testKey takes its Go path otherwise.
+func Native() bool { return blockbits.Native }
+
+// TestFields is the test of a key's first k candidates, for 2 <= k <= 7,
+// in one call to the assembly of internal/blockbits where Native: false,
+// with ok, when one of their bits is clear in blk; true, with ok, when all
+// are set and they are distinct; ok = false when they are set and repeat,
+// and the caller goes on to Rest.
+func TestFields(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
+	return blockbits.TestFields(blk, h2, uint64(k))
+}
+
+// AddFields is the add of a key whose first k candidates, for
+// 2 <= k <= 7, are distinct, in one call to the assembly of
+// internal/blockbits where Native: it sets them in blk and reports whether
+// they were all set before; it changes nothing and returns ok = false when
+// they repeat, and the caller goes on to AddRepeat.
+func AddFields(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
+	return blockbits.AddFields(blk, h2, uint64(k))
+}
+
+// TestAll is the test of a key for k = 8 or 9 where Wide, in one call to
+// the assembly of internal/blockbits, with TestFields' answers: the k
+// candidates (the seven fields of h2 and the first k-7 of w1) all tested,
+// and compared.
+func TestAll(blk *[8]uint64, h2 uint64, k uint) (present, ok bool) {
+	return blockbits.TestAll(blk, h2, uint64(k-FieldsPerWord))
+}
+
+// testNative is Test, in the key's block blk, for 2 <= k <= 7 where Native
+// and k = 8 or 9 where Wide: TestFields or TestAll, then Rest for the keys
+// whose candidates repeat.
+func testNative(blk *[8]uint64, h2 uint64, k uint) bool {
+	var present, ok bool
+	if k > FieldsPerWord {
+		present, ok = TestAll(blk, h2, k)
+	} else {
+		present, ok = TestFields(blk, h2, k)
+	}
+	if ok {
+		return present
+	}
+	return Rest(blk, h2, k)
 }

@@ -118,6 +118,29 @@ func BenchmarkRandomLoads(b *testing.B) {
 	}
 }
 
+// BenchmarkRandomUpdates is BenchmarkRandomLoads with a bit set in each
+// word it reads: the floor of a batch add, whose cache lines are written
+// back to memory after they are read.
+func BenchmarkRandomUpdates(b *testing.B) {
+	const n = 128 << 20 / 8
+	w := Words(n)
+	for i := range w {
+		w[i] = uint64(i)
+	}
+	const updates = 1 << 20
+	x := uint64(88172645463325252)
+	b.ResetTimer()
+	for range b.N {
+		for range updates {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			w[x%n] |= 1 << (x >> 58)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*updates), "ns/update")
+}
+
 func TestAlignedWords(t *testing.T) {
 	for n := uint64(1); n <= 200; n++ {
 		w := AlignedWords(n)

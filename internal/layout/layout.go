@@ -64,7 +64,17 @@ type Hash struct{ H1, H2 uint64 }
 func HashRound[K Key](h []Hash, keys []K, seed uint32) {
 	h = h[:len(keys)]
 	for i, k := range keys {
-		h[i].H1, h[i].H2 = murmur.Sum128(KeyBytes(&k), seed)
+		b := KeyBytes(&k)
+		if unsafe.Sizeof(k) == 8 || len(b) != 16 {
+			// A hash (see KeyBytes), Sum128's path for 8 bytes, or a key
+			// of another length: one call, as before.
+			h[i].H1, h[i].H2 = murmur.Sum128(b, seed)
+			continue
+		}
+		// A key of 16 bytes: murmur.Sum128 written out from its parts, as
+		// the single-key calls do, without a call.
+		h1, h2 := murmur.Blocks(b, seed)
+		h[i].H1, h[i].H2 = murmur.Finish(h1, h2, 16)
 	}
 }
 

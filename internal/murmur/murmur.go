@@ -35,7 +35,7 @@ func Sum128(key []byte, seed uint32) (h1, h2 uint64) {
 		// with k2 = 0, without its branches; it made TestHash cost 1-3%
 		// more than Test of a 16-byte key (BenchmarkHashed's paired rows).
 		h1 ^= bits.RotateLeft64(binary.LittleEndian.Uint64(key)*c1, 31) * c2
-		return finish(h1, h2, 8)
+		return Finish(h1, h2, 8)
 	}
 	i := 0
 	for ; i <= n-16; i += 16 {
@@ -74,11 +74,12 @@ func Sum128(key []byte, seed uint32) (h1, h2 uint64) {
 		h2 ^= bits.RotateLeft64(k2*c2, 33) * c1
 	}
 
-	return finish(h1, h2, n)
+	return Finish(h1, h2, n)
 }
 
-// finish is MurmurHash3's finalization of h1 and h2 for a key of n bytes.
-func finish(h1, h2 uint64, n int) (uint64, uint64) {
+// Finish is MurmurHash3's finalization of the state h1, h2 of a key of n
+// bytes. It inlines (cost 79 of 80).
+func Finish(h1, h2 uint64, n int) (uint64, uint64) {
 	h1 ^= uint64(n)
 	h2 ^= uint64(n)
 	h1 += h2
@@ -98,4 +99,60 @@ func fmix64(k uint64) uint64 {
 	k *= 0xc4ceb9fe1a85ec53
 	k ^= k >> 33
 	return k
+}
+
+// Blocks, Tail and Finish are Sum128 in three parts, for callers that
+// write it out so that the hash is not a call (Blocks and Finish inline):
+//
+//	h1, h2 := murmur.Blocks(key, seed)
+//	if len(key)%16 != 0 {
+//		h1, h2 = murmur.Tail(h1, h2, key)
+//	}
+//	h1, h2 = murmur.Finish(h1, h2, len(key))
+//
+// gives Sum128(key, seed).
+
+// Blocks returns the state after the 16-byte blocks of key.
+func Blocks(key []byte, seed uint32) (h1, h2 uint64) {
+	h1, h2 = uint64(seed), uint64(seed)
+	for ; len(key) >= 16; key = key[16:] {
+		b := (*[16]byte)(key)
+		h1 ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b[:8])*c1, 31) * c2
+		h1 = (bits.RotateLeft64(h1, 27)+h2)*5 + 0x52dce729
+		h2 ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b[8:])*c2, 33) * c1
+		h2 = (bits.RotateLeft64(h2, 31)+h1)*5 + 0x38495ab5
+	}
+	return h1, h2
+}
+
+// Tail mixes the last len(key)%16 bytes of key into the state h1, h2
+// that Blocks returned.
+func Tail(h1, h2 uint64, key []byte) (uint64, uint64) {
+	n := len(key)
+	r := n % 16
+	if r == 0 {
+		return h1, h2
+	}
+	var k1, k2 uint64
+	switch {
+	case n == 8:
+		// The hashed calls' 8 bytes (see Sum128).
+		k1 = binary.LittleEndian.Uint64(key)
+	case n >= 16:
+		t := key[n-16:]
+		lo, hi := binary.LittleEndian.Uint64(t), binary.LittleEndian.Uint64(t[8:16])
+		s := uint(128 - 8*r)
+		k1 = lo>>s | hi<<(64-s) | hi>>(s-64)
+		k2 = hi >> s
+	case n >= 8:
+		k1 = binary.LittleEndian.Uint64(key)
+		k2 = binary.LittleEndian.Uint64(key[n-8:]) >> (128 - 8*uint(n))
+	case n >= 4:
+		k1 = uint64(binary.LittleEndian.Uint32(key)) | uint64(binary.LittleEndian.Uint32(key[n-4:]))<<(8*uint(n-4))
+	default:
+		k1 = uint64(key[0]) | uint64(key[n/2])<<(8*uint(n/2)) | uint64(key[n-1])<<(8*uint(n-1))
+	}
+	h1 ^= bits.RotateLeft64(k1*c1, 31) * c2
+	h2 ^= bits.RotateLeft64(k2*c2, 33) * c1
+	return h1, h2
 }

@@ -19,6 +19,19 @@ func check(t *testing.T, key []byte, seed uint32) {
 	if g1 != w1 || g2 != w2 {
 		t.Fatalf("Sum128(%x, %#x) = %#x, %#x; spaolacci/murmur3: %#x, %#x", key, seed, g1, g2, w1, w2)
 	}
+	if p1, p2 := pieces(key, seed); p1 != w1 || p2 != w2 {
+		t.Fatalf("Blocks, Tail, Finish of (%x, %#x) = %#x, %#x; spaolacci/murmur3: %#x, %#x", key, seed, p1, p2, w1, w2)
+	}
+}
+
+// pieces is Sum128 from Blocks, Tail and Finish, as the root package's
+// single-key calls write it out.
+func pieces(key []byte, seed uint32) (uint64, uint64) {
+	h1, h2 := Blocks(key, seed)
+	if len(key)%16 != 0 {
+		h1, h2 = Tail(h1, h2, key)
+	}
+	return Finish(h1, h2, len(key))
 }
 
 func TestSum128MatchesReference(t *testing.T) {
