@@ -916,22 +916,6 @@ func (s *ScalableFilter) Delete(ctx context.Context) error {
 	return Destroy(ctx, s.h.rdb, s.h.name)
 }
 
-// compatible returns an error wrapping bloom.ErrIncompatible if src is nil,
-// zero, blocked, or has another seed, initial capacity or error rate than
-// s; Import checks the rest (growth, scale, tightening and the sizes).
-func (s *ScalableFilter) compatible(src *bloom.ScalableBloomFilter) error {
-	switch {
-	case src == nil || src.NumFilters() == 0:
-		return fmt.Errorf("%w: nil or zero ScalableBloomFilter", bloom.ErrIncompatible)
-	case src.Layout() == bloom.LayoutBlocked:
-		return errBlockedSource("the imported scalable filter")
-	case src.Seed() != s.seed || src.InitialCapacity() != s.initialCapacity ||
-		math.Float64bits(src.ErrorRate()) != math.Float64bits(s.errorRate):
-		return fmt.Errorf("%w: scalable filter %q has other parameters than the imported one", bloom.ErrIncompatible, s.h.name)
-	}
-	return nil
-}
-
 // scalablePositionsPerScript bounds the positions (keys times the hashes of
 // every sub-filter sized) of one script call of a ScalableFilter.
 var scalablePositionsPerScript = 7000

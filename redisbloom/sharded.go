@@ -348,15 +348,7 @@ func (s *ShardedFilter) Count(ctx context.Context) (uint64, error) {
 	if s.rdb == nil {
 		return 0, errZeroSharded
 	}
-	var total uint64
-	for _, f := range s.shards {
-		n, err := f.Count(ctx)
-		if err != nil {
-			return 0, err
-		}
-		total += n
-	}
-	return total, nil
+	return countShards(ctx, s.shards)
 }
 
 // Export returns an in-memory copy of every shard, in order (see
@@ -365,15 +357,7 @@ func (s *ShardedFilter) Export(ctx context.Context) ([]*bloom.BloomFilter, error
 	if s.rdb == nil {
 		return nil, errZeroSharded
 	}
-	out := make([]*bloom.BloomFilter, len(s.shards))
-	for i, f := range s.shards {
-		g, err := f.Export(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = g
-	}
-	return out, nil
+	return exportShards(ctx, s.shards)
 }
 
 // Import replaces every shard with the corresponding filter of src (see
@@ -385,20 +369,7 @@ func (s *ShardedFilter) Import(ctx context.Context, src []*bloom.BloomFilter) er
 	if s.rdb == nil {
 		return errZeroSharded
 	}
-	if len(src) != len(s.shards) {
-		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, s.name, len(s.shards), len(src))
-	}
-	for i, f := range s.shards {
-		if err := f.compatible(src[i]); err != nil {
-			return err
-		}
-	}
-	for i, f := range s.shards {
-		if err := f.Import(ctx, src[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return importShards(ctx, s.name, s.shards, src)
 }
 
 // Delete removes every shard and the top metadata.
@@ -406,12 +377,7 @@ func (s *ShardedFilter) Delete(ctx context.Context) error {
 	if s.rdb == nil {
 		return errZeroSharded
 	}
-	for _, f := range s.shards {
-		if err := f.Delete(ctx); err != nil {
-			return err
-		}
-	}
-	return s.rdb.Del(ctx, shardedMetaKey(s.name)).Err()
+	return deleteShards(ctx, s.rdb, s.name, s.shards)
 }
 
 // shardedCreateScript writes the top metadata (ARGV: field, value, ...)

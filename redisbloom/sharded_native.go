@@ -288,15 +288,7 @@ func (s *ShardedNativeFilter) Count(ctx context.Context) (uint64, error) {
 	if s.rdb == nil {
 		return 0, errZeroShardedNative
 	}
-	var total uint64
-	for _, f := range s.shards {
-		n, err := f.Count(ctx)
-		if err != nil {
-			return 0, err
-		}
-		total += n
-	}
-	return total, nil
+	return countShards(ctx, s.shards)
 }
 
 // Export returns an in-memory copy of every shard, in order (see
@@ -305,15 +297,7 @@ func (s *ShardedNativeFilter) Export(ctx context.Context) ([]*bfdump.Filter, err
 	if s.rdb == nil {
 		return nil, errZeroShardedNative
 	}
-	out := make([]*bfdump.Filter, len(s.shards))
-	for i, f := range s.shards {
-		g, err := f.Export(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = g
-	}
-	return out, nil
+	return exportShards(ctx, s.shards)
 }
 
 // Import replaces every shard by the corresponding filter of src (see
@@ -324,20 +308,7 @@ func (s *ShardedNativeFilter) Import(ctx context.Context, src []*bfdump.Filter) 
 	if s.rdb == nil {
 		return errZeroShardedNative
 	}
-	if len(src) != len(s.shards) {
-		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, s.name, len(s.shards), len(src))
-	}
-	for i, f := range s.shards {
-		if err := f.compatible(src[i]); err != nil {
-			return err
-		}
-	}
-	for i, f := range s.shards {
-		if err := f.Import(ctx, src[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return importShards(ctx, s.name, s.shards, src)
 }
 
 // Delete removes every shard and the top metadata.
@@ -345,10 +316,5 @@ func (s *ShardedNativeFilter) Delete(ctx context.Context) error {
 	if s.rdb == nil {
 		return errZeroShardedNative
 	}
-	for _, f := range s.shards {
-		if err := f.Delete(ctx); err != nil {
-			return err
-		}
-	}
-	return s.rdb.Del(ctx, shardedMetaKey(s.name)).Err()
+	return deleteShards(ctx, s.rdb, s.name, s.shards)
 }

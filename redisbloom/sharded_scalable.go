@@ -314,15 +314,7 @@ func (s *ShardedScalableFilter) Count(ctx context.Context) (uint64, error) {
 	if s.rdb == nil {
 		return 0, errZeroShardedScalable
 	}
-	var total uint64
-	for _, f := range s.shards {
-		n, err := f.Count(ctx)
-		if err != nil {
-			return 0, err
-		}
-		total += n
-	}
-	return total, nil
+	return countShards(ctx, s.shards)
 }
 
 // NumFilters returns the number of sub-filters of all shards together, as
@@ -343,15 +335,7 @@ func (s *ShardedScalableFilter) Export(ctx context.Context) ([]*bloom.ScalableBl
 	if s.rdb == nil {
 		return nil, errZeroShardedScalable
 	}
-	out := make([]*bloom.ScalableBloomFilter, len(s.shards))
-	for i, f := range s.shards {
-		g, err := f.Export(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = g
-	}
-	return out, nil
+	return exportShards(ctx, s.shards)
 }
 
 // Import replaces every shard with the corresponding filter of src (see
@@ -364,20 +348,7 @@ func (s *ShardedScalableFilter) Import(ctx context.Context, src []*bloom.Scalabl
 	if s.rdb == nil {
 		return errZeroShardedScalable
 	}
-	if len(src) != len(s.shards) {
-		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, s.name, len(s.shards), len(src))
-	}
-	for i, f := range s.shards {
-		if err := f.compatible(src[i]); err != nil {
-			return err
-		}
-	}
-	for i, f := range s.shards {
-		if err := f.Import(ctx, src[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return importShards(ctx, s.name, s.shards, src)
 }
 
 // Delete removes every shard and the top metadata. Afterwards every handle
@@ -386,10 +357,5 @@ func (s *ShardedScalableFilter) Delete(ctx context.Context) error {
 	if s.rdb == nil {
 		return errZeroShardedScalable
 	}
-	for _, f := range s.shards {
-		if err := f.Delete(ctx); err != nil {
-			return err
-		}
-	}
-	return s.rdb.Del(ctx, shardedMetaKey(s.name)).Err()
+	return deleteShards(ctx, s.rdb, s.name, s.shards)
 }

@@ -240,3 +240,70 @@ func bytesOf[K []byte | string](key K) []byte {
 		return k.([]byte)
 	}
 }
+
+// countShards sums the shards' counts: the Count of every sharded type.
+func countShards[F interface {
+	Count(context.Context) (uint64, error)
+}](ctx context.Context, shards []F) (uint64, error) {
+	var total uint64
+	for _, f := range shards {
+		n, err := f.Count(ctx)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// exportShards exports every shard, in order: the Export of every sharded
+// type.
+func exportShards[T any, F interface {
+	Export(context.Context) (T, error)
+}](ctx context.Context, shards []F) ([]T, error) {
+	out := make([]T, len(shards))
+	for i, f := range shards {
+		g, err := f.Export(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = g
+	}
+	return out, nil
+}
+
+// importShards checks that src has one filter per shard, each compatible
+// with its shard, and only then imports them, shard by shard: the Import of
+// every sharded type.
+func importShards[T any, F interface {
+	compatible(T) error
+	Import(context.Context, T) error
+}](ctx context.Context, name string, shards []F, src []T) error {
+	if len(src) != len(shards) {
+		return fmt.Errorf("%w: sharded filter %q has %d shards, the imported one %d", bloom.ErrIncompatible, name, len(shards), len(src))
+	}
+	for i, f := range shards {
+		if err := f.compatible(src[i]); err != nil {
+			return err
+		}
+	}
+	for i, f := range shards {
+		if err := f.Import(ctx, src[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteShards deletes every shard, then the top metadata: the Delete of
+// every sharded type.
+func deleteShards[F interface {
+	Delete(context.Context) error
+}](ctx context.Context, rdb redis.UniversalClient, name string, shards []F) error {
+	for _, f := range shards {
+		if err := f.Delete(ctx); err != nil {
+			return err
+		}
+	}
+	return rdb.Del(ctx, shardedMetaKey(name)).Err()
+}
