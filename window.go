@@ -533,10 +533,6 @@ func (w *WindowFilter) Add(key []byte) { windowAdd(w, key, window.AddAll) }
 // AddString is Add for a string key, without copying or allocating.
 func (w *WindowFilter) AddString(key string) { windowAdd(w, bytesOf(key), window.AddAll) }
 
-// AddHash is Add for the key whose 64-bit hash is h: Add of its 8
-// little-endian bytes (see BloomFilter.TestHash).
-func (w *WindowFilter) AddHash(h uint64) { windowAdd(w, layout.HashBytes(&h), window.AddAll) }
-
 // Test reports whether key may be among the keys the window keeps: false
 // means it is not (it was never added, or was forgotten); true means it
 // probably is (wrong with a probability of at most ErrorRate). It reads the
@@ -545,9 +541,6 @@ func (w *WindowFilter) Test(key []byte) bool { return windowTest(w, key) }
 
 // TestString is Test for a string key, without copying or allocating.
 func (w *WindowFilter) TestString(key string) bool { return windowTest(w, bytesOf(key)) }
-
-// TestHash is Test for the key whose 64-bit hash is h (see AddHash).
-func (w *WindowFilter) TestHash(h uint64) bool { return windowTest(w, layout.HashBytes(&h)) }
 
 // TestAndAdd is the deduplicator's call, first-seen: it reports whether
 // key may be among the keys kept (as Test), and adds it (as Add) only if it
@@ -567,11 +560,6 @@ func (w *WindowFilter) TestAndAddString(key string) bool {
 	return windowAdd(w, bytesOf(key), window.AddNew)
 }
 
-// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h.
-func (w *WindowFilter) TestAndAddHash(h uint64) bool {
-	return windowAdd(w, layout.HashBytes(&h), window.AddNew)
-}
-
 // TestAndRefresh is last-seen: it reports whether key may be among the
 // keys kept (as Test) and adds it (as Add) whether or not it is, so that a
 // present key goes into the newest generation (if it is not there
@@ -589,11 +577,6 @@ func (w *WindowFilter) TestAndRefresh(key []byte) bool { return windowAdd(w, key
 // or allocating.
 func (w *WindowFilter) TestAndRefreshString(key string) bool {
 	return windowAdd(w, bytesOf(key), window.AddRefresh)
-}
-
-// TestAndRefreshHash is TestAndRefresh for the key whose 64-bit hash is h.
-func (w *WindowFilter) TestAndRefreshHash(h uint64) bool {
-	return windowAdd(w, layout.HashBytes(&h), window.AddRefresh)
 }
 
 // windowAddMany is the batch add, with results for TestAndAddMany. The
@@ -641,11 +624,6 @@ func (w *WindowFilter) AddMany(keys [][]byte) { windowAddMany(w, keys, nil, wind
 //go:noinline
 func (w *WindowFilter) AddManyStrings(keys []string) { windowAddMany(w, keys, nil, window.AddAll) }
 
-// AddManyHashes is AddMany for keys given as 64-bit hashes (see AddHash).
-//
-//go:noinline
-func (w *WindowFilter) AddManyHashes(hashes []uint64) { windowAddMany(w, hashes, nil, window.AddAll) }
-
 // TestMany reports, for every key of keys, whether it may be among the keys
 // kept, as Test does: it fills results[:len(keys)] (allocating it if
 // shorter) and returns it. It hashes and prefetches keys rounds ahead of
@@ -661,13 +639,6 @@ func (w *WindowFilter) TestMany(keys [][]byte, results []bool) []bool {
 //go:noinline
 func (w *WindowFilter) TestManyStrings(keys []string, results []bool) []bool {
 	return windowTestMany(w, keys, results)
-}
-
-// TestManyHashes is TestMany for keys given as 64-bit hashes.
-//
-//go:noinline
-func (w *WindowFilter) TestManyHashes(hashes []uint64, results []bool) []bool {
-	return windowTestMany(w, hashes, results)
 }
 
 // TestAndAddMany is TestAndAdd on every key of keys, in order (with one
@@ -688,13 +659,6 @@ func (w *WindowFilter) TestAndAddManyStrings(keys []string, results []bool) []bo
 	return windowAddMany(w, keys, batchResults(results, len(keys)), window.AddNew)
 }
 
-// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes.
-//
-//go:noinline
-func (w *WindowFilter) TestAndAddManyHashes(hashes []uint64, results []bool) []bool {
-	return windowAddMany(w, hashes, batchResults(results, len(hashes)), window.AddNew)
-}
-
 // TestAndRefreshMany is TestAndRefresh on every key of keys, in order,
 // filling and returning results like TestAndAddMany.
 //
@@ -708,14 +672,6 @@ func (w *WindowFilter) TestAndRefreshMany(keys [][]byte, results []bool) []bool 
 //go:noinline
 func (w *WindowFilter) TestAndRefreshManyStrings(keys []string, results []bool) []bool {
 	return windowAddMany(w, keys, batchResults(results, len(keys)), window.AddRefresh)
-}
-
-// TestAndRefreshManyHashes is TestAndRefreshMany for keys given as 64-bit
-// hashes.
-//
-//go:noinline
-func (w *WindowFilter) TestAndRefreshManyHashes(hashes []uint64, results []bool) []bool {
-	return windowAddMany(w, hashes, batchResults(results, len(hashes)), window.AddRefresh)
 }
 
 // read runs fn on the ring at the window's time; on a Concurrent window,
