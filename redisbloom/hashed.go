@@ -1,6 +1,7 @@
 package redisbloom
 
 import (
+	"context"
 	"encoding/binary"
 )
 
@@ -36,4 +37,131 @@ func hashKeys(hashes []uint64) [][]byte {
 		keys[i] = key
 	}
 	return keys
+}
+
+// AddHash is Add for the key whose 64-bit hash is h (see TestHash).
+func (f *Filter) AddHash(ctx context.Context, h uint64) error {
+	return f.Add(ctx, hashKey(h))
+}
+
+// TestHash reports whether the key whose 64-bit hash is h may be in the
+// filter, with Test's meaning of true and false and its errors. It reads the
+// positions bloom.BloomFilter.TestHash(h) reads, those of Test of h's 8
+// little-endian bytes; keys whose hashes collide are one key to the filter.
+func (f *Filter) TestHash(ctx context.Context, h uint64) (bool, error) {
+	return f.Test(ctx, hashKey(h))
+}
+
+// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
+// TestHash): atomic, as TestAndAdd.
+func (f *Filter) TestAndAddHash(ctx context.Context, h uint64) (bool, error) {
+	return f.TestAndAdd(ctx, hashKey(h))
+}
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes (see TestHash).
+func (f *Filter) AddManyHashes(ctx context.Context, hashes []uint64) error {
+	return f.AddMany(ctx, hashKeys(hashes))
+}
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes: present[i] is
+// TestHash(hashes[i]).
+func (f *Filter) TestManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return f.TestMany(ctx, hashKeys(hashes))
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
+// present[i] is what TestAndAddHash(hashes[i]) would have returned had the
+// hashes been added one by one.
+func (f *Filter) TestAndAddManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return f.TestAndAddMany(ctx, hashKeys(hashes))
+}
+
+// AddHash is Add for the key whose 64-bit hash is h (see TestHash): it
+// grows the filter as Add does.
+func (s *ScalableFilter) AddHash(ctx context.Context, h uint64) error {
+	return s.Add(ctx, hashKey(h))
+}
+
+// TestHash reports whether the key whose 64-bit hash is h may be in the
+// filter, with Test's meaning of true and false and its errors. It reads the
+// positions bloom.ScalableBloomFilter.TestHash(h) reads, those of Test of
+// h's 8 little-endian bytes; keys whose hashes collide are one key to the
+// filter.
+func (s *ScalableFilter) TestHash(ctx context.Context, h uint64) (bool, error) {
+	return s.Test(ctx, hashKey(h))
+}
+
+// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
+// TestHash): atomic, as TestAndAdd.
+func (s *ScalableFilter) TestAndAddHash(ctx context.Context, h uint64) (bool, error) {
+	return s.TestAndAdd(ctx, hashKey(h))
+}
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes (see TestHash).
+func (s *ScalableFilter) AddManyHashes(ctx context.Context, hashes []uint64) error {
+	return s.AddMany(ctx, hashKeys(hashes))
+}
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes: present[i] is
+// TestHash(hashes[i]).
+func (s *ScalableFilter) TestManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return s.TestMany(ctx, hashKeys(hashes))
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
+// present[i] is what TestAndAddHash(hashes[i]) would have returned had the
+// hashes been added one by one.
+func (s *ScalableFilter) TestAndAddManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return s.TestAndAddMany(ctx, hashKeys(hashes))
+}
+
+// AddHash is Add for the key whose 64-bit hash is h (see TestHash): it
+// rotates the window as Add does.
+func (w *WindowFilter) AddHash(ctx context.Context, h uint64) error {
+	return w.Add(ctx, hashKey(h))
+}
+
+// TestHash reports whether the key whose 64-bit hash is h may be in the
+// window, with Test's meaning of true and false and its errors. It reads the
+// positions bloom.WindowFilter.TestHash(h) reads, those of Test of h's 8
+// little-endian bytes; keys whose hashes collide are one key to the window.
+func (w *WindowFilter) TestHash(ctx context.Context, h uint64) (bool, error) {
+	return w.Test(ctx, hashKey(h))
+}
+
+// TestAndAddHash is TestAndAdd (first-seen) for the key whose 64-bit hash
+// is h (see TestHash): atomic, as TestAndAdd.
+func (w *WindowFilter) TestAndAddHash(ctx context.Context, h uint64) (bool, error) {
+	return w.TestAndAdd(ctx, hashKey(h))
+}
+
+// TestAndRefreshHash is TestAndRefresh (last-seen) for the key whose 64-bit
+// hash is h (see TestHash): atomic, as TestAndRefresh.
+func (w *WindowFilter) TestAndRefreshHash(ctx context.Context, h uint64) (bool, error) {
+	return w.TestAndRefresh(ctx, hashKey(h))
+}
+
+// AddManyHashes is AddMany for keys given as 64-bit hashes (see TestHash).
+func (w *WindowFilter) AddManyHashes(ctx context.Context, hashes []uint64) error {
+	return w.AddMany(ctx, hashKeys(hashes))
+}
+
+// TestManyHashes is TestMany for keys given as 64-bit hashes: present[i] is
+// TestHash(hashes[i]).
+func (w *WindowFilter) TestManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return w.TestMany(ctx, hashKeys(hashes))
+}
+
+// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
+// present[i] is what TestAndAddHash(hashes[i]) would have returned had the
+// hashes been added one by one.
+func (w *WindowFilter) TestAndAddManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return w.TestAndAddMany(ctx, hashKeys(hashes))
+}
+
+// TestAndRefreshManyHashes is TestAndRefreshMany for keys given as 64-bit
+// hashes: present[i] is what TestAndRefreshHash(hashes[i]) would have
+// returned had the hashes been refreshed one by one.
+func (w *WindowFilter) TestAndRefreshManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
+	return w.TestAndRefreshMany(ctx, hashKeys(hashes))
 }

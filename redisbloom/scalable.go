@@ -85,66 +85,6 @@ type ScalableFilter struct {
 	room atomic.Int64
 }
 
-// subSize is the size of one sub-filter; ok is false if it cannot be built
-// (the filter saturates there). used is the bits of this sub-filter and
-// all before it.
-type subSize struct {
-	capacity uint64
-	rate     float64
-	m        uint64
-	k        uint
-	ok       bool
-	used     uint64
-}
-
-// sizeCache holds the sizes of sub-filters 0, 1, ... computed so far, up to
-// and including the first that cannot be built.
-type sizeCache struct {
-	mu    sync.Mutex
-	sizes []subSize
-}
-
-// chainView is what a handle has seen of the chain of sub-filters: the
-// import epoch (metadata field epoch, which every Import increments) and
-// the number of sub-filters at that epoch. n only grows within an epoch:
-// the scripts refuse a filter that has fewer sub-filters than the handle
-// saw at the same epoch (ErrCorrupt), as they refuse one whose write
-// generation went back (ErrLost), since keys added to the sub-filters
-// that vanished would be reported absent. Only an Import, which increments
-// the epoch, takes n down.
-type chainView struct {
-	p atomic.Pointer[chain]
-}
-
-// chain is one state of a chainView.
-type chain struct {
-	epoch uint64
-	n     int
-}
-
-func newChainView(epoch uint64, n int) *chainView {
-	v := new(chainView)
-	v.p.Store(&chain{epoch: epoch, n: n})
-	return v
-}
-
-// load returns the chain as last seen.
-func (v *chainView) load() chain { return *v.p.Load() }
-
-// see records that the filter had n sub-filters at import epoch epoch,
-// unless the view has seen a later epoch, or more sub-filters at that one.
-func (v *chainView) see(epoch uint64, n int) {
-	for {
-		cur := v.p.Load()
-		if epoch < cur.epoch || (epoch == cur.epoch && n <= cur.n) {
-			return
-		}
-		if v.p.CompareAndSwap(cur, &chain{epoch: epoch, n: n}) {
-			return
-		}
-	}
-}
-
 var errZeroScalable = fmt.Errorf("%w: a zero ScalableFilter is not usable; make one with NewScalable or OpenScalable", ErrZeroValue)
 
 // NewScalable returns the scalable filter called name in rdb, creating it if
@@ -919,45 +859,6 @@ func (s *ScalableFilter) Delete(ctx context.Context) error {
 // scalablePositionsPerScript bounds the positions (keys times the hashes of
 // every sub-filter sized) of one script call of a ScalableFilter.
 var scalablePositionsPerScript = 7000
-
-// AddHash is Add for the key whose 64-bit hash is h (see TestHash): it
-// grows the filter as Add does.
-func (s *ScalableFilter) AddHash(ctx context.Context, h uint64) error {
-	return s.Add(ctx, hashKey(h))
-}
-
-// TestHash reports whether the key whose 64-bit hash is h may be in the
-// filter, with Test's meaning of true and false and its errors. It reads the
-// positions bloom.ScalableBloomFilter.TestHash(h) reads, those of Test of
-// h's 8 little-endian bytes; keys whose hashes collide are one key to the
-// filter.
-func (s *ScalableFilter) TestHash(ctx context.Context, h uint64) (bool, error) {
-	return s.Test(ctx, hashKey(h))
-}
-
-// TestAndAddHash is TestAndAdd for the key whose 64-bit hash is h (see
-// TestHash): atomic, as TestAndAdd.
-func (s *ScalableFilter) TestAndAddHash(ctx context.Context, h uint64) (bool, error) {
-	return s.TestAndAdd(ctx, hashKey(h))
-}
-
-// AddManyHashes is AddMany for keys given as 64-bit hashes (see TestHash).
-func (s *ScalableFilter) AddManyHashes(ctx context.Context, hashes []uint64) error {
-	return s.AddMany(ctx, hashKeys(hashes))
-}
-
-// TestManyHashes is TestMany for keys given as 64-bit hashes: present[i] is
-// TestHash(hashes[i]).
-func (s *ScalableFilter) TestManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
-	return s.TestMany(ctx, hashKeys(hashes))
-}
-
-// TestAndAddManyHashes is TestAndAddMany for keys given as 64-bit hashes:
-// present[i] is what TestAndAddHash(hashes[i]) would have returned had the
-// hashes been added one by one.
-func (s *ScalableFilter) TestAndAddManyHashes(ctx context.Context, hashes []uint64) (present []bool, err error) {
-	return s.TestAndAddMany(ctx, hashKeys(hashes))
-}
 
 // enqueue adds the prepared script call c to pipe, by its SHA1 (EVALSHA, or
 // EVALSHA_RO for a test), as call would send it without WAIT.
