@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/bloomfilters/bloom"
 	"github.com/redis/go-redis/v9"
@@ -245,4 +247,64 @@ func (s *ScalableFilter) checkCount(ctx context.Context, n uint64) error {
 			ErrCorrupt, s.h.name, n, n-1)
 	}
 	return nil
+}
+
+// subSize is the size of one sub-filter; ok is false if it cannot be built
+// (the filter saturates there). used is the bits of this sub-filter and
+// all before it.
+type subSize struct {
+	capacity uint64
+	rate     float64
+	m        uint64
+	k        uint
+	ok       bool
+	used     uint64
+}
+
+// sizeCache holds the sizes of sub-filters 0, 1, ... computed so far, up to
+// and including the first that cannot be built.
+type sizeCache struct {
+	mu    sync.Mutex
+	sizes []subSize
+}
+
+// chainView is what a handle has seen of the chain of sub-filters: the
+// import epoch (metadata field epoch, which every Import increments) and
+// the number of sub-filters at that epoch. n only grows within an epoch:
+// the scripts refuse a filter that has fewer sub-filters than the handle
+// saw at the same epoch (ErrCorrupt), as they refuse one whose write
+// generation went back (ErrLost), since keys added to the sub-filters
+// that vanished would be reported absent. Only an Import, which increments
+// the epoch, takes n down.
+type chainView struct {
+	p atomic.Pointer[chain]
+}
+
+// chain is one state of a chainView.
+type chain struct {
+	epoch uint64
+	n     int
+}
+
+func newChainView(epoch uint64, n int) *chainView {
+	v := new(chainView)
+	v.p.Store(&chain{epoch: epoch, n: n})
+	return v
+}
+
+// load returns the chain as last seen.
+func (v *chainView) load() chain { return *v.p.Load() }
+
+// see records that the filter had n sub-filters at import epoch epoch,
+// unless the view has seen a later epoch, or more sub-filters at that one.
+func (v *chainView) see(epoch uint64, n int) {
+	for {
+		cur := v.p.Load()
+		if epoch < cur.epoch || (epoch == cur.epoch && n <= cur.n) {
+			return
+		}
+		if v.p.CompareAndSwap(cur, &chain{epoch: epoch, n: n}) {
+			return
+		}
+	}
 }

@@ -157,3 +157,86 @@ func (w *WindowFilter) sameParameters(want *WindowFilter) error {
 	}
 	return nil
 }
+
+// maxWindowGens is the most generations a window has, as in the bloom
+// package (its format's limit); Destroy deletes the slots of so many.
+const maxWindowGens = 64
+
+// maxWindowPeriodMicros bounds a time window's period times its
+// generations, in microseconds (about 35 years), so that the scripts' times,
+// Lua numbers (doubles), stay exact integers well past the present.
+const maxWindowPeriodMicros = 1 << 50
+
+// Overflow policies as the bloom package's window format numbers them.
+const (
+	policyRotateEarly = 0
+	policySaturate    = 1
+	policyGrow        = 2
+)
+
+// windowParams is what determines a window's sizes and behaviour.
+type windowParams struct {
+	windowShape
+	exts []windowExt // under Grow, the extension levels a Redis string holds (from the shape)
+}
+
+// windowShape is the part of windowParams that the metadata stores: the
+// rest derives from it.
+type windowShape struct {
+	window    uint64  // keys the window promises to keep
+	errorRate float64 // the target rate, at every moment
+	gens      int     // r, the generations in the ring
+	genCap    uint64  // keys per generation, ceil(window/(r-1))
+	m         uint64  // bits per generation, a multiple of bloom.BlockBits
+	k         uint    // hashes
+	seed      uint32
+	period    time.Duration // how long a generation lasts; 0 for a count window
+	policy    byte          // a time window's overflow policy
+	// satLimit is bloom.SaturationLimit's rate as the window encoding
+	// keeps it (a float32's value), 0 for the default.
+	satLimit float64
+}
+
+// periodMicros is the period on the server's clock, which keeps
+// microseconds (TIME): the period rounded up to a whole microsecond.
+func (p *windowParams) periodMicros() int64 { return (int64(p.period) + 999) / 1000 }
+
+// onCount reports whether the newest generation rotates when it holds
+// genCap keys: in a count window, and in a time window that rotates early.
+func (p *windowParams) onCount() bool { return p.period == 0 || p.policy == policyRotateEarly }
+
+// defaultSaturationLimit is bloom.SaturationLimit's default for a window
+// at errorRate: ten times it, at most 0.5, and at least errorRate.
+func defaultSaturationLimit(errorRate float64) float64 {
+	return max(min(10*errorRate, 0.5), errorRate)
+}
+
+// saturationCap returns, under Saturate, the keys past which the newest
+// generation rotates early, as bloom.WindowFilter computes them: the most
+// keys n for which r generations of n keys each have a rate
+// (bloom.BlockedFalsePositiveRate) of at most the saturation limit, and at
+// least GenerationCapacity; 0 for the other policies. O(log m) rate
+// computations.
+func (p *windowParams) saturationCap() uint64 {
+	if p.period == 0 || p.policy != policySaturate {
+		return 0
+	}
+	limit := p.satLimit
+	if limit == 0 {
+		limit = defaultSaturationLimit(p.errorRate)
+	}
+	q := -math.Expm1(math.Log1p(-limit) / float64(p.gens))
+	lo, hi := p.genCap, p.m // rate(hi keys) is about 1
+	if bloom.BlockedFalsePositiveRate(p.m, p.k, lo) > q {
+		return lo
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if bloom.BlockedFalsePositiveRate(p.m, p.k, mid) <= q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
