@@ -166,13 +166,7 @@ func shardedMany[K []byte | string](ctx context.Context, s *ShardedNativeFilter,
 		return nil, errZeroShardedNative
 	}
 	S := len(s.shards)
-	groups := make([][]K, S)
-	index := make([][]int, S)
-	for i, key := range keys {
-		j := shardOf(bytesOf(key), S, 0)
-		groups[j] = append(groups[j], key)
-		index[j] = append(index[j], i)
-	}
+	groups, index := groupByShard(keys, S, 0)
 	answers := make([][]bool, S)
 	errs := make([]error, S)
 	var wg sync.WaitGroup

@@ -186,11 +186,11 @@ func shardOf(key []byte, shards int, seed uint32) int {
 // groupByShard splits keys by the shard, of shards, that Shard gives each
 // with seed: groups[j] holds shard j's keys in order, and index[j] their
 // places in keys.
-func groupByShard(keys [][]byte, shards int, seed uint32) (groups [][][]byte, index [][]int) {
-	groups = make([][][]byte, shards)
+func groupByShard[K []byte | string](keys []K, shards int, seed uint32) (groups [][]K, index [][]int) {
+	groups = make([][]K, shards)
 	index = make([][]int, shards)
 	for i, key := range keys {
-		j := shardOf(key, shards, seed)
+		j := shardOf(bytesOf(key), shards, seed)
 		groups[j] = append(groups[j], key)
 		index[j] = append(index[j], i)
 	}
